@@ -1,0 +1,416 @@
+/**
+ * A bulkhead bounds how many calls to one resource are in flight at once.
+ *
+ * Permits are handed out in strict FIFO order: a released permit goes straight to the oldest
+ * waiter, a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is
+ * never overtaken by lighter ones behind it. Waiting is budgeted (`maxWait`) and the queue is
+ * bounded (`maxWaiting`); each refusal is its own typed error.
+ *
+ * @since 0.1.0
+ */
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import * as internal from "./internal/bulkhead.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Bulkhead {
+  readonly [TypeId]: TypeId
+  /** The name used in errors, metrics and spans; in a provider, the provider's name. */
+  readonly name: string
+  /** The most permits this bulkhead can ever have: what connection pools are sized from. */
+  readonly maxPermits: number
+  /**
+   * Runs `self` while holding `cost` permits (default 1). The permits are returned exactly once
+   * when `self` ends, whether it succeeds, fails, dies or is interrupted.
+   */
+  readonly run: <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    options?: RunOptions | undefined
+  ) => Effect.Effect<A, E | BulkheadError, R>
+  /**
+   * Takes `cost` permits for the lifetime of the current scope: for work whose end is not the end
+   * of one effect, such as a response body read after the call returns.
+   */
+  readonly acquire: (options?: RunOptions | undefined) => Effect.Effect<void, BulkheadError, Scope.Scope>
+  /**
+   * Changes the number of permits, between 1 and `maxPermits`. Growing hands the new permits to the
+   * waiters at once; shrinking pre-empts nobody: holders finish, and new grants wait until the
+   * permits in use fall below the new size.
+   */
+  readonly resize: (permits: number) => Effect.Effect<void>
+  /** A snapshot of the counters, never a reservation: acting on it does not hold anything. */
+  readonly stats: Effect.Effect<Stats>
+}
+
+/**
+ * Options of one call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RunOptions {
+  /** Permits this call needs, an integer from 1 to `maxPermits`. Default 1. */
+  readonly cost?: number | undefined
+  /** Overrides the bulkhead's `maxWait` for this call (a provider caps it by its total budget). */
+  readonly maxWait?: Duration.DurationInput | undefined
+}
+
+/**
+ * Which waiter a released permit goes to.
+ *
+ * - `"fifo"` (default): the oldest. Fair, and the only order with a bounded wait for everyone.
+ * - `"lifo"`: the newest. Under overload the newest callers are the ones still likely to want the
+ *   answer; the oldest are left to time out. Use it with `maxWait`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Order = "fifo" | "lifo"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The name used in errors, metrics and spans. */
+  readonly name: string
+  /** Permits at start: how many calls (of cost 1) may be in flight at once. An integer ≥ 1. */
+  readonly permits: number
+  /** The ceiling for `resize`, and what pools are sized from. Default: `permits`. */
+  readonly maxPermits?: number | undefined
+  /**
+   * How many callers may queue for a permit. A caller arriving at a full queue fails at once with
+   * `BulkheadFull`. `0` means never queue. Default: unbounded.
+   */
+  readonly maxWaiting?: number | undefined
+  /**
+   * How long a caller may wait for a permit before failing with `PermitWaitTimeout`. Default:
+   * no limit (a total timeout around the call still applies).
+   */
+  readonly maxWait?: Duration.DurationInput | undefined
+  /** Which waiter a released permit goes to. Default `"fifo"`. */
+  readonly order?: Order | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stats {
+  readonly name: string
+  /** The current number of permits. */
+  readonly permits: number
+  readonly maxPermits: number
+  /** Permits held right now (a call of cost 3 holds 3). */
+  readonly inFlight: number
+  /** Calls holding permits right now. */
+  readonly holders: number
+  /** Callers queued for a permit. */
+  readonly waiting: number
+  /** Permits the queued callers are asking for in total. */
+  readonly waitingPermits: number
+  /** The queue bound, `Infinity` when unbounded. */
+  readonly maxWaiting: number
+}
+
+/**
+ * The queue was at `maxWaiting` when the caller arrived; it failed at once and holds nothing.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const BulkheadFull: typeof internal.BulkheadFull = internal.BulkheadFull
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface BulkheadFull extends InstanceType<typeof internal.BulkheadFull> {}
+
+/**
+ * The caller waited `maxWait` for a permit without getting one; it left the queue and holds
+ * nothing. `aheadWhenQueued` is how many callers were queued before it when it arrived.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const PermitWaitTimeout: typeof internal.PermitWaitTimeout = internal.PermitWaitTimeout
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface PermitWaitTimeout extends InstanceType<typeof internal.PermitWaitTimeout> {}
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type BulkheadError = BulkheadFull | PermitWaitTimeout
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isBulkhead: (u: unknown) => u is Bulkhead = internal.isBulkhead
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isBulkheadError: (u: unknown) => u is BulkheadError = internal.isBulkheadError
+
+/**
+ * Creates a bulkhead. Invalid options (permits below 1, `maxPermits` below `permits`, a negative
+ * or NaN `maxWait`, ...) are a defect with a message naming the bulkhead and the value.
+ *
+ * @example
+ * ```ts
+ * import { Bulkhead } from "@sluice/bulkhead"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const bulkhead = yield* Bulkhead.make({ name: "geocoder", permits: 4, maxWaiting: 100, maxWait: "2 seconds" })
+ *   // at most 4 of these run at once; the others queue in arrival order
+ *   yield* Effect.forEach([1, 2, 3, 4, 5, 6], (n) => bulkhead.run(Effect.succeed(n * 2)), { concurrency: "unbounded" })
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (options: Options) => Effect.Effect<Bulkhead> = internal.make
+
+/**
+ * Creates a bulkhead outside an effect.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const unsafeMake: (options: Options) => Bulkhead = internal.unsafeMake
+
+/**
+ * Runs an effect under a bulkhead: `effect.pipe(Bulkhead.withBulkhead(bulkhead, { cost: 2 }))`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withBulkhead: {
+  (
+    bulkhead: Bulkhead,
+    options?: RunOptions | undefined
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BulkheadError, R>
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    bulkhead: Bulkhead,
+    options?: RunOptions | undefined
+  ): Effect.Effect<A, E | BulkheadError, R>
+} = internal.withBulkhead
+
+/**
+ * Options of the batch helpers.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface BatchOptions {
+  /**
+   * Worker fibers: the most items in progress at once, including items still waiting for a
+   * permit. Default: the bulkhead's `maxPermits`, enough to use every permit and no more.
+   */
+  readonly workers?: number | undefined
+  /** Items read ahead of the workers (the bounded queue). Default: `workers`. */
+  readonly buffer?: number | undefined
+  /** Cost of each item. Default 1. */
+  readonly cost?: number | undefined
+}
+
+/**
+ * Maps a stream through a bulkhead with a fixed pool of worker fibers reading a bounded queue:
+ * memory and fibers stay flat whatever the length of the input, and the input is pulled only as
+ * fast as the workers free up (backpressure). Results are emitted in completion order. The first
+ * failure ends the stream and interrupts the workers, which return their permits.
+ *
+ * @example
+ * ```ts
+ * import { Bulkhead } from "@sluice/bulkhead"
+ * import { Effect, Stream } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const bulkhead = yield* Bulkhead.make({ name: "geocoder", permits: 16 })
+ *   const count = yield* Stream.range(1, 1_000_000).pipe(
+ *     Bulkhead.mapStream(bulkhead, (n) => Effect.succeed(n * 2)),
+ *     Stream.runCount
+ *   )
+ * })
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const mapStream: {
+  <A, B, E2, R2>(
+    bulkhead: Bulkhead,
+    f: (a: A) => Effect.Effect<B, E2, R2>,
+    options?: BatchOptions | undefined
+  ): <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | BulkheadError, R | R2>
+  <A, E, R, B, E2, R2>(
+    self: Stream.Stream<A, E, R>,
+    bulkhead: Bulkhead,
+    f: (a: A) => Effect.Effect<B, E2, R2>,
+    options?: BatchOptions | undefined
+  ): Stream.Stream<B, E | E2 | BulkheadError, R | R2>
+} = internal.mapStream
+
+/**
+ * Runs `f` over every item of an iterable through a bulkhead with a fixed pool of workers that
+ * pull the next item from the iterator as they free up: the iterator is never drained ahead of
+ * the workers, so a lazy iterable of any length costs constant memory. Results are discarded;
+ * the first failure interrupts the other workers and is returned.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const forEach: {
+  <A, E2, R2>(
+    bulkhead: Bulkhead,
+    f: (a: A) => Effect.Effect<unknown, E2, R2>,
+    options?: BatchOptions | undefined
+  ): (items: Iterable<A>) => Effect.Effect<void, E2 | BulkheadError, R2>
+  <A, E2, R2>(
+    items: Iterable<A>,
+    bulkhead: Bulkhead,
+    f: (a: A) => Effect.Effect<unknown, E2, R2>,
+    options?: BatchOptions | undefined
+  ): Effect.Effect<void, E2 | BulkheadError, R2>
+} = internal.forEach
+
+/**
+ * A service tag for one bulkhead, with its layers: one tag per protected resource, since one tag
+ * holds one value.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export interface TagClass<Self, Id extends string> extends Context.TagClass<Self, `@sluice/bulkhead/${Id}`, Bulkhead> {
+  /** The bulkhead's name: the id given to `Tag`. */
+  readonly id: Id
+  /** Builds the bulkhead once for the runtime that provides it. */
+  readonly layer: (options: Omit<Options, "name">) => Layer.Layer<Self>
+  /** Reads the options from `Config`, e.g. `Config.nested(Bulkhead.config, "GEOCODER")`. */
+  readonly layerConfig: (
+    config: Config.Config<Omit<Options, "name">>
+  ) => Layer.Layer<Self, ConfigError.ConfigError>
+}
+
+/**
+ * Declares the service of one bulkhead, named by `id`:
+ *
+ * @example
+ * ```ts
+ * import { Bulkhead } from "@sluice/bulkhead"
+ * import { Effect } from "effect"
+ *
+ * class Nominatim extends Bulkhead.Tag("nominatim")<Nominatim>() {}
+ *
+ * const lookup = (q: string) =>
+ *   Effect.flatMap(Nominatim, (bulkhead) => bulkhead.run(Effect.succeed(q)))
+ *
+ * const main = lookup("Lyon").pipe(Effect.provide(Nominatim.layer({ permits: 4, maxWait: "2 seconds" })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self, Id> = internal.Tag
+
+/**
+ * A layer that builds a bulkhead once and provides it under `tag`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: <I>(tag: Context.Tag<I, Bulkhead>, options: Options) => Layer.Layer<I> = internal.layer
+
+/**
+ * A layer that reads the options from `Config` and provides the bulkhead under `tag`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: <I>(
+  tag: Context.Tag<I, Bulkhead>,
+  config: Config.Config<Options>
+) => Layer.Layer<I, ConfigError.ConfigError> = internal.layerConfig
+
+/**
+ * The options as `Config`, validated: `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`,
+ * `MAX_WAIT` (a duration such as `2 seconds`), `ORDER` (`fifo` or `lifo`). Nest it per provider.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<Omit<Options, "name">> = internal.config
+
+/**
+ * `sluice_permit_wait_seconds`: how long each call waited for a permit (0 when one was free),
+ * labelled `name`. Its mean rising while call time stays flat means the bulkhead binds.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const permitWaitSeconds: Metric.Metric.Histogram<number> = internal.permitWaitSeconds
+
+/**
+ * `sluice_bulkhead_in_flight`: permits held right now, labelled `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const inFlight: Metric.Metric.Gauge<number> = internal.inFlightGauge
+
+/**
+ * `sluice_bulkhead_waiting`: callers queued right now, labelled `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const waiting: Metric.Metric.Gauge<number> = internal.waitingGauge
+
+/**
+ * `sluice_bulkhead_permits`: the current number of permits (it changes with `resize`), labelled `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const permits: Metric.Metric.Gauge<number> = internal.permitsGauge
+
+/**
+ * `sluice_bulkhead_rejected_total`: calls refused, labelled `name` and `reason` (`full` or `timeout`).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const rejected: Metric.Metric.Counter<number> = internal.rejectedTotal

@@ -1,0 +1,641 @@
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as Api from "../Bulkhead.js"
+
+/** @internal */
+export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
+
+/** @internal */
+export const ErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead/BulkheadError")
+
+// ---------------------------------------------------------------------------------------------
+// errors
+// ---------------------------------------------------------------------------------------------
+
+const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
+
+/** @internal */
+export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
+  readonly bulkhead: string
+  readonly cost: number
+  readonly permits: number
+  readonly inFlight: number
+  readonly waiting: number
+  readonly maxWaiting: number
+}> {
+  readonly [ErrorTypeId] = ErrorTypeId
+  override get message(): string {
+    return `bulkhead "${this.bulkhead}" is full: ${this.inFlight} of ${this.permits} permits in use and ${this.waiting} ` +
+      `callers queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.cost} permit${plural(this.cost)}`
+  }
+}
+
+/** @internal */
+export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
+  readonly bulkhead: string
+  readonly waited: Duration.Duration
+  readonly cost: number
+  readonly permits: number
+  readonly inFlight: number
+  readonly aheadWhenQueued: number
+}> {
+  readonly [ErrorTypeId] = ErrorTypeId
+  override get message(): string {
+    return `bulkhead "${this.bulkhead}" gave up after waiting ${formatDuration(this.waited)} for ${this.cost} of ` +
+      `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
+        plural(this.aheadWhenQueued)
+      } were queued ahead of it when it arrived`
+  }
+}
+
+const plural = (n: number): string => (n === 1 ? "" : "s")
+
+/** @internal */
+export const isBulkheadError = (u: unknown): u is Api.BulkheadError => Predicate.hasProperty(u, ErrorTypeId)
+
+/** @internal */
+export const isBulkhead = (u: unknown): u is Api.Bulkhead => Predicate.hasProperty(u, TypeId)
+
+// ---------------------------------------------------------------------------------------------
+// metrics
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Buckets from 0.5 ms doubling to about 65 s: fine enough to see a permit wait appear under a
+ * millisecond, wide enough for a batch queued for a minute.
+ *
+ * @internal
+ */
+export const waitBoundaries = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 18 })
+
+/** @internal */
+export const permitWaitSeconds = Metric.histogram(
+  "sluice_permit_wait_seconds",
+  waitBoundaries,
+  "Time a call waited for a bulkhead permit, in seconds (0 when a permit was free)"
+)
+/** @internal */
+export const inFlightGauge = Metric.gauge("sluice_bulkhead_in_flight", {
+  description: "Bulkhead permits held right now"
+})
+/** @internal */
+export const waitingGauge = Metric.gauge("sluice_bulkhead_waiting", {
+  description: "Callers queued for a bulkhead permit right now"
+})
+/** @internal */
+export const permitsGauge = Metric.gauge("sluice_bulkhead_permits", {
+  description: "The bulkhead's current number of permits"
+})
+/** @internal */
+export const rejectedTotal = Metric.counter("sluice_bulkhead_rejected_total", {
+  description: "Calls refused by a bulkhead, by reason (full: the queue was at maxWaiting; timeout: maxWait elapsed)",
+  incremental: true
+})
+
+// ---------------------------------------------------------------------------------------------
+// validation
+// ---------------------------------------------------------------------------------------------
+
+const illegal = (message: string): Cause.IllegalArgumentException => new Cause.IllegalArgumentException(message)
+
+const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1
+
+/**
+ * Decodes a duration option. Effect's `Duration` maps negative and NaN inputs to zero; a budget
+ * written as `-5` or `NaN` is a mistake, so it is refused here instead of meaning "do not wait".
+ */
+const decodeMaxWait = (name: string, input: Duration.DurationInput | undefined, what: string): Duration.Duration => {
+  if (input === undefined) return Duration.infinity
+  const negative = (typeof input === "number" && !(input >= 0)) ||
+    (typeof input === "bigint" && input < BigInt(0)) ||
+    (typeof input === "string" && input.trim().startsWith("-")) ||
+    (Array.isArray(input) && !(Number(input[0]) >= 0))
+  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
+  if (decoded === undefined) {
+    throw illegal(`bulkhead "${name}": ${what} must be a duration ≥ 0, got ${String(input)}`)
+  }
+  return decoded
+}
+
+// ---------------------------------------------------------------------------------------------
+// the bulkhead
+// ---------------------------------------------------------------------------------------------
+
+/** A waiter's life: queued, then granted by a release, then held by the caller's finalizer. */
+const QUEUED = 0
+const GRANTED = 1
+const HELD = 2
+const GONE = 3
+
+interface Waiter {
+  readonly cost: number
+  readonly aheadWhenQueued: number
+  state: typeof QUEUED | typeof GRANTED | typeof HELD | typeof GONE
+  prev: Waiter | undefined
+  next: Waiter | undefined
+  resume: ((effect: Effect.Effect<void>) => void) | undefined
+}
+
+const resumeWith: Effect.Effect<void> = Effect.void
+
+class BulkheadImpl implements Api.Bulkhead {
+  readonly [TypeId]: Api.TypeId = TypeId
+  readonly name: string
+  readonly maxPermits: number
+  readonly maxWaiting: number
+  readonly maxWait: Duration.Duration
+  readonly lifo: boolean
+
+  permits: number
+  inFlight = 0
+  holders = 0
+  waiting = 0
+  waitingPermits = 0
+  // the queue: a doubly linked list, so that a waiter that leaves is unlinked in O(1)
+  head: Waiter | undefined = undefined
+  tail: Waiter | undefined = undefined
+
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly releaseOne: Effect.Effect<void>
+
+  constructor(options: Api.Options) {
+    const name = options.name
+    if (typeof name !== "string" || name.length === 0) {
+      throw illegal(`a bulkhead needs a non-empty name, got ${JSON.stringify(name)}`)
+    }
+    if (!isPositiveInteger(options.permits)) {
+      throw illegal(`bulkhead "${name}": permits must be an integer ≥ 1, got ${options.permits}`)
+    }
+    const maxPermits = options.maxPermits ?? options.permits
+    if (!isPositiveInteger(maxPermits) || maxPermits < options.permits) {
+      throw illegal(
+        `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ${options.maxPermits}`
+      )
+    }
+    const maxWaiting = options.maxWaiting ?? Infinity
+    if (!(maxWaiting === Infinity || (Number.isInteger(maxWaiting) && maxWaiting >= 0))) {
+      throw illegal(`bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${options.maxWaiting}`)
+    }
+    const order = options.order ?? "fifo"
+    if (order !== "fifo" && order !== "lifo") {
+      throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${JSON.stringify(order)}`)
+    }
+    this.name = name
+    this.permits = options.permits
+    this.maxPermits = maxPermits
+    this.maxWaiting = maxWaiting
+    this.maxWait = decodeMaxWait(name, options.maxWait, "maxWait")
+    this.lifo = order === "lifo"
+    const nameLabel = MetricLabel.make("name", name)
+    this.labels = [nameLabel]
+    this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
+    this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
+    this.releaseOne = Effect.sync(() => this.release(1))
+    permitsGauge.unsafeUpdate(this.permits, this.labels)
+    inFlightGauge.unsafeUpdate(0, this.labels)
+    waitingGauge.unsafeUpdate(0, this.labels)
+  }
+
+  // --- bookkeeping (synchronous: one JavaScript thread, so each call is atomic) ---------------
+
+  private take(cost: number): void {
+    this.inFlight += cost
+    this.holders++
+    inFlightGauge.unsafeUpdate(this.inFlight, this.labels)
+  }
+
+  release(cost: number): void {
+    this.inFlight -= cost
+    this.holders--
+    inFlightGauge.unsafeUpdate(this.inFlight, this.labels)
+    this.dispatch()
+  }
+
+  private enqueue(cost: number): Waiter {
+    const waiter: Waiter = {
+      cost,
+      aheadWhenQueued: this.waiting,
+      state: QUEUED,
+      prev: this.tail,
+      next: undefined,
+      resume: undefined
+    }
+    if (this.tail === undefined) this.head = waiter
+    else this.tail.next = waiter
+    this.tail = waiter
+    this.waiting++
+    this.waitingPermits += cost
+    waitingGauge.unsafeUpdate(this.waiting, this.labels)
+    return waiter
+  }
+
+  private unlink(waiter: Waiter): void {
+    if (waiter.prev === undefined) this.head = waiter.next
+    else waiter.prev.next = waiter.next
+    if (waiter.next === undefined) this.tail = waiter.prev
+    else waiter.next.prev = waiter.prev
+    waiter.prev = waiter.next = undefined
+    this.waiting--
+    this.waitingPermits -= waiter.cost
+    waitingGauge.unsafeUpdate(this.waiting, this.labels)
+  }
+
+  /**
+   * Hands free permits to waiters, oldest first (newest first under "lifo"), stopping at the first
+   * waiter that does not fit: a heavy waiter at the head is never overtaken by lighter ones. Each
+   * grant wakes exactly one fiber.
+   */
+  private dispatch(): void {
+    for (;;) {
+      const waiter = this.lifo ? this.tail : this.head
+      if (waiter === undefined || this.inFlight + waiter.cost > this.permits) return
+      this.unlink(waiter)
+      this.take(waiter.cost)
+      waiter.state = GRANTED
+      if (waiter.resume !== undefined) waiter.resume(resumeWith)
+    }
+  }
+
+  /**
+   * The waiter no longer wants its permit (interrupted or timed out). Queued: it leaves the queue,
+   * and the waiters behind it may now fit. Granted but not yet taken over by its caller: the
+   * permit goes back. Held or gone: nothing to do, so calling this twice is harmless.
+   */
+  abandon(waiter: Waiter): void {
+    if (waiter.state === QUEUED) {
+      waiter.state = GONE
+      this.unlink(waiter)
+      this.dispatch()
+    } else if (waiter.state === GRANTED) {
+      waiter.state = GONE
+      this.release(waiter.cost)
+    }
+  }
+
+  // --- the effects ----------------------------------------------------------------------------
+
+  private costOf(options: Api.RunOptions | undefined): number {
+    const cost = options?.cost ?? 1
+    if (!isPositiveInteger(cost) || cost > this.maxPermits) {
+      throw illegal(
+        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${cost}`
+      )
+    }
+    return cost
+  }
+
+  /**
+   * Takes the permits and returns the effect that gives them back. Runs inside
+   * `uninterruptibleMask`; only the wait itself is interruptible (through `restore`).
+   */
+  private acquireMasked(
+    restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
+    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    options: Api.RunOptions | undefined
+  ): Effect.Effect<Effect.Effect<void>, Api.BulkheadError> {
+    let cost: number
+    let maxWait: Duration.Duration
+    try {
+      cost = this.costOf(options)
+      maxWait = options?.maxWait === undefined ? this.maxWait : decodeMaxWait(this.name, options.maxWait, "maxWait")
+    } catch (defect) {
+      return Effect.die(defect)
+    }
+    // free permits and nobody queued (under "lifo" the newcomer is the newest, so it may go first)
+    if ((this.head === undefined || this.lifo) && this.inFlight + cost <= this.permits) {
+      this.take(cost)
+      permitWaitSeconds.unsafeUpdate(0, this.labels)
+      annotate(fiber, 0)
+      return Effect.succeed(cost === 1 ? this.releaseOne : Effect.sync(() => this.release(cost)))
+    }
+    if (this.waiting >= this.maxWaiting) {
+      rejectedTotal.unsafeUpdate(1, this.fullLabels)
+      return Effect.fail(
+        new BulkheadFull({
+          bulkhead: this.name,
+          cost,
+          permits: this.permits,
+          inFlight: this.inFlight,
+          waiting: this.waiting,
+          maxWaiting: this.maxWaiting
+        })
+      )
+    }
+    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
+    if (Duration.isZero(maxWait)) {
+      rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
+      return Effect.fail(this.timeoutError(cost, Duration.zero, this.waiting))
+    }
+    const start = clock.unsafeCurrentTimeNanos()
+    const waiter = this.enqueue(cost)
+    let wait: Effect.Effect<void, Api.PermitWaitTimeout> = Effect.async<void>((resume) => {
+      if (waiter.state === QUEUED) waiter.resume = resume
+      else resume(resumeWith)
+    })
+    if (Duration.isFinite(maxWait)) {
+      wait = Effect.timeoutFail(wait, {
+        duration: maxWait,
+        onTimeout: () => {
+          rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
+          return this.timeoutError(cost, maxWait, waiter.aheadWhenQueued)
+        }
+      })
+    }
+    return restore(wait).pipe(
+      Effect.onExit((exit) => {
+        if (Exit.isSuccess(exit)) {
+          waiter.state = HELD
+          const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
+          permitWaitSeconds.unsafeUpdate(waited, this.labels)
+          annotate(fiber, waited * 1000)
+        } else {
+          this.abandon(waiter)
+        }
+        return Effect.void
+      }),
+      Effect.as(Effect.sync(() => this.release(cost)))
+    )
+  }
+
+  private timeoutError(cost: number, waited: Duration.Duration, ahead: number): PermitWaitTimeout {
+    return new PermitWaitTimeout({
+      bulkhead: this.name,
+      waited,
+      cost,
+      permits: this.permits,
+      inFlight: this.inFlight,
+      aheadWhenQueued: ahead
+    })
+  }
+
+  run<A, E, R>(self: Effect.Effect<A, E, R>, options?: Api.RunOptions): Effect.Effect<A, E | Api.BulkheadError, R> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<A, E | Api.BulkheadError, R>((fiber) =>
+        Effect.flatMap(
+          this.acquireMasked(restore, fiber, options),
+          (release) => Effect.ensuring(restore(self), release)
+        )
+      )
+    )
+  }
+
+  acquire(options?: Api.RunOptions): Effect.Effect<void, Api.BulkheadError, Scope.Scope> {
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.withFiberRuntime<void, Api.BulkheadError, Scope.Scope>((fiber) =>
+        Effect.flatMap(this.acquireMasked(restore, fiber, options), (release) => Effect.addFinalizer(() => release))
+      )
+    )
+  }
+
+  resize(permits: number): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (!isPositiveInteger(permits) || permits > this.maxPermits) {
+        return Effect.die(
+          illegal(
+            `bulkhead "${this.name}": resize needs an integer from 1 to maxPermits (${this.maxPermits}), got ${permits}`
+          )
+        )
+      }
+      this.permits = permits
+      permitsGauge.unsafeUpdate(permits, this.labels)
+      this.dispatch()
+      return Effect.void
+    })
+  }
+
+  get stats(): Effect.Effect<Api.Stats> {
+    return Effect.sync(() => ({
+      name: this.name,
+      permits: this.permits,
+      maxPermits: this.maxPermits,
+      inFlight: this.inFlight,
+      holders: this.holders,
+      waiting: this.waiting,
+      waitingPermits: this.waitingPermits,
+      maxWaiting: this.maxWaiting
+    }))
+  }
+}
+
+/** The span attribute that carries the permit wait, set on the caller's current span if any. */
+const permitWaitAttribute = "sluice.bulkhead.permit_wait_ms"
+
+const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown>, waitedMs: number): void => {
+  const span = fiber.currentSpan
+  if (span !== undefined && span._tag === "Span") span.attribute(permitWaitAttribute, waitedMs)
+}
+
+/** @internal */
+export const unsafeMake = (options: Api.Options): Api.Bulkhead => {
+  const impl = new BulkheadImpl(options)
+  // bind the methods so that `const { run } = bulkhead` works as users expect of a service
+  return {
+    [TypeId]: TypeId,
+    name: impl.name,
+    maxPermits: impl.maxPermits,
+    run: (self, options) => impl.run(self, options),
+    acquire: (options) => impl.acquire(options),
+    resize: (permits) => impl.resize(permits),
+    stats: impl.stats
+  }
+}
+
+/** @internal */
+export const make = (options: Api.Options): Effect.Effect<Api.Bulkhead> => Effect.sync(() => unsafeMake(options))
+
+/** @internal */
+export const withBulkhead = dual<
+  (
+    bulkhead: Api.Bulkhead,
+    options?: Api.RunOptions | undefined
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Api.BulkheadError, R>,
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    bulkhead: Api.Bulkhead,
+    options?: Api.RunOptions | undefined
+  ) => Effect.Effect<A, E | Api.BulkheadError, R>
+>((args) => Effect.isEffect(args[0]), (self, bulkhead, options) => bulkhead.run(self, options))
+
+// ---------------------------------------------------------------------------------------------
+// batches: fixed workers, bounded read-ahead
+// ---------------------------------------------------------------------------------------------
+
+const workerCount = (bulkhead: Api.Bulkhead, options: Api.BatchOptions | undefined): number => {
+  const workers = options?.workers ?? bulkhead.maxPermits
+  if (!isPositiveInteger(workers)) {
+    throw illegal(`bulkhead "${bulkhead.name}": workers must be an integer ≥ 1, got ${workers}`)
+  }
+  return workers
+}
+
+const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | undefined =>
+  options?.cost === undefined ? undefined : { cost: options.cost }
+
+/** @internal */
+export const forEach = dual<
+  <A, E2, R2>(
+    bulkhead: Api.Bulkhead,
+    f: (a: A) => Effect.Effect<unknown, E2, R2>,
+    options?: Api.BatchOptions | undefined
+  ) => (items: Iterable<A>) => Effect.Effect<void, E2 | Api.BulkheadError, R2>,
+  <A, E2, R2>(
+    items: Iterable<A>,
+    bulkhead: Api.Bulkhead,
+    f: (a: A) => Effect.Effect<unknown, E2, R2>,
+    options?: Api.BatchOptions | undefined
+  ) => Effect.Effect<void, E2 | Api.BulkheadError, R2>
+>((args) => isBulkhead(args[1]), <A, E2, R2>(
+  items: Iterable<A>,
+  bulkhead: Api.Bulkhead,
+  f: (a: A) => Effect.Effect<unknown, E2, R2>,
+  options?: Api.BatchOptions | undefined
+) =>
+  Effect.suspend(() => {
+    const workers = workerCount(bulkhead, options)
+    const runOptions = runOptionsOf(options)
+    // the iterator is the bounded queue: a worker pulls the next item only when it is free
+    const iterator = items[Symbol.iterator]()
+    const worker: Effect.Effect<void, unknown, R2> = Effect.suspend(function loop(): Effect.Effect<
+      void,
+      unknown,
+      R2
+    > {
+      const next = iterator.next()
+      return next.done === true ? Effect.void : Effect.flatMap(bulkhead.run(f(next.value), runOptions), loop)
+    })
+    return Effect.all(Array.from({ length: workers }, () => worker), {
+      concurrency: "unbounded",
+      discard: true
+    }) as Effect.Effect<void, E2 | Api.BulkheadError, R2>
+  }))
+
+const End: unique symbol = Symbol("@sluice/bulkhead/End")
+
+/** @internal */
+export const mapStream = dual<
+  <A, B, E2, R2>(
+    bulkhead: Api.Bulkhead,
+    f: (a: A) => Effect.Effect<B, E2, R2>,
+    options?: Api.BatchOptions | undefined
+  ) => <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>,
+  <A, E, R, B, E2, R2>(
+    self: Stream.Stream<A, E, R>,
+    bulkhead: Api.Bulkhead,
+    f: (a: A) => Effect.Effect<B, E2, R2>,
+    options?: Api.BatchOptions | undefined
+  ) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>
+>((args) => Predicate.hasProperty(args[0], Stream.StreamTypeId), <A, E, R, B, E2, R2>(
+  self: Stream.Stream<A, E, R>,
+  bulkhead: Api.Bulkhead,
+  f: (a: A) => Effect.Effect<B, E2, R2>,
+  options?: Api.BatchOptions | undefined
+) =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const workers = workerCount(bulkhead, options)
+    const buffer = options?.buffer ?? workers
+    if (!isPositiveInteger(buffer)) {
+      return yield* Effect.die(illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${buffer}`))
+    }
+    const runOptions = runOptionsOf(options)
+    type Out = Exit.Exit<B, Option.Option<E | E2 | Api.BulkheadError>>
+    const inbox = yield* Effect.acquireRelease(Queue.bounded<A | typeof End>(buffer), Queue.shutdown)
+    const outbox = yield* Effect.acquireRelease(Queue.bounded<Out>(buffer), Queue.shutdown)
+    const fail = (cause: Cause.Cause<E | E2 | Api.BulkheadError>) =>
+      Queue.offer(outbox, Exit.failCause(Cause.map(cause, Option.some)))
+
+    // the producer pulls the input only as fast as the workers drain the inbox
+    yield* self.pipe(
+      Stream.runForEach((a) => Queue.offer(inbox, a)),
+      Effect.zipRight(Queue.offer(inbox, End)),
+      Effect.catchAllCause(fail),
+      Effect.forkScoped
+    )
+    let running = workers
+    const worker: Effect.Effect<void, never, R2> = Effect.gen(function*() {
+      for (;;) {
+        const item = yield* Queue.take(inbox)
+        if (item === End) {
+          // pass the end on to the next worker; the last one out ends the stream
+          yield* Queue.offer(inbox, End)
+          if (--running === 0) yield* Queue.offer(outbox, Exit.fail(Option.none()))
+          return
+        }
+        const exit = yield* Effect.exit(bulkhead.run(f(item), runOptions))
+        yield* Exit.isSuccess(exit) ? Queue.offer(outbox, Exit.succeed(exit.value)) : fail(exit.cause)
+      }
+    })
+    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    return Stream.repeatEffectOption(Effect.flatten(Queue.take(outbox)))
+  })))
+
+// ---------------------------------------------------------------------------------------------
+// services and layers
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export const layer = <I>(tag: Context.Tag<I, Api.Bulkhead>, options: Api.Options): Layer.Layer<I> =>
+  Layer.effect(tag, make(options))
+
+/** @internal */
+export const layerConfig = <I>(
+  tag: Context.Tag<I, Api.Bulkhead>,
+  config: Config.Config<Api.Options>
+): Layer.Layer<I, ConfigError.ConfigError> => Layer.effect(tag, Effect.flatMap(config, make))
+
+/** @internal */
+export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {
+  const tag = Context.Tag(`@sluice/bulkhead/${id}`)<Self, Api.Bulkhead>()
+  return Object.assign(tag, {
+    id,
+    layer: (options: Omit<Api.Options, "name">) => layer(tag, { ...options, name: id }),
+    layerConfig: (config: Config.Config<Omit<Api.Options, "name">>) =>
+      layerConfig(tag, Config.map(config, (options) => ({ ...options, name: id })))
+  })
+}
+
+const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
+  Config.map(Config.option(config), Option.getOrUndefined)
+
+/** @internal */
+export const config: Config.Config<Omit<Api.Options, "name">> = Config.all({
+  permits: Config.integer("PERMITS").pipe(
+    Config.validate({ message: "PERMITS must be an integer ≥ 1", validation: (n) => n >= 1 })
+  ),
+  maxPermits: optional(
+    Config.integer("MAX_PERMITS").pipe(
+      Config.validate({ message: "MAX_PERMITS must be an integer ≥ 1", validation: (n) => n >= 1 })
+    )
+  ),
+  maxWaiting: optional(
+    Config.integer("MAX_WAITING").pipe(
+      Config.validate({ message: "MAX_WAITING must be an integer ≥ 0", validation: (n) => n >= 0 })
+    )
+  ),
+  maxWait: optional(Config.duration("MAX_WAIT")),
+  order: optional(Config.literal("fifo", "lifo")("ORDER"))
+}).pipe(
+  Config.validate({
+    message: "MAX_PERMITS must be ≥ PERMITS",
+    validation: (o) => o.maxPermits === undefined || o.maxPermits >= o.permits
+  })
+)

@@ -1,0 +1,72 @@
+import { Bulkhead } from "@sluice/bulkhead"
+import { Deferred, Effect, Fiber, Metric, MetricLabel } from "effect"
+
+let counter = 0
+/** A bulkhead name no other test uses: metrics live in one global registry. */
+export const uniqueName = (prefix: string): string => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`
+
+/** Lets every runnable fiber take `turns` scheduler turns. */
+export const settle = (turns = 20): Effect.Effect<void> => Effect.repeatN(Effect.yieldNow(), turns)
+
+/**
+ * A call that records when it starts and ends, and holds its permits until told to finish: the
+ * test decides, step by step, when each holder lets go, and how (success, failure or defect).
+ */
+export interface Held {
+  readonly id: string
+  readonly started: Deferred.Deferred<void>
+  readonly finish: Deferred.Deferred<void, string>
+  readonly fiber: Fiber.RuntimeFiber<void, string | Bulkhead.BulkheadError>
+  readonly hasStarted: Effect.Effect<boolean>
+}
+
+export const hold = (
+  bulkhead: Bulkhead.Bulkhead,
+  id: string,
+  options?: Bulkhead.RunOptions,
+  log?: Array<string>
+): Effect.Effect<Held> =>
+  Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    const finish = yield* Deferred.make<void, string>()
+    const fiber = yield* bulkhead.run(
+      Effect.zipRight(
+        Effect.suspend(() => {
+          log?.push(id)
+          return Deferred.succeed(started, undefined)
+        }),
+        Deferred.await(finish)
+      ),
+      options
+    ).pipe(Effect.fork)
+    // let the new fiber reach the bulkhead, so that arrival order is the order of `hold` calls
+    yield* settle(5)
+    return { id, started, finish, fiber, hasStarted: Deferred.isDone(started) }
+  })
+
+/** The value of a metric for one bulkhead (and optional extra labels). */
+export const metricOf = <Type, In, Out>(
+  metric: Metric.Metric<Type, In, Out>,
+  name: string,
+  extra: Record<string, string> = {}
+): Effect.Effect<Out> =>
+  Metric.value(
+    Metric.taggedWithLabels(metric, [
+      MetricLabel.make("name", name),
+      ...Object.entries(extra).map(([k, v]) => MetricLabel.make(k, v))
+    ])
+  )
+
+/** Asserts that a bulkhead is back to rest: nothing held, nobody queued, every permit usable. */
+export const expectIdle = (bulkhead: Bulkhead.Bulkhead): Effect.Effect<Bulkhead.Stats> =>
+  Effect.gen(function*() {
+    const stats = yield* bulkhead.stats
+    if (stats.inFlight !== 0 || stats.holders !== 0 || stats.waiting !== 0 || stats.waitingPermits !== 0) {
+      return yield* Effect.dieMessage(`bulkhead not idle: ${JSON.stringify(stats)}`)
+    }
+    // every permit can be taken at once, without waiting
+    yield* bulkhead.run(Effect.void, { cost: stats.permits, maxWait: 0 }).pipe(
+      Effect.orDieWith((e) => new Error(`permits missing: ${e.message}`))
+    )
+    return stats
+  })
