@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock, Tracer } from "effect"
+import type { Tracer } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
 import { expectIdle, hold, metricOf, settle, uniqueName } from "./utils.js"
 
 describe("Bulkhead", () => {
@@ -105,7 +106,10 @@ describe("Bulkhead", () => {
             `refused a call for 1 permit`
         )
         assert.include(yield* bulkhead.stats, { inFlight: 2, waiting: 1 })
-        assert.strictEqual(yield* metricOf(Bulkhead.rejected, name, { reason: "full" }).pipe(Effect.map((c) => c.count)), 1)
+        assert.strictEqual(
+          yield* metricOf(Bulkhead.rejected, name, { reason: "full" }).pipe(Effect.map((c) => c.count)),
+          1
+        )
         for (const call of [a, b, c]) yield* Deferred.succeed(call.finish, undefined)
         yield* settle()
         yield* expectIdle(bulkhead)
@@ -289,7 +293,10 @@ describe("Bulkhead", () => {
         yield* dies(Bulkhead.make({ name: "x", permits: 1.5 }), /got 1.5/)
         yield* dies(Bulkhead.make({ name: "x", permits: NaN }), /got NaN/)
         yield* dies(Bulkhead.make({ name: "", permits: 1 }), /non-empty name/)
-        yield* dies(Bulkhead.make({ name: "x", permits: 4, maxPermits: 2 }), /maxPermits must be an integer ≥ permits \(4\)/)
+        yield* dies(
+          Bulkhead.make({ name: "x", permits: 4, maxPermits: 2 }),
+          /maxPermits must be an integer ≥ permits \(4\)/
+        )
         yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWaiting: -1 }), /maxWaiting/)
         yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: -5 }), /maxWait must be a duration ≥ 0, got -5/)
         yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: NaN }), /maxWait must be a duration ≥ 0, got NaN/)

@@ -1,5 +1,6 @@
-import { Bulkhead } from "@sluice/bulkhead"
-import { Deferred, Effect, Fiber, Metric, MetricLabel } from "effect"
+import type { Bulkhead } from "@sluice/bulkhead"
+import type { Fiber } from "effect"
+import { Deferred, Effect, Metric, MetricLabel } from "effect"
 
 let counter = 0
 /** A bulkhead name no other test uses: metrics live in one global registry. */

@@ -1,4 +1,5 @@
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -7,7 +8,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
+import * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -151,7 +152,8 @@ interface Waiter {
   state: typeof QUEUED | typeof GRANTED | typeof HELD | typeof GONE
   prev: Waiter | undefined
   next: Waiter | undefined
-  resume: ((effect: Effect.Effect<void>) => void) | undefined
+  resume: ((effect: Effect.Effect<void, Api.PermitWaitTimeout>) => void) | undefined
+  timedOut: Effect.Effect<never, Api.PermitWaitTimeout> | undefined
 }
 
 const resumeWith: Effect.Effect<void> = Effect.void
@@ -238,7 +240,8 @@ class BulkheadImpl implements Api.Bulkhead {
       state: QUEUED,
       prev: this.tail,
       next: undefined,
-      resume: undefined
+      resume: undefined,
+      timedOut: undefined
     }
     if (this.tail === undefined) this.head = waiter
     else this.tail.next = waiter
@@ -348,33 +351,49 @@ class BulkheadImpl implements Api.Bulkhead {
     }
     const start = clock.unsafeCurrentTimeNanos()
     const waiter = this.enqueue(cost)
-    let wait: Effect.Effect<void, Api.PermitWaitTimeout> = Effect.async<void>((resume) => {
+    const wait = Effect.async<void, Api.PermitWaitTimeout>((resume) => {
       if (waiter.state === QUEUED) waiter.resume = resume
-      else resume(resumeWith)
+      else resume(waiter.timedOut ?? resumeWith)
     })
-    if (Duration.isFinite(maxWait)) {
-      wait = Effect.timeoutFail(wait, {
-        duration: maxWait,
-        onTimeout: () => {
-          rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
-          return this.timeoutError(cost, maxWait, waiter.aheadWhenQueued)
-        }
-      })
+    const settle = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
+      if (Exit.isSuccess(exit)) {
+        waiter.state = HELD
+        const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
+        permitWaitSeconds.unsafeUpdate(waited, this.labels)
+        annotate(fiber, waited * 1000)
+      } else {
+        this.abandon(waiter)
+      }
     }
-    return restore(wait).pipe(
-      Effect.onExit((exit) => {
-        if (Exit.isSuccess(exit)) {
-          waiter.state = HELD
-          const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
-          permitWaitSeconds.unsafeUpdate(waited, this.labels)
-          annotate(fiber, waited * 1000)
-        } else {
-          this.abandon(waiter)
-        }
-        return Effect.void
-      }),
-      Effect.as(Effect.sync(() => this.release(cost)))
+    const release = Effect.sync(() => this.release(cost))
+    if (!Duration.isFinite(maxWait)) {
+      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => settle(exit))), Effect.as(release))
+    }
+    // The budget runs on a timer fiber of its own, so that a grant resumes the waiter directly, in
+    // one hop, like a waiter without a budget: grants then resume in the order they were made.
+    const timer = Effect.interruptible(
+      Effect.zipRight(clock.sleep(maxWait), Effect.sync(() => this.expire(waiter, maxWait)))
     )
+    return Effect.flatMap(Effect.fork(timer), (timerFiber) =>
+      restore(wait).pipe(
+        Effect.onExit((exit) => {
+          settle(exit)
+          return Fiber.interruptFork(timerFiber)
+        }),
+        Effect.as(release)
+      ))
+  }
+
+  /** The waiter's budget ran out while it was still queued: it leaves with PermitWaitTimeout. */
+  private expire(waiter: Waiter, maxWait: Duration.Duration): void {
+    if (waiter.state !== QUEUED) return
+    rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
+    waiter.timedOut = Effect.fail(this.timeoutError(waiter.cost, maxWait, waiter.aheadWhenQueued))
+    waiter.state = GONE
+    this.unlink(waiter)
+    if (waiter.resume !== undefined) waiter.resume(waiter.timedOut)
+    // the waiter may have been a heavy head holding lighter ones back
+    this.dispatch()
   }
 
   private timeoutError(cost: number, waited: Duration.Duration, ahead: number): PermitWaitTimeout {
@@ -585,7 +604,22 @@ export const mapStream = dual<
       }
     })
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
-    return Stream.repeatEffectOption(Effect.flatten(Queue.take(outbox)))
+    // emit whatever has completed as one chunk; a failure ends the stream after the results before it
+    let ended: Exit.Exit<never, Option.Option<E | E2 | Api.BulkheadError>> | undefined
+    const pull = Effect.suspend(() =>
+      ended ?? Effect.flatMap(Queue.takeBetween(outbox, 1, buffer), (exits) => {
+        const values: Array<B> = []
+        for (const exit of exits) {
+          if (Exit.isSuccess(exit)) values.push(exit.value)
+          else {
+            ended = exit as Exit.Exit<never, Option.Option<E | E2 | Api.BulkheadError>>
+            break
+          }
+        }
+        return values.length > 0 || ended === undefined ? Effect.succeed(Chunk.unsafeFromArray(values)) : ended
+      })
+    )
+    return Stream.repeatEffectChunkOption(pull)
   })))
 
 // ---------------------------------------------------------------------------------------------

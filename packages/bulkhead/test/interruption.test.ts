@@ -1,0 +1,220 @@
+/**
+ * Permit accounting under interruption, step by step and at random: no sequence of
+ * interruptions, failures, timeouts and resizes may leak, duplicate or reorder a permit.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Bulkhead } from "@sluice/bulkhead"
+import { Deferred, type Duration, Effect, Exit, FastCheck as fc, Fiber, TestClock } from "effect"
+import { expectIdle, settle, uniqueName } from "./utils.js"
+
+type Outcome = "succeed" | "fail" | "die"
+
+/** Watches the calls from the inside: what is held, the most ever held, the order of starts. */
+class Monitor {
+  held = 0
+  peak = 0
+  ceiling: number
+  readonly starts: Array<number> = []
+  readonly violations: Array<string> = []
+  constructor(permits: number) {
+    this.ceiling = permits
+  }
+  /** A call that runs `steps` scheduler turns while holding its permits, then ends as told. */
+  call(index: number, cost: number, steps: number, outcome: Outcome): Effect.Effect<void, string> {
+    return Effect.suspend(() => {
+      this.held += cost
+      this.peak = Math.max(this.peak, this.held)
+      if (this.held > this.ceiling) this.violations.push(`call ${index} started with ${this.held} > ${this.ceiling}`)
+      this.starts.push(index)
+      return Effect.repeatN(Effect.yieldNow(), steps)
+    }).pipe(
+      Effect.zipRight(
+        outcome === "succeed" ? Effect.void : outcome === "fail" ? Effect.fail("failed") : Effect.die("died")
+      ),
+      Effect.ensuring(Effect.sync(() => (this.held -= cost)))
+    )
+  }
+}
+
+describe("interruption sweep", () => {
+  const costs = [1, 2, 1, 3, 1, 2, 1]
+  const outcomes: ReadonlyArray<Outcome> = ["succeed", "fail", "die"]
+  const turns = 40
+
+  const scenario = (target: number | "all", k: number, maxWait: Duration.DurationInput | undefined) =>
+    Effect.gen(function*() {
+      const bulkhead = yield* Bulkhead.make({ name: uniqueName("sweep"), permits: 3, maxWait })
+      const monitor = new Monitor(3)
+      const fibers: Array<Fiber.RuntimeFiber<void, unknown>> = []
+      for (let i = 0; i < costs.length; i++) {
+        const call = monitor.call(i, costs[i], 1 + (i % 3), outcomes[i % outcomes.length])
+        fibers.push(yield* Effect.fork(bulkhead.run(call, { cost: costs[i] })))
+      }
+      // k scheduler turns: the fibers are somewhere in acquiring, holding or releasing
+      yield* settle(k)
+      if (target === "all") {
+        yield* Fiber.interruptAll(fibers)
+      } else {
+        yield* Fiber.interrupt(fibers[target])
+      }
+      for (const fiber of fibers) yield* Fiber.await(fiber)
+      assert.deepStrictEqual(monitor.violations, [], `target ${target}, k ${k}`)
+      assert.isAtMost(monitor.peak, 3)
+      assert.strictEqual(monitor.held, 0)
+      // starts follow arrival order: nobody overtook anybody
+      assert.deepStrictEqual(monitor.starts, [...monitor.starts].sort((a, b) => a - b), `target ${target}, k ${k}`)
+      yield* expectIdle(bulkhead)
+    })
+
+  for (const maxWait of [undefined, "1 minute"] as const) {
+    it.effect(`interrupting any one call at any turn leaks nothing (maxWait ${maxWait ?? "none"})`, () =>
+      Effect.gen(function*() {
+        for (let target = 0; target < costs.length; target++) {
+          for (let k = 0; k <= turns; k++) yield* scenario(target, k, maxWait)
+        }
+      }))
+
+    it.effect(`interrupting every call at any turn leaks nothing (maxWait ${maxWait ?? "none"})`, () =>
+      Effect.gen(function*() {
+        for (let k = 0; k <= turns; k++) yield* scenario("all", k, maxWait)
+      }))
+  }
+
+  it.effect("a timeout that fires in the same instant as a grant leaks nothing", () =>
+    Effect.gen(function*() {
+      for (let k = 0; k <= 10; k++) {
+        const bulkhead = yield* Bulkhead.make({ name: uniqueName("race"), permits: 1, maxWait: "1 second" })
+        const holder = yield* Deferred.make<void>()
+        const first = yield* Effect.fork(bulkhead.run(Deferred.await(holder)))
+        yield* settle(3)
+        const waiter = yield* Effect.fork(bulkhead.run(Effect.void))
+        yield* settle(3)
+        // the holder finishes at the instant the waiter's budget ends
+        yield* Effect.fork(Effect.zipRight(Effect.sleep("1 second"), Deferred.succeed(holder, undefined)))
+        yield* settle(k)
+        yield* TestClock.adjust("1 second")
+        yield* Fiber.await(first)
+        const exit = yield* Fiber.await(waiter)
+        // either outcome is correct; what matters is that nothing leaks
+        assert.isTrue(
+          Exit.isSuccess(exit) || Exit.match(exit, { onSuccess: () => false, onFailure: () => true }),
+          "waiter ended"
+        )
+        yield* expectIdle(bulkhead)
+      }
+    }))
+})
+
+// ---------------------------------------------------------------------------------------------
+// property: random sequences of acquire, finish, interrupt, timeout and resize
+// ---------------------------------------------------------------------------------------------
+
+type Command =
+  | { readonly _tag: "call"; readonly cost: number; readonly maxWaitMs: number | null }
+  | { readonly _tag: "finish"; readonly index: number; readonly outcome: Outcome }
+  | { readonly _tag: "interrupt"; readonly index: number }
+  | { readonly _tag: "tick"; readonly millis: number }
+  | { readonly _tag: "resize"; readonly permits: number }
+  | { readonly _tag: "yield"; readonly turns: number }
+
+const maxPermits = 4
+
+const command: fc.Arbitrary<Command> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      _tag: fc.constant("call" as const),
+      cost: fc.integer({ min: 1, max: maxPermits }),
+      maxWaitMs: fc.option(fc.integer({ min: 0, max: 3000 }))
+    })
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      _tag: fc.constant("finish" as const),
+      index: fc.nat(40),
+      outcome: fc.constantFrom<Outcome>("succeed", "fail", "die")
+    })
+  },
+  { weight: 2, arbitrary: fc.record({ _tag: fc.constant("interrupt" as const), index: fc.nat(40) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({ _tag: fc.constant("tick" as const), millis: fc.integer({ min: 0, max: 2000 }) })
+  },
+  {
+    weight: 1,
+    arbitrary: fc.record({ _tag: fc.constant("resize" as const), permits: fc.integer({ min: 1, max: maxPermits }) })
+  },
+  { weight: 1, arbitrary: fc.record({ _tag: fc.constant("yield" as const), turns: fc.integer({ min: 0, max: 4 }) }) }
+)
+
+describe("property", () => {
+  it.effect.prop(
+    "in flight never exceeds permits, grants follow arrival order, and all permits come back",
+    { initial: fc.integer({ min: 1, max: maxPermits }), commands: fc.array(command, { maxLength: 40 }) },
+    ({ commands, initial }) =>
+      Effect.gen(function*() {
+        const bulkhead = yield* Bulkhead.make({ name: uniqueName("prop"), permits: initial, maxPermits })
+        const monitor = new Monitor(initial)
+        let permits = initial
+        const calls: Array<{ fiber: Fiber.RuntimeFiber<void, unknown>; finish: Deferred.Deferred<Outcome> }> = []
+        for (const cmd of commands) {
+          switch (cmd._tag) {
+            case "call": {
+              const finish = yield* Deferred.make<Outcome>()
+              const index = calls.length
+              const body = Effect.suspend(() => {
+                monitor.held += cmd.cost
+                monitor.peak = Math.max(monitor.peak, monitor.held)
+                if (monitor.held > monitor.ceiling) {
+                  monitor.violations.push(`call ${index} started holding ${monitor.held} > ${monitor.ceiling}`)
+                }
+                monitor.starts.push(index)
+                return Deferred.await(finish)
+              }).pipe(
+                Effect.flatMap((o) =>
+                  o === "succeed" ? Effect.void : o === "fail" ? Effect.fail("failed") : Effect.die("x")
+                ),
+                Effect.ensuring(Effect.sync(() => (monitor.held -= cmd.cost)))
+              )
+              const fiber = yield* Effect.fork(
+                bulkhead.run(body, { cost: cmd.cost, maxWait: cmd.maxWaitMs === null ? undefined : cmd.maxWaitMs })
+              )
+              calls.push({ fiber, finish })
+              break
+            }
+            case "finish": {
+              const call = calls[cmd.index % Math.max(calls.length, 1)]
+              if (call) yield* Deferred.succeed(call.finish, cmd.outcome)
+              break
+            }
+            case "interrupt": {
+              const call = calls[cmd.index % Math.max(calls.length, 1)]
+              if (call) yield* Fiber.interrupt(call.fiber)
+              break
+            }
+            case "tick":
+              yield* TestClock.adjust(cmd.millis)
+              break
+            case "resize":
+              // a grant made under the old size may start after the shrink: allow the larger of the two
+              monitor.ceiling = Math.max(permits, cmd.permits)
+              permits = cmd.permits
+              yield* bulkhead.resize(cmd.permits)
+              break
+            case "yield":
+              yield* settle(cmd.turns)
+              break
+          }
+          yield* settle(10)
+          monitor.ceiling = permits
+        }
+        for (const call of calls) yield* Fiber.interrupt(call.fiber)
+        assert.deepStrictEqual(monitor.violations, [])
+        assert.strictEqual(monitor.held, 0)
+        assert.deepStrictEqual(monitor.starts, [...monitor.starts].sort((a, b) => a - b))
+        yield* expectIdle(bulkhead)
+      }),
+    { timeout: 120_000, fastCheck: { numRuns: 1000 } }
+  )
+})
