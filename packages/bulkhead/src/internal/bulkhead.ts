@@ -5,10 +5,12 @@ import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -16,7 +18,6 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Api from "../Bulkhead.js"
@@ -178,7 +179,8 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
-  readonly releaseOne: Effect.Effect<void>
+  /** The release handlers of a call of cost 1, the common case, made once instead of per call. */
+  readonly releaseOne: Releasing
 
   constructor(options: Api.Options) {
     const name = options.name
@@ -212,7 +214,7 @@ class BulkheadImpl implements Api.Bulkhead {
     this.labels = [nameLabel]
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
-    this.releaseOne = Effect.sync(() => this.release(1))
+    this.releaseOne = releasing(this, 1)
     permitsGauge.unsafeUpdate(this.permits, this.labels)
     inFlightGauge.unsafeUpdate(0, this.labels)
     waitingGauge.unsafeUpdate(0, this.labels)
@@ -308,14 +310,15 @@ class BulkheadImpl implements Api.Bulkhead {
   }
 
   /**
-   * Takes the permits and returns the effect that gives them back. Runs inside
-   * `uninterruptibleMask`; only the wait itself is interruptible (through `restore`).
+   * Takes the permits. Returns their number when they were free (the fast path, no effect to
+   * run), or else the effect that waits for them. Runs inside `uninterruptibleMask`; only the wait
+   * itself is interruptible (through `restore`). The caller owes `release(cost)` once it holds them.
    */
   private acquireMasked(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined,
     options: Api.RunOptions | undefined
-  ): Effect.Effect<Effect.Effect<void>, Api.BulkheadError> {
+  ): number | Effect.Effect<number, Api.BulkheadError> {
     let cost: number
     let maxWait: Duration.Duration
     try {
@@ -329,7 +332,7 @@ class BulkheadImpl implements Api.Bulkhead {
       this.take(cost)
       permitWaitSeconds.unsafeUpdate(0, this.labels)
       annotate(fiber, 0)
-      return Effect.succeed(cost === 1 ? this.releaseOne : Effect.sync(() => this.release(cost)))
+      return cost
     }
     if (this.waiting >= this.maxWaiting) {
       rejectedTotal.unsafeUpdate(1, this.fullLabels)
@@ -344,11 +347,12 @@ class BulkheadImpl implements Api.Bulkhead {
         })
       )
     }
-    const clock = Context.get(fiber.currentDefaultServices, Clock.Clock)
     if (Duration.isZero(maxWait)) {
       rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
       return Effect.fail(this.timeoutError(cost, Duration.zero, this.waiting))
     }
+    // the fiber's own Clock, so that TestClock drives the budget and the measured wait
+    const clock = fiber === undefined ? Clock.make() : Context.get(fiber.currentDefaultServices, Clock.Clock)
     const start = clock.unsafeCurrentTimeNanos()
     const waiter = this.enqueue(cost)
     const wait = Effect.async<void, Api.PermitWaitTimeout>((resume) => {
@@ -365,9 +369,8 @@ class BulkheadImpl implements Api.Bulkhead {
         this.abandon(waiter)
       }
     }
-    const release = Effect.sync(() => this.release(cost))
     if (!Duration.isFinite(maxWait)) {
-      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => settle(exit))), Effect.as(release))
+      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => settle(exit))), Effect.as(cost))
     }
     // The budget runs on a timer fiber of its own, so that a grant resumes the waiter directly, in
     // one hop, like a waiter without a budget: grants then resume in the order they were made.
@@ -380,7 +383,7 @@ class BulkheadImpl implements Api.Bulkhead {
           settle(exit)
           return Fiber.interruptFork(timerFiber)
         }),
-        Effect.as(release)
+        Effect.as(cost)
       ))
   }
 
@@ -408,22 +411,33 @@ class BulkheadImpl implements Api.Bulkhead {
   }
 
   run<A, E, R>(self: Effect.Effect<A, E, R>, options?: Api.RunOptions): Effect.Effect<A, E | Api.BulkheadError, R> {
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<A, E | Api.BulkheadError, R>((fiber) =>
-        Effect.flatMap(
-          this.acquireMasked(restore, fiber, options),
-          (release) => Effect.ensuring(restore(self), release)
-        )
-      )
-    )
+    // The mask's body runs inside the fiber, already uninterruptible: the permits are taken and the
+    // release installed before any interruption can be seen. Only the wait and `self` are
+    // interruptible (as the caller was), through `restore`.
+    return Effect.uninterruptibleMask((restore) => {
+      const acquired = this.acquireMasked(restore, currentFiber(), options)
+      return typeof acquired === "number"
+        ? this.holding(restore(self), acquired)
+        : Effect.flatMap(acquired, (cost) => this.holding(restore(self), cost))
+    })
+  }
+
+  /** Runs `effect` and then gives `cost` permits back, however it ends. */
+  private holding<A, E, R>(effect: Effect.Effect<A, E, R>, cost: number): Effect.Effect<A, E, R> {
+    // the handlers pass the exit through unchanged, so the call keeps its own types
+    return Effect.matchCauseEffect(effect, cost === 1 ? this.releaseOne : releasing(this, cost)) as Effect.Effect<
+      A,
+      E,
+      R
+    >
   }
 
   acquire(options?: Api.RunOptions): Effect.Effect<void, Api.BulkheadError, Scope.Scope> {
-    return Effect.uninterruptibleMask((restore) =>
-      Effect.withFiberRuntime<void, Api.BulkheadError, Scope.Scope>((fiber) =>
-        Effect.flatMap(this.acquireMasked(restore, fiber, options), (release) => Effect.addFinalizer(() => release))
-      )
-    )
+    return Effect.uninterruptibleMask((restore) => {
+      const acquired = this.acquireMasked(restore, currentFiber(), options)
+      const release = (cost: number) => Effect.addFinalizer(() => Effect.sync(() => this.release(cost)))
+      return typeof acquired === "number" ? release(acquired) : Effect.flatMap(acquired, release)
+    })
   }
 
   resize(permits: number): Effect.Effect<void> {
@@ -456,11 +470,32 @@ class BulkheadImpl implements Api.Bulkhead {
   }
 }
 
+interface Releasing {
+  readonly onFailure: (cause: Cause.Cause<unknown>) => Effect.Effect<never, unknown>
+  readonly onSuccess: (value: unknown) => Effect.Effect<unknown>
+}
+
+/** Handlers that give back `cost` permits when a call ends, then pass its exit on. */
+const releasing = (bulkhead: BulkheadImpl, cost: number): Releasing => ({
+  onFailure: (cause) => {
+    bulkhead.release(cost)
+    return Effect.failCause(cause)
+  },
+  onSuccess: (value) => {
+    bulkhead.release(cost)
+    return Effect.succeed(value)
+  }
+})
+
+/** The fiber running the current effect: always set while a fiber evaluates an effect. */
+const currentFiber = (): Fiber.RuntimeFiber<unknown, unknown> | undefined =>
+  Option.getOrUndefined(Fiber.getCurrentFiber())
+
 /** The span attribute that carries the permit wait, set on the caller's current span if any. */
 const permitWaitAttribute = "sluice.bulkhead.permit_wait_ms"
 
-const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown>, waitedMs: number): void => {
-  const span = fiber.currentSpan
+const annotate = (fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined, waitedMs: number): void => {
+  const span = fiber?.currentSpan
   if (span !== undefined && span._tag === "Span") span.attribute(permitWaitAttribute, waitedMs)
 }
 
@@ -548,8 +583,6 @@ export const forEach = dual<
     }) as Effect.Effect<void, E2 | Api.BulkheadError, R2>
   }))
 
-const End: unique symbol = Symbol("@sluice/bulkhead/End")
-
 /** @internal */
 export const mapStream = dual<
   <A, B, E2, R2>(
@@ -576,50 +609,106 @@ export const mapStream = dual<
       return yield* Effect.die(illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${buffer}`))
     }
     const runOptions = runOptionsOf(options)
-    type Out = Exit.Exit<B, Option.Option<E | E2 | Api.BulkheadError>>
-    const inbox = yield* Effect.acquireRelease(Queue.bounded<A | typeof End>(buffer), Queue.shutdown)
-    const outbox = yield* Effect.acquireRelease(Queue.bounded<Out>(buffer), Queue.shutdown)
-    const fail = (cause: Cause.Cause<E | E2 | Api.BulkheadError>) =>
-      Queue.offer(outbox, Exit.failCause(Cause.map(cause, Option.some)))
+    type Err = E | E2 | Api.BulkheadError
 
-    // the producer pulls the input only as fast as the workers drain the inbox
-    yield* self.pipe(
-      Stream.runForEach((a) => Queue.offer(inbox, a)),
-      Effect.zipRight(Queue.offer(inbox, End)),
-      Effect.catchAllCause(fail),
-      Effect.forkScoped
-    )
+    // The input: the source, re-chunked to at most `buffer` elements, pulled one chunk at a time
+    // by whichever worker runs out first; the others wait for that pull instead of pulling too.
+    const pull = yield* Stream.toPull(Stream.rechunk(self, buffer))
+    let chunk: Chunk.Chunk<A> = Chunk.empty()
+    let index = 0
+    let exhausted = false
+    let pulling: Deferred.Deferred<void> | undefined
+    const next: Effect.Effect<Option.Option<A>, E, R> = Effect.suspend(function take(): Effect.Effect<
+      Option.Option<A>,
+      E,
+      R
+    > {
+      if (index < chunk.length) return Effect.succeed(Option.some(Chunk.unsafeGet(chunk, index++)))
+      if (exhausted) return Effect.succeed(Option.none())
+      if (pulling !== undefined) return Effect.zipRight(Deferred.await(pulling), Effect.suspend(take))
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      pulling = done
+      return pull.pipe(
+        Effect.matchEffect({
+          onFailure: Option.match({
+            onNone: () => {
+              exhausted = true
+              return Effect.void
+            },
+            onSome: (error) => Effect.fail(error)
+          }),
+          onSuccess: (pulled) => {
+            chunk = pulled
+            index = 0
+            return Effect.void
+          }
+        }),
+        Effect.ensuring(Effect.suspend(() => {
+          pulling = undefined
+          return Deferred.done(done, Exit.void)
+        })),
+        Effect.zipRight(Effect.suspend(take))
+      )
+    })
+
+    // The output: a hand-off between the workers and the stream's consumer. Workers append results
+    // to an array (waiting for room when it holds `buffer`); the consumer takes everything there is
+    // as one chunk. A fiber is woken only when the other side is actually waiting, which keeps a
+    // result to a few synchronous steps instead of a queue's suspend and resume per element.
+    const results: Array<B> = []
+    let failure: Cause.Cause<Option.Option<Err>> | undefined
     let running = workers
-    const worker: Effect.Effect<void, never, R2> = Effect.gen(function*() {
-      for (;;) {
-        const item = yield* Queue.take(inbox)
-        if (item === End) {
-          // pass the end on to the next worker; the last one out ends the stream
-          yield* Queue.offer(inbox, End)
-          if (--running === 0) yield* Queue.offer(outbox, Exit.fail(Option.none()))
-          return
+    let consumer: Deferred.Deferred<void> | undefined
+    let room: Deferred.Deferred<void> | undefined
+    const wake = (deferred: Deferred.Deferred<void> | undefined): undefined => {
+      if (deferred !== undefined) Deferred.unsafeDone(deferred, Exit.void)
+      return undefined
+    }
+    const push = (value: B): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (failure !== undefined) return Effect.void
+        if (results.length < buffer) {
+          results.push(value)
+          consumer = wake(consumer)
+          return Effect.void
         }
-        const exit = yield* Effect.exit(bulkhead.run(f(item), runOptions))
-        yield* Exit.isSuccess(exit) ? Queue.offer(outbox, Exit.succeed(exit.value)) : fail(exit.cause)
+        room ??= Deferred.unsafeMake<void>(FiberId.none)
+        return Effect.zipRight(Deferred.await(room), push(value))
+      })
+    const stop = (cause: Cause.Cause<Option.Option<Err>> | undefined) =>
+      Effect.sync(() => {
+        if (cause !== undefined) failure ??= cause
+        running--
+        consumer = wake(consumer)
+      })
+    const worker: Effect.Effect<void, never, R | R2> = Effect.gen(function*() {
+      for (;;) {
+        const item = yield* Effect.exit(next)
+        if (Exit.isFailure(item)) return yield* stop(Cause.map(item.cause, Option.some))
+        if (Option.isNone(item.value)) return yield* stop(undefined)
+        const exit = yield* Effect.exit(bulkhead.run(f(item.value.value), runOptions))
+        if (Exit.isFailure(exit)) return yield* stop(Cause.map(exit.cause, Option.some))
+        yield* push(exit.value)
       }
     })
     for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
-    // emit whatever has completed as one chunk; a failure ends the stream after the results before it
-    let ended: Exit.Exit<never, Option.Option<E | E2 | Api.BulkheadError>> | undefined
-    const pull = Effect.suspend(() =>
-      ended ?? Effect.flatMap(Queue.takeBetween(outbox, 1, buffer), (exits) => {
-        const values: Array<B> = []
-        for (const exit of exits) {
-          if (Exit.isSuccess(exit)) values.push(exit.value)
-          else {
-            ended = exit as Exit.Exit<never, Option.Option<E | E2 | Api.BulkheadError>>
-            break
-          }
-        }
-        return values.length > 0 || ended === undefined ? Effect.succeed(Chunk.unsafeFromArray(values)) : ended
-      })
-    )
-    return Stream.repeatEffectChunkOption(pull)
+
+    // results first, then the failure (which also ends the stream), then the end once all workers stopped
+    const emit: Effect.Effect<Chunk.Chunk<B>, Option.Option<Err>> = Effect.suspend(function pull(): Effect.Effect<
+      Chunk.Chunk<B>,
+      Option.Option<Err>
+    > {
+      if (results.length > 0) {
+        const chunk = Chunk.unsafeFromArray(results.splice(0))
+        room = wake(room)
+        return Effect.succeed(chunk)
+      }
+      if (failure !== undefined) return Effect.failCause(failure)
+      if (running === 0) return Effect.fail(Option.none())
+      consumer = Deferred.unsafeMake<void>(FiberId.none)
+      return Effect.zipRight(Deferred.await(consumer), Effect.suspend(pull))
+    })
+    return Stream.repeatEffectChunkOption(emit)
   })))
 
 // ---------------------------------------------------------------------------------------------
