@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the tests need, then every check: the README's test command and what CI runs.
-#   install (frozen lockfile) → index.ts drift → type-check → lint → build → all tests
+#   install (frozen lockfile, redis-server) → index.ts drift → type-check → lint → build → all tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pnpm() { bash scripts/pnpm.sh "$@"; }
@@ -9,6 +9,16 @@ step() { printf '\n== %s ==\n' "$*"; }
 
 step "install"
 pnpm install --frozen-lockfile
+
+# The Redis store's tests start their own redis-server on a free loopback port (see
+# packages/rate-limiter-redis/vitest.config.ts); a missing server is a failure, never a skip.
+step "redis-server"
+if ! command -v redis-server >/dev/null 2>&1; then
+  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+fi
+redis-server --version
 
 step "generated src/index.ts is up to date"
 pnpm run codegen:check
