@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the tests need, then every check: the README's test command and what CI runs.
-#   install (frozen lockfile, redis-server) → index.ts drift → type-check → lint → build → all tests
+#   install (frozen lockfile, redis-server) → index.ts drift → type-check → doc examples → lint → build → all tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pnpm() { bash scripts/pnpm.sh "$@"; }
@@ -25,6 +25,9 @@ pnpm run codegen:check
 
 step "type-check"
 pnpm run check
+
+step "code examples in docs/ and the READMEs type-check"
+pnpm run check:docs
 
 step "lint and format"
 pnpm run lint
