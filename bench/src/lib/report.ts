@@ -26,7 +26,9 @@ export const collectGarbage = (): void => {
  * highest value seen, in bytes. Sampling from a timer is what a user would see in `top`; it can
  * miss a spike shorter than the interval, which is why the interval is short.
  */
-export const withPeakRss = async <A>(run: () => Promise<A>): Promise<{ readonly value: A; readonly peakRss: number }> => {
+export const withPeakRss = async <A>(
+  run: () => Promise<A>
+): Promise<{ readonly value: A; readonly peakRss: number }> => {
   collectGarbage()
   let peak = process.memoryUsage.rss()
   const timer = setInterval(() => {
@@ -58,7 +60,11 @@ export const textTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<Rea
 
 /** A table as GitHub Markdown, for RESULTS.md. */
 export const markdownTable = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string =>
-  [`| ${header.join(" | ")} |`, `| ${header.map(() => "---").join(" | ")} |`, ...rows.map((r) => `| ${r.join(" | ")} |`)]
+  [
+    `| ${header.join(" | ")} |`,
+    `| ${header.map(() => "---").join(" | ")} |`,
+    ...rows.map((r) => `| ${r.join(" | ")} |`)
+  ]
     .join("\n")
 
 export const machineLine = (): string =>
