@@ -53,7 +53,7 @@ for (const suite of suites) {
   const result = spawnSync(process.execPath, ["--expose-gc", "--enable-source-maps", outfile], {
     cwd: join(root, "bench"),
     stdio: "inherit",
-    env: process.env
+    env: { ...process.env, SLUICE_BENCH_RESULTS: join(root, "bench", "RESULTS.md") }
   })
   if (result.status !== 0) process.exit(result.status ?? 1)
 }

@@ -1,0 +1,231 @@
+/**
+ * Rate limiter precision and cost, real clock: 5,000 takers submitted at once against a quota of
+ * 1,000 starts per second, for sluice and its peers, one after another in this process.
+ *
+ * Per limiter: the achieved rate (first start to last), the most starts in any sliding 1 s window
+ * and in any 10 ms window (an upstream counting per second sees the first; a burst inside the
+ * second shows in the second), and process CPU per take. Writes the "Rate limiter" section of
+ * bench/RESULTS.md.
+ */
+import * as ExperimentalRateLimiter from "@effect/experimental/RateLimiter"
+import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
+import Bottleneck from "bottleneck"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as EffectRateLimiter from "effect/RateLimiter"
+import { RateLimiter as TokenLimiter } from "limiter"
+import { spawnSync } from "node:child_process"
+import { fileURLToPath } from "node:url"
+import PQueue from "p-queue"
+import { RateLimiterMemory, RateLimiterQueue } from "rate-limiter-flexible"
+import type { LimiterRun, Submit } from "./lib/limiterRuns.js"
+import { runLimiter } from "./lib/limiterRuns.js"
+import { machineLine, markdownTable, textTable, writeSection } from "./lib/report.js"
+
+const TAKERS = 5_000
+const LIMIT = 1_000
+const BURST = 10
+/** Any 1 s window: the quota plus the burst. */
+const TARGET_1S = LIMIT + BURST
+/** Any 10 ms window: its even share of the quota (10) plus the burst. */
+const TARGET_10MS = (LIMIT * 10) / 1000 + BURST
+const TARGET_ACHIEVED = 0.995 * LIMIT
+
+const sluice: Submit = (limit, n, started) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.make({ name: "bench", limit, window: "1 second", burst: BURST })
+      const task = Effect.zipRight(limiter.take(), Effect.sync(started))
+      yield* Effect.forEach(Array.from({ length: n }), () => task, { concurrency: "unbounded", discard: true })
+    }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+  )
+
+const effectCore = (algorithm: "token-bucket" | "fixed-window"): Submit => (limit, n, started) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const limiter = yield* EffectRateLimiter.make({ limit, interval: "1 second", algorithm })
+      const task = limiter(Effect.sync(started))
+      yield* Effect.forEach(Array.from({ length: n }), () => task, { concurrency: "unbounded", discard: true })
+    }).pipe(Effect.scoped)
+  )
+
+const effectExperimental = (algorithm: "token-bucket" | "fixed-window"): Submit => (limit, n, started) =>
+  Effect.runPromise(
+    Effect.gen(function*() {
+      const withLimiter = yield* ExperimentalRateLimiter.makeWithRateLimiter
+      const key = `bench-${limit}`
+      const limited = withLimiter({ key, limit, window: "1 second", algorithm, onExceeded: "delay" })
+      const task = limited(Effect.sync(started))
+      yield* Effect.forEach(Array.from({ length: n }), () => task, { concurrency: "unbounded", discard: true })
+    }).pipe(
+      Effect.provide(
+        ExperimentalRateLimiter.layer.pipe(Layer.provide(ExperimentalRateLimiter.layerStoreMemory))
+      )
+    )
+  )
+
+const bottleneck: Submit = async (limit, n, started) => {
+  // The documented way to get N per second evenly: one start every 1000/N ms.
+  const limiter = new Bottleneck({ minTime: 1000 / limit })
+  await Promise.all(Array.from({ length: n }, () => limiter.schedule(async () => started())))
+  await limiter.stop({ dropWaitingJobs: false })
+}
+
+const pQueue = (strict: boolean): Submit => async (limit, n, started) => {
+  const queue = new PQueue({ interval: 1000, intervalCap: limit, strict })
+  await Promise.all(Array.from({ length: n }, () => queue.add(() => started())))
+}
+
+const flexibleQueue: Submit = async (limit, n, started) => {
+  const queue = new RateLimiterQueue(new RateLimiterMemory({ points: limit, duration: 1 }), { maxQueueSize: n })
+  await Promise.all(Array.from({ length: n }, () => queue.removeTokens(1).then(() => started())))
+}
+
+const tokenLimiter: Submit = async (limit, n, started) => {
+  const limiter = new TokenLimiter({ tokensPerInterval: limit, interval: "second" })
+  await Promise.all(Array.from({ length: n }, () => limiter.removeTokens(1).then(() => started())))
+}
+
+const contenders: ReadonlyArray<readonly [string, string, Submit]> = [
+  ["sluice", `gcra, burst ${BURST}`, sluice],
+  ["effect RateLimiter", "token-bucket", effectCore("token-bucket")],
+  ["effect RateLimiter", "fixed-window", effectCore("fixed-window")],
+  ["@effect/experimental", "token-bucket, delay", effectExperimental("token-bucket")],
+  ["@effect/experimental", "fixed-window, delay", effectExperimental("fixed-window")],
+  ["bottleneck", "minTime 1 ms", bottleneck],
+  ["p-queue", "interval", pQueue(false)],
+  ["p-queue", "interval, strict", pQueue(true)],
+  ["rate-limiter-flexible", "RateLimiterQueue", flexibleQueue],
+  ["limiter", "token bucket", tokenLimiter]
+]
+
+/** A run that has not finished after this long is cut off and reported over the starts so far. */
+const CAP_MILLIS = 25_000
+/** Before measuring, each limiter runs once at a high rate so that its code is compiled. */
+const WARMUP = { limit: 100_000, n: 1_000 }
+
+type Summary = Omit<LimiterRun, "starts">
+
+/** In a child process: one contender, warmed up, measured, printed as one JSON line. */
+const child = async (index: number) => {
+  const [label, config, submit] = contenders[index]
+  await runLimiter(label, config, WARMUP.limit, WARMUP.n, submit, 5_000)
+  const { starts: _starts, ...summary } = await runLimiter(label, config, LIMIT, TAKERS, submit, CAP_MILLIS)
+  console.log(`RESULT ${JSON.stringify(summary satisfies Summary)}`)
+  // a limiter cut off at the cap may still hold timers
+  process.exit(0)
+}
+
+/** Each contender in a fresh process, so that no limiter's heap or timers colour another's figures. */
+const runInChild = (index: number): Summary | undefined => {
+  const result = spawnSync(process.execPath, [
+    ...process.execArgv,
+    fileURLToPath(import.meta.url),
+    `--contender=${index}`
+  ], {
+    encoding: "utf8",
+    timeout: CAP_MILLIS + 30_000,
+    maxBuffer: 16 * 1024 * 1024
+  })
+  const line = result.stdout.split("\n").find((l) => l.startsWith("RESULT "))
+  if (line === undefined) {
+    console.error(result.stderr.slice(-2000))
+    return undefined
+  }
+  return JSON.parse(line.slice("RESULT ".length)) as Summary
+}
+
+const fmt = (x: number, digits = 0) => (Number.isFinite(x) ? x.toFixed(digits) : "–")
+
+const parent = () => {
+  const runs: Array<readonly [string, string, Summary | undefined]> = []
+  for (const [index, [label, config]] of contenders.entries()) {
+    process.stdout.write(`${label} (${config}) ... `)
+    const run = runInChild(index)
+    console.log(
+      run === undefined
+        ? "no result (killed)"
+        : `${(run.spanMillis / 1000).toFixed(1)} s${run.completed < run.n ? `, cut off at ${CAP_MILLIS / 1000} s` : ""}`
+    )
+    runs.push([label, config, run])
+  }
+  const reference = runs.find(([label]) => label === "rate-limiter-flexible")?.[2]
+  const referenceCpu = reference?.cpuPerTakeMicros ?? Number.NaN
+  const header = [
+    "limiter",
+    "config",
+    "started",
+    "achieved /s",
+    "sustained /s",
+    "worst 1 s",
+    "worst 10 ms",
+    "CPU / take",
+    "CPU vs RLF queue"
+  ]
+  const rows = runs.map(([label, config, r]) =>
+    r === undefined
+      ? [label, config, "killed", "–", "–", "–", "–", "–", "–"]
+      : [
+        label,
+        config,
+        r.completed === r.n ? String(r.n) : `${r.completed} (cut off at ${CAP_MILLIS / 1000} s)`,
+        fmt(r.achievedPerSecond),
+        fmt(r.sustainedPerSecond),
+        String(r.worst1s),
+        String(r.worst10ms),
+        `${fmt(r.cpuPerTakeMicros, 1)} µs`,
+        `${fmt(r.cpuPerTakeMicros / referenceCpu, 2)}x`
+      ]
+  )
+  console.log()
+  console.log(textTable(header, rows))
+
+  const own = runs[0][2]
+  const verdict = (ok: boolean) => (ok ? "met" : "**missed**")
+  const targets = own === undefined ? ["- sluice produced no result"] : [
+    `- worst 1 s window ≤ ${TARGET_1S}: ${own.worst1s} — ${verdict(own.worst1s <= TARGET_1S)}`,
+    `- worst 10 ms window ≤ ${TARGET_10MS}: ${own.worst10ms} — ${verdict(own.worst10ms <= TARGET_10MS)}`,
+    `- achieved ≥ ${TARGET_ACHIEVED.toFixed(0)}/s (99.5 % of the quota): ${fmt(own.achievedPerSecond, 1)}/s — ${
+      verdict(own.achievedPerSecond >= TARGET_ACHIEVED)
+    } (sustained after the first second: ${fmt(own.sustainedPerSecond, 1)}/s)`,
+    `- CPU per take ≤ 1.0x rate-limiter-flexible's RateLimiterQueue: ${fmt(own.cpuPerTakeMicros / referenceCpu, 2)}x (${
+      fmt(own.cpuPerTakeMicros, 1)
+    } µs vs ${fmt(referenceCpu, 1)} µs) — ${verdict(own.cpuPerTakeMicros <= referenceCpu)}`
+  ]
+  console.log()
+  console.log(targets.join("\n").replace(/\*\*/g, ""))
+
+  writeSection(
+    "Rate limiter",
+    [
+      machineLine(),
+      "",
+      `\`pnpm bench limiter\`: ${TAKERS.toLocaleString("en")} takers submitted at once, quota ${
+        LIMIT.toLocaleString("en")
+      } starts per second, real clock. Each limiter runs in a fresh process, once at ${
+        WARMUP.limit.toLocaleString("en")
+      }/s to warm up, then measured. Start instants are recorded by each task as it starts (\`performance.now()\`). ` +
+      `"Achieved" is starts per second from the first start to the last; "sustained" from one second after the ` +
+      `first start to the last (the rate once any initial burst is spent); "worst" windows are sliding; CPU is ` +
+      `process user + system time over the measured run, per take. A run not finished after ${
+        CAP_MILLIS / 1000
+      } s is cut off and summarised over the starts so far.`,
+      "",
+      markdownTable(header, rows),
+      "",
+      `Targets for sluice (GCRA, limit ${LIMIT}/s, burst ${BURST}):`,
+      "",
+      ...targets
+    ].join("\n")
+  )
+}
+
+const contenderArg = process.argv.find((arg) => arg.startsWith("--contender="))
+if (contenderArg === undefined) {
+  parent()
+} else {
+  child(Number(contenderArg.slice("--contender=".length))).catch((error) => {
+    console.error(error)
+    process.exit(1)
+  })
+}

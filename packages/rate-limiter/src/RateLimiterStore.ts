@@ -1,0 +1,176 @@
+/**
+ * Where a rate limiter's decisions are made and its state is kept.
+ *
+ * A store decides each take in one call, atomically: given the limits, the cost and the wait
+ * budget, it either reserves on every limit and answers with the delay until the caller may start,
+ * or reserves nothing and answers with how long to wait before retrying. Everything crossing the
+ * boundary is plain data (numbers and strings, no closures), and every time is a relative duration
+ * in milliseconds measured on the store's own clock, so no caller ever compares its clock with the
+ * store's. That is what lets a Redis store run each decision as one Lua script on the server's
+ * `TIME`, in one round trip.
+ *
+ * `layerMemory` keeps the state in the process and decides on Effect's `Clock` (so `TestClock`
+ * drives it). The same contract suite (`test/contract/storeContract.ts`) runs against every store.
+ *
+ * @since 0.1.0
+ */
+import * as Context from "effect/Context"
+import type * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as errors from "./internal/errors.js"
+import * as internal from "./internal/memoryStore.js"
+
+/**
+ * - `"gcra"`: the generic cell rate algorithm, a token bucket that refills one unit every
+ *   `window / limit` and holds `burst` units.
+ * - `"fixed-window"`: at most `limit` units per window, windows aligned to multiples of the window
+ *   length since the Unix epoch (a day window runs from midnight to midnight UTC).
+ * - `"sliding-window"`: at most `limit` units in any window of that length, from an exact log of
+ *   start times.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Algorithm = "gcra" | "fixed-window" | "sliding-window"
+
+/**
+ * One limit, as the store sees it: validated numbers only.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface LimitSpec {
+  readonly algorithm: Algorithm
+  /** Units per window, an integer ≥ 1. */
+  readonly limit: number
+  /** The window in milliseconds, > 0 and finite. */
+  readonly windowMillis: number
+  /** GCRA: how many units may start at the same instant, from 1 to `limit`. Windows: `limit`. */
+  readonly burst: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReserveRequest {
+  /** The limiter's key: all of its limits, its pause and its reservation ids live under it. */
+  readonly key: string
+  /** Every limit the start must satisfy; all are charged or none. The same order on every call. */
+  readonly limits: ReadonlyArray<LimitSpec>
+  /** Units this start takes, an integer from 1 to the smallest capacity of `limits`. */
+  readonly cost: number
+  /** The longest acceptable delay in milliseconds; `Infinity` for no bound, `0` to never wait. */
+  readonly maxWaitMillis: number
+}
+
+/**
+ * The start is reserved on every limit; the caller may start `delayMillis` from now.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Reserved {
+  readonly _tag: "Reserved"
+  readonly delayMillis: number
+  /** The reservation's id under its key, for `refund`. Ids are never reused. */
+  readonly reservation: number
+}
+
+/**
+ * The start would have to wait `delayMillis`, more than `maxWaitMillis`; nothing was reserved.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Refused {
+  readonly _tag: "Refused"
+  readonly delayMillis: number
+  /** `delayMillis - maxWaitMillis`: retrying with the same budget after this long can succeed. */
+  readonly retryAfterMillis: number
+  /** The index in `limits` of the limit that set the start, or `-1` when the pause did. */
+  readonly binding: number
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type ReserveResult = Reserved | Refused
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RefundRequest {
+  readonly key: string
+  /** The limits of the reservation, as given to `reserve`. */
+  readonly limits: ReadonlyArray<LimitSpec>
+  /** The cost of the reservation, as given to `reserve`. */
+  readonly cost: number
+  /** The id `reserve` returned. */
+  readonly reservation: number
+}
+
+/**
+ * The operations every store implements.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** Decides one start atomically: reserve on every limit, or nothing. */
+  readonly reserve: (request: ReserveRequest) => Effect.Effect<ReserveResult, RateLimiterStoreError>
+  /**
+   * Gives a reservation back, only if it is still the latest one under its key (or the latest of a
+   * run of reservations whose later members were all refunded): then removing it cannot create an
+   * extra start in any window. Answers whether it was refunded; a refused refund simply loses the
+   * slot. A repeated refund of the same id is a no-op.
+   */
+  readonly refund: (request: RefundRequest) => Effect.Effect<boolean, RateLimiterStoreError>
+  /** Pauses the key for `millis` from now (extends a pause, never shortens one). */
+  readonly pause: (key: string, millis: number) => Effect.Effect<void, RateLimiterStoreError>
+  /** Milliseconds left of the key's pause, 0 when not paused. */
+  readonly readPause: (key: string) => Effect.Effect<number, RateLimiterStoreError>
+}
+
+/**
+ * The store service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class RateLimiterStore extends Context.Tag("@sluice/rate-limiter/RateLimiterStore")<
+  RateLimiterStore,
+  Service
+>() {}
+
+/**
+ * A store failed to decide (for example Redis is unreachable). The memory store never fails.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RateLimiterStoreError: typeof errors.RateLimiterStoreError = errors.RateLimiterStoreError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface RateLimiterStoreError extends InstanceType<typeof errors.RateLimiterStoreError> {}
+
+/**
+ * An in-process store on Effect's `Clock`.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeMemory: Effect.Effect<Service> = internal.makeMemory
+
+/**
+ * The in-process store. Limiters sharing it share the state of equal keys.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerMemory: Layer.Layer<RateLimiterStore> = Layer.effect(RateLimiterStore, internal.makeMemory)

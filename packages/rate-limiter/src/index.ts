@@ -1,0 +1,30 @@
+/**
+ * A rate limiter bounds how many calls to one resource may start per window.
+ *
+ * Each take is one decision: the store computes the caller's start time (reserving it on every
+ * limit) or refuses at once when that start is further away than `maxWait`; the caller then
+ * sleeps until its start, with no polling. Within a process one dispatcher fiber with a single
+ * timer releases the sleepers, pacing the actual starts by the same limits, so late timers never
+ * let more than `burst` starts bunch together.
+ *
+ * @since 0.1.0
+ */
+export * as RateLimiter from "./RateLimiter.js"
+
+/**
+ * Where a rate limiter's decisions are made and its state is kept.
+ *
+ * A store decides each take in one call, atomically: given the limits, the cost and the wait
+ * budget, it either reserves on every limit and answers with the delay until the caller may start,
+ * or reserves nothing and answers with how long to wait before retrying. Everything crossing the
+ * boundary is plain data (numbers and strings, no closures), and every time is a relative duration
+ * in milliseconds measured on the store's own clock, so no caller ever compares its clock with the
+ * store's. That is what lets a Redis store run each decision as one Lua script on the server's
+ * `TIME`, in one round trip.
+ *
+ * `layerMemory` keeps the state in the process and decides on Effect's `Clock` (so `TestClock`
+ * drives it). The same contract suite (`test/contract/storeContract.ts`) runs against every store.
+ *
+ * @since 0.1.0
+ */
+export * as RateLimiterStore from "./RateLimiterStore.js"

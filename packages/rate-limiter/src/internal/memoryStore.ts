@@ -1,0 +1,106 @@
+/** @internal */
+import type * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import type * as RateLimiterStore from "../RateLimiterStore.js"
+import * as algorithm from "./algorithm.js"
+
+/** @internal */
+export const nowMillis = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1_000_000
+
+interface KeyState {
+  specs: ReadonlyArray<RateLimiterStore.LimitSpec>
+  states: Array<algorithm.LimitState>
+  /** The cooldown set by `pause`, as an instant of this store's clock (never leaves the store). */
+  pauseUntil: number
+  /** The id given to the last reservation. */
+  lastId: number
+  /**
+   * Reservations with ids in (floor, latest] are live, consecutive and stacked last in the state:
+   * refunding `latest` pops the top of that stack. Refunded ids are never reused, so a repeated
+   * refund is a no-op.
+   */
+  latest: number
+  floor: number
+}
+
+const sameSpec = (a: RateLimiterStore.LimitSpec, b: RateLimiterStore.LimitSpec): boolean =>
+  a.algorithm === b.algorithm && a.limit === b.limit && a.windowMillis === b.windowMillis && a.burst === b.burst
+
+/**
+ * Keeps the state of each limit while its parameters stay the same; a limit whose parameters
+ * changed starts afresh (its old state measures something else).
+ */
+const alignSpecs = (state: KeyState, specs: ReadonlyArray<RateLimiterStore.LimitSpec>): void => {
+  if (state.specs === specs) return
+  const states: Array<algorithm.LimitState> = []
+  for (let i = 0; i < specs.length; i++) {
+    const old = state.specs[i]
+    states.push(old !== undefined && sameSpec(old, specs[i]) ? state.states[i] : algorithm.initialState(specs[i]))
+  }
+  state.specs = specs
+  state.states = states
+}
+
+/** @internal */
+export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service => {
+  const keys = new Map<string, KeyState>()
+  const stateOf = (key: string): KeyState => {
+    let state = keys.get(key)
+    if (state === undefined) {
+      state = { specs: [], states: [], pauseUntil: Number.NEGATIVE_INFINITY, lastId: 0, latest: 0, floor: 0 }
+      keys.set(key, state)
+    }
+    return state
+  }
+
+  const reserveSync = (request: RateLimiterStore.ReserveRequest): RateLimiterStore.ReserveResult => {
+    const now = nowMillis(clock)
+    const state = stateOf(request.key)
+    alignSpecs(state, request.limits)
+    const from = Math.max(now, state.pauseUntil)
+    const { binding, start } = algorithm.earliestAll(request.limits, state.states, from, request.cost)
+    const delayMillis = Math.max(0, start - now)
+    if (delayMillis > request.maxWaitMillis + algorithm.EPSILON_MILLIS) {
+      return {
+        _tag: "Refused",
+        delayMillis,
+        retryAfterMillis: delayMillis - request.maxWaitMillis,
+        binding
+      }
+    }
+    algorithm.commitAll(request.limits, state.states, now, start, request.cost)
+    if (state.latest !== state.lastId) state.floor = state.lastId
+    state.lastId += 1
+    state.latest = state.lastId
+    return { _tag: "Reserved", delayMillis, reservation: state.lastId }
+  }
+
+  const refundSync = (request: RateLimiterStore.RefundRequest): boolean => {
+    const state = keys.get(request.key)
+    if (state === undefined || request.reservation !== state.latest || request.reservation <= state.floor) {
+      return false
+    }
+    alignSpecs(state, request.limits)
+    algorithm.refundAll(request.limits, state.states, nowMillis(clock), request.cost)
+    state.latest -= 1
+    return true
+  }
+
+  return {
+    reserve: (request) => Effect.sync(() => reserveSync(request)),
+    refund: (request) => Effect.sync(() => refundSync(request)),
+    pause: (key, millis) =>
+      Effect.sync(() => {
+        const state = stateOf(key)
+        state.pauseUntil = Math.max(state.pauseUntil, nowMillis(clock) + millis)
+      }),
+    readPause: (key) =>
+      Effect.sync(() => {
+        const state = keys.get(key)
+        return state === undefined ? 0 : Math.max(0, state.pauseUntil - nowMillis(clock))
+      })
+  }
+}
+
+/** @internal */
+export const makeMemory: Effect.Effect<RateLimiterStore.Service> = Effect.map(Effect.clock, unsafeMakeMemory)

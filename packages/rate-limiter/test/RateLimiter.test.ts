@@ -1,0 +1,329 @@
+import { assert, describe, expect, it } from "@effect/vitest"
+import {
+  Cause,
+  Clock,
+  Config,
+  ConfigProvider,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Layer,
+  Metric,
+  MetricState,
+  Option,
+  TestClock
+} from "effect"
+import { RateLimiter, RateLimiterStore } from "../src/index.js"
+
+const uniqueName = (base: string): string => `${base}-${globalThis.crypto.randomUUID().slice(0, 8)}`
+
+const make = (options: RateLimiter.Options) =>
+  RateLimiter.make(options).pipe(Effect.provide(RateLimiterStore.layerMemory))
+
+/** The defect's message, or a failure of the test when `effect` did not die. */
+const defectOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(Effect.exit(effect), (exit) => {
+    if (Exit.isSuccess(exit)) return Effect.dieMessage("expected a defect, got a success")
+    const defect = Cause.dieOption(exit.cause)
+    if (Option.isNone(defect)) return Effect.dieMessage(`expected a defect, got ${Cause.pretty(exit.cause)}`)
+    assert(Cause.isIllegalArgumentException(defect.value), "an IllegalArgumentException")
+    return Effect.succeed(defect.value.message)
+  })
+
+const taker = (limiter: RateLimiter.RateLimiter, options?: RateLimiter.TakeOptions) =>
+  Effect.fork(Effect.zipRight(limiter.take(options), Clock.currentTimeMillis))
+
+/** A store that lets everyone start at once, as a buggy store or another process's clock might. */
+const permissiveStore: RateLimiterStore.Service = {
+  reserve: () => Effect.succeed({ _tag: "Reserved", delayMillis: 0, reservation: 1 }),
+  refund: () => Effect.succeed(false),
+  pause: () => Effect.void,
+  readPause: () => Effect.succeed(0)
+}
+
+const metricPairs = (metricName: string, labels: Record<string, string>) =>
+  Effect.map(
+    Metric.snapshot,
+    (pairs) =>
+      pairs.filter((pair) =>
+        pair.metricKey.name === metricName &&
+        Object.entries(labels).every(([key, value]) =>
+          pair.metricKey.tags.some((tag) => tag.key === key && tag.value === value)
+        )
+      )
+  )
+
+describe("RateLimiter", () => {
+  describe("bad input is a defect naming the limiter and the value, never an endless wait", () => {
+    const cases: ReadonlyArray<readonly [string, RateLimiter.Settings, string]> = [
+      ["limit 0", { limit: 0, window: "1 second" }, "limit must be an integer ≥ 1, got 0"],
+      ["limit NaN", { limit: Number.NaN, window: "1 second" }, "limit must be an integer ≥ 1, got NaN"],
+      ["limit 2.5", { limit: 2.5, window: "1 second" }, "limit must be an integer ≥ 1, got 2.5"],
+      ["window 0", { limit: 1, window: 0 }, "window must be > 0, got 0"],
+      ["window NaN", { limit: 1, window: Number.NaN }, "window must be a duration, got NaN"],
+      ["window -5", { limit: 1, window: -5 }, "window must be > 0, got -5"],
+      ["window infinite", { limit: 1, window: Duration.infinity }, "window must be finite, got infinity"],
+      ["burst 0", { limit: 1, window: "1 second", burst: 0 }, "burst must be an integer ≥ 1, got 0"],
+      [
+        "burst on a window",
+        { limit: 5, window: "1 second", algorithm: "fixed-window", burst: 2 },
+        "burst applies to gcra only"
+      ],
+      ["maxWait -1", { limit: 1, window: "1 second", maxWait: -1 }, "maxWait must be ≥ 0, got -1"],
+      ["maxWait NaN", { limit: 1, window: "1 second", maxWait: Number.NaN }, "maxWait must be a duration, got NaN"],
+      [
+        "a bad limit among several",
+        { limits: [{ limit: 1, window: "1 second" }, { limit: 1, window: 0 }] },
+        "limits[1].window must be > 0, got 0"
+      ]
+    ]
+    for (const [label, settings, message] of cases) {
+      it.scoped(label, () =>
+        Effect.gen(function*() {
+          const error = yield* defectOf(make({ ...settings, name: "bad" }))
+          expect(error).toContain(`rate limiter "bad": ${message}`)
+        }))
+    }
+
+    it.scoped("an empty limits array", () =>
+      Effect.gen(function*() {
+        const limits = [] as unknown as RateLimiter.MultiLimit["limits"]
+        expect(yield* defectOf(make({ name: "bad", limits }))).toContain("limits must hold at least one limit")
+      }))
+
+    it.scoped("a cost above what the bucket can ever hold fails at once", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: "costly", limit: 10, window: "1 second", burst: 2 })
+        expect(yield* defectOf(limiter.take({ cost: 3 }))).toBe(
+          `rate limiter "costly": cost 3 exceeds what 10 per 1s (burst 2) can ever hold (2); it would wait forever`
+        )
+        expect(yield* defectOf(limiter.take({ cost: 0 }))).toContain("cost must be an integer ≥ 1, got 0")
+        expect(yield* defectOf(limiter.take({ cost: Number.NaN }))).toContain("got NaN")
+        expect(yield* defectOf(limiter.take({ maxWait: Number.NaN }))).toContain("maxWait must be a duration")
+        const window = yield* make({ name: "window", limit: 3, window: "1 minute", algorithm: "sliding-window" })
+        expect(yield* defectOf(window.take({ cost: 4 }))).toContain("3 per 1min (sliding window) can ever hold (3)")
+      }))
+
+    it.scoped("a bad pause", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: "paused", limit: 1, window: "1 second" })
+        expect(yield* defectOf(limiter.pauseFor(Number.NaN))).toContain(`"paused": pause must be a duration`)
+        expect(yield* defectOf(limiter.pauseFor(-1))).toContain("pause must be ≥ 0, got -1")
+        expect(yield* defectOf(limiter.pauseFor(Duration.infinity))).toContain("pause must be finite")
+      }))
+  })
+
+  describe("the dispatcher paces actual starts", () => {
+    it.scoped("even when the store lets everyone start at once", () =>
+      Effect.gen(function*() {
+        const limiter = yield* RateLimiter.make({
+          name: "paced",
+          limit: 10,
+          window: "1 second",
+          burst: 2,
+          store: permissiveStore
+        })
+        const fibers = yield* Effect.forEach(Array.from({ length: 5 }), () => taker(limiter))
+        yield* TestClock.adjust("1 second")
+        expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([0, 0, 100, 200, 300])
+      }))
+
+    it.scoped("by every limit, windows included", () =>
+      Effect.gen(function*() {
+        yield* TestClock.setTime(300)
+        const limiter = yield* RateLimiter.make({
+          name: "paced-window",
+          limits: [{ limit: 2, window: "1 second", algorithm: "fixed-window" }, {
+            limit: 100,
+            window: "1 second",
+            burst: 100
+          }],
+          store: permissiveStore
+        })
+        const fibers = yield* Effect.forEach(Array.from({ length: 5 }), () => taker(limiter))
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([300, 300, 1000, 1000, 2000])
+      }))
+
+    it.scoped("stops with its scope", () =>
+      Effect.gen(function*() {
+        const fiber = yield* Effect.scoped(
+          Effect.gen(function*() {
+            const limiter = yield* make({ name: "scoped", limit: 1, window: "1 second" })
+            yield* limiter.take()
+            return yield* taker(limiter)
+          })
+        )
+        yield* TestClock.adjust("5 seconds")
+        // the dispatcher is gone with the scope, so the sleeper is never released
+        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
+        yield* Fiber.interrupt(fiber)
+      }))
+  })
+
+  describe("observability", () => {
+    it.scoped("records the wait per limiter in seconds, and the timer lateness", () =>
+      Effect.gen(function*() {
+        const name = uniqueName("metrics")
+        const limiter = yield* make({ name, limit: 1, window: "1 second" })
+        const fibers = yield* Effect.forEach(Array.from({ length: 3 }), () => taker(limiter))
+        yield* TestClock.adjust("3 seconds")
+        yield* Effect.forEach(fibers, Fiber.join)
+        const [wait] = yield* metricPairs("sluice_limiter_wait_seconds", { name })
+        assert(MetricState.isHistogramState(wait.metricState))
+        assert.strictEqual(wait.metricState.count, 3)
+        assert.strictEqual(wait.metricState.sum, 3)
+        const [lateness] = yield* metricPairs("sluice_limiter_timer_lateness_seconds", { name })
+        assert(MetricState.isHistogramState(lateness.metricState))
+        assert.isAtLeast(lateness.metricState.count, 2)
+        assert.strictEqual(lateness.metricState.sum, 0, "TestClock timers are punctual")
+      }))
+
+    it.scoped("counts refusals by reason", () =>
+      Effect.gen(function*() {
+        const name = uniqueName("rejections")
+        const limiter = yield* make({ name, limit: 1, window: "1 second", maxWait: 0 })
+        yield* limiter.take()
+        yield* Effect.flip(limiter.take())
+        yield* Effect.flip(limiter.take())
+        yield* limiter.pauseFor("1 minute")
+        yield* TestClock.adjust("2 seconds")
+        yield* Effect.flip(limiter.take())
+        const count = (reason: string) =>
+          Effect.map(metricPairs("sluice_limiter_rejected_total", { name, reason }), ([pair]) => {
+            assert(MetricState.isCounterState(pair.metricState))
+            return pair.metricState.count
+          })
+        assert.strictEqual(yield* count("quota"), 2)
+        assert.strictEqual(yield* count("paused"), 1)
+      }))
+
+    it.scoped("annotates the current span with the wait", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: "spans", limit: 1, window: "1 second" })
+        const call = Effect.zipRight(limiter.take(), Effect.currentSpan).pipe(Effect.withSpan("call"))
+        const first = yield* Effect.fork(call)
+        const second = yield* Effect.fork(call)
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual((yield* Fiber.join(first)).attributes.get("sluice.limiter.wait_ms"), 0)
+        assert.strictEqual((yield* Fiber.join(second)).attributes.get("sluice.limiter.wait_ms"), 1000)
+      }))
+  })
+
+  describe("service tags, layers and config", () => {
+    class Geocoder extends RateLimiter.Tag("geocoder")<Geocoder>() {}
+
+    it.effect("a tag names the limiter and builds it from settings", () =>
+      Effect.gen(function*() {
+        assert.strictEqual(Geocoder.key, "@sluice/rate-limiter/geocoder")
+        assert.strictEqual(Geocoder.id, "geocoder")
+        const limiter = yield* Geocoder
+        assert.strictEqual(limiter.name, "geocoder")
+        assert.isTrue(RateLimiter.isRateLimiter(limiter))
+        assert.isFalse(RateLimiter.isRateLimiter({ name: "geocoder" }))
+        const fibers = yield* Effect.forEach([1, 2], () => taker(limiter))
+        yield* TestClock.adjust("1 second")
+        expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([0, 500])
+      }).pipe(
+        Effect.provide(
+          Geocoder.layer({ limit: 2, window: "1 second" }).pipe(Layer.provide(RateLimiterStore.layerMemory))
+        )
+      ))
+
+    const provider = (entries: Record<string, string>) => ConfigProvider.fromMap(new Map(Object.entries(entries)))
+
+    it.effect("config reads and validates one limit", () =>
+      Effect.gen(function*() {
+        const settings = yield* Config.nested(RateLimiter.config, "GEO").pipe(
+          Effect.withConfigProvider(
+            provider({ "GEO.LIMIT": "5", "GEO.WINDOW": "1 second", "GEO.BURST": "2", "GEO.MAX_WAIT": "3 seconds" })
+          )
+        )
+        assert.strictEqual(settings.limit, 5)
+        assert.strictEqual(settings.burst, 2)
+        assert.strictEqual(settings.algorithm, "gcra")
+        assert.deepStrictEqual(settings.maxWait, Duration.seconds(3))
+        const invalid = (entries: Record<string, string>) =>
+          Effect.flip(RateLimiter.config.pipe(Effect.withConfigProvider(provider(entries))))
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", ALGORITHM: "fixed-window", BURST: "2" })))
+          .toContain("burst applies to gcra only")
+        expect(String(yield* invalid({ LIMIT: "0", WINDOW: "1 second" }))).toContain(
+          "limit must be an integer ≥ 1, got 0"
+        )
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "0 seconds" }))).toContain("window must be > 0")
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", ALGORITHM: "leaky" }))).toContain("ALGORITHM")
+      }))
+
+    it.effect("layerConfig builds the tagged limiter from config", () =>
+      Effect.gen(function*() {
+        const limiter = yield* Geocoder
+        assert.deepStrictEqual(limiter.limits, [{
+          limit: 3,
+          window: Duration.minutes(1),
+          algorithm: "fixed-window",
+          burst: 3
+        }])
+        assert.deepStrictEqual(limiter.maxWait, Duration.infinity)
+      }).pipe(
+        Effect.provide(
+          Geocoder.layerConfig(Config.nested(RateLimiter.config, "GEOCODER")).pipe(
+            Layer.provide(RateLimiterStore.layerMemory),
+            Layer.provide(
+              Layer.setConfigProvider(
+                provider({ "GEOCODER.LIMIT": "3", "GEOCODER.WINDOW": "1 minute", "GEOCODER.ALGORITHM": "fixed-window" })
+              )
+            )
+          )
+        )
+      ))
+  })
+
+  describe("combinators and errors", () => {
+    it.scoped("withRateLimiter runs the effect after the take, data-first or data-last", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: "combinator", limit: 1, window: "1 second" })
+        const first = yield* Effect.fork(Clock.currentTimeMillis.pipe(RateLimiter.withRateLimiter(limiter)))
+        const second = yield* Effect.fork(RateLimiter.withRateLimiter(Clock.currentTimeMillis, limiter, { cost: 1 }))
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Fiber.join(first), 0)
+        assert.strictEqual(yield* Fiber.join(second), 1000)
+      }))
+
+    it.scoped("RateLimitExceeded is a typed, recognisable failure", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({
+          name: "nominatim",
+          limits: [{ limit: 10, window: "1 second" }],
+          maxWait: "2 seconds"
+        })
+        for (let i = 0; i < 21; i++) yield* Effect.fork(limiter.take())
+        yield* TestClock.adjust(0)
+        const error = yield* Effect.flip(limiter.take({ cost: 1 }))
+        assert.isTrue(RateLimiter.isRateLimiterError(error))
+        assert.strictEqual(error._tag, "RateLimitExceeded")
+        const recovered = yield* limiter.take().pipe(
+          Effect.as("started"),
+          Effect.catchTag("RateLimitExceeded", (e) => Effect.succeed(Duration.toMillis(e.retryAfter)))
+        )
+        assert.strictEqual(recovered, 100)
+        expect(error.message).toBe(
+          `rate limiter "nominatim": a start within 2s is impossible under 10 per 1s (burst 1); retry after 100ms`
+        )
+      }))
+  })
+})
+
+describe("errors are the exported classes", () => {
+  it.effect("instanceof works on what the limiter and the store fail with", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.make({ name: "instanceof-check", limit: 1, window: "1 second", maxWait: 0 })
+      yield* limiter.take()
+      const error = yield* Effect.flip(limiter.take())
+      assert.instanceOf(error, RateLimiter.RateLimitExceeded)
+      assert.instanceOf(
+        new RateLimiterStore.RateLimiterStoreError({ message: "down" }),
+        RateLimiterStore.RateLimiterStoreError
+      )
+    }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory)))
+})

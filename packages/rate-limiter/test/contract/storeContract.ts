@@ -1,0 +1,483 @@
+/**
+ * The behaviour every `RateLimiterStore` must have, as a suite any store package runs against its
+ * own layer: `storeContract("redis", RedisRateLimiterStore.layer(...))`.
+ *
+ * Each test provides `layer` afresh inside the test, so the store is built on the test's
+ * `TestClock` (a store that decides on a server clock must accept an injected clock for this
+ * suite) and every figure below is an exact instant. Names are unique per run, so a persistent
+ * store needs no cleaning between tests.
+ */
+import { assert, describe, expect, it } from "@effect/vitest"
+import type { Layer } from "effect"
+import { Clock, Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import { RateLimiter, RateLimiterStore } from "../../src/index.js"
+
+/**
+ * @param label shown in the suite's name
+ * @param layer the store under test, built once per test
+ */
+export const storeContract = <E>(
+  label: string,
+  layer: Layer.Layer<RateLimiterStore.RateLimiterStore, E>,
+  options?: { readonly namePrefix?: string | undefined }
+): void => {
+  const uniqueName = (base: string): string =>
+    `${options?.namePrefix ?? ""}${base}-${globalThis.crypto.randomUUID().slice(0, 8)}`
+
+  /** Runs `body` with one store instance, built inside the test on its TestClock. */
+  const withStore = <A, E2, R>(
+    body: (store: RateLimiterStore.Service) => Effect.Effect<A, E2, R>
+  ) => Effect.flatMap(RateLimiterStore.RateLimiterStore, body).pipe(Effect.provide(layer))
+
+  type Settings = RateLimiter.Settings & { readonly name?: string }
+
+  const limiterOn = (store: RateLimiterStore.Service, settings: Settings) =>
+    RateLimiter.make({ ...settings, name: settings.name ?? uniqueName("limiter"), store })
+
+  /** Forks a taker now; its result is the instant it was let start. */
+  const taker = (limiter: RateLimiter.RateLimiter, options?: RateLimiter.TakeOptions) =>
+    Effect.fork(Effect.zipRight(limiter.take(options), Clock.currentTimeMillis))
+
+  /** Forks `n` takers now, in order. */
+  const takers = (limiter: RateLimiter.RateLimiter, n: number, options?: RateLimiter.TakeOptions) =>
+    Effect.forEach(Array.from({ length: n }), () => taker(limiter, options))
+
+  const startsOf = <A, E2>(fibers: ReadonlyArray<Fiber.Fiber<A, E2>>) => Effect.forEach(fibers, Fiber.join)
+
+  const exceeded = <A>(effect: Effect.Effect<A, RateLimiter.RateLimiterError>) =>
+    Effect.flatMap(
+      Effect.flip(effect),
+      (error) => error._tag === "RateLimitExceeded" ? Effect.succeed(error) : Effect.die(error)
+    )
+
+  describe(`RateLimiterStore contract: ${label}`, () => {
+    describe("gcra", () => {
+      it.scoped("spaces starts evenly by default (burst 1)", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 2, window: "1 second" })
+            const fibers = yield* takers(limiter, 5)
+            yield* TestClock.adjust("3 seconds")
+            expect(yield* startsOf(fibers)).toEqual([0, 500, 1000, 1500, 2000])
+          })
+        ))
+
+      it.scoped("lets `burst` start at once, then the rate, and refills while idle", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 10, window: "1 second", burst: 3 })
+            const first = yield* takers(limiter, 6)
+            yield* TestClock.adjust("2 seconds")
+            expect(yield* startsOf(first)).toEqual([0, 0, 0, 100, 200, 300])
+            const second = yield* takers(limiter, 4)
+            yield* TestClock.adjust("1 second")
+            expect(yield* startsOf(second)).toEqual([2000, 2000, 2000, 2100])
+          })
+        ))
+
+      it.scoped("charges the cost of each take", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 10, window: "1 second", burst: 5 })
+            const a = yield* taker(limiter, { cost: 5 })
+            const b = yield* taker(limiter, { cost: 1 })
+            const c = yield* taker(limiter, { cost: 2 })
+            yield* TestClock.adjust("1 second")
+            expect(yield* startsOf([a, b, c])).toEqual([0, 100, 300])
+          })
+        ))
+    })
+
+    describe("fixed window", () => {
+      it.scoped("resets on the clock's window boundaries, not at the first take", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(300)
+            const limiter = yield* limiterOn(store, { limit: 2, window: "1 second", algorithm: "fixed-window" })
+            const fibers = yield* takers(limiter, 5)
+            yield* TestClock.adjust("3 seconds")
+            expect(yield* startsOf(fibers)).toEqual([300, 300, 1000, 1000, 2000])
+          })
+        ))
+
+      it.scoped("a daily window resets at midnight UTC", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const evening = Date.UTC(2024, 0, 1, 23, 59)
+            yield* TestClock.setTime(evening)
+            const limiter = yield* limiterOn(store, { limit: 2, window: "1 day", algorithm: "fixed-window" })
+            const fibers = yield* takers(limiter, 3)
+            yield* TestClock.adjust("2 minutes")
+            expect(yield* startsOf(fibers)).toEqual([evening, evening, Date.UTC(2024, 0, 2)])
+          })
+        ))
+
+      it.scoped("never splits one start's cost across two windows", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 3, window: "1 second", algorithm: "fixed-window" })
+            const a = yield* taker(limiter, { cost: 2 })
+            const b = yield* taker(limiter, { cost: 2 })
+            const c = yield* taker(limiter, { cost: 1 })
+            yield* TestClock.adjust("2 seconds")
+            expect(yield* startsOf([a, b, c])).toEqual([0, 1000, 1000])
+          })
+        ))
+    })
+
+    describe("sliding window (exact log)", () => {
+      it.scoped("counts every window ending at the start, unlike a fixed window", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const arrivals = [0, 900, 1000, 1500]
+            const run = (algorithm: RateLimiter.Algorithm) =>
+              Effect.gen(function*() {
+                const startTime = yield* Clock.currentTimeMillis
+                const limiter = yield* limiterOn(store, { limit: 2, window: "1 second", algorithm })
+                const fibers: Array<Fiber.Fiber<number, RateLimiter.RateLimiterError>> = []
+                for (const at of arrivals) {
+                  yield* TestClock.setTime(startTime + at)
+                  fibers.push(yield* taker(limiter))
+                }
+                yield* TestClock.adjust("2 seconds")
+                return (yield* startsOf(fibers)).map((t) => t - startTime)
+              })
+            expect(yield* run("sliding-window")).toEqual([0, 900, 1000, 1900])
+            yield* TestClock.setTime(10_000)
+            expect(yield* run("fixed-window")).toEqual([0, 900, 1000, 1500])
+          })
+        ))
+
+      it.scoped("holds a window's quota across cost and many takers", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 3, window: "1 second", algorithm: "sliding-window" })
+            const a = yield* taker(limiter, { cost: 2 })
+            const b = yield* taker(limiter, { cost: 2 })
+            const c = yield* taker(limiter)
+            yield* TestClock.adjust("3 seconds")
+            // b needs 2 of 3 units free: a's 2 units leave the window at 1000; c fits beside b.
+            expect(yield* startsOf([a, b, c])).toEqual([0, 1000, 1000])
+          })
+        ))
+    })
+
+    describe("maxWait", () => {
+      it.scoped("fails at once with retryAfter and the limit, consuming nothing", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const name = uniqueName("nominatim")
+            const limiter = yield* limiterOn(store, { name, limit: 1, window: "1 second", maxWait: "2 seconds" })
+            const fibers = yield* takers(limiter, 3)
+            yield* TestClock.adjust(0)
+            const error = yield* exceeded(limiter.take())
+            assert.strictEqual(yield* Clock.currentTimeMillis, 0)
+            assert.strictEqual(error.name, name)
+            assert.strictEqual(error.reason, "quota")
+            assert.strictEqual(error.cost, 1)
+            assert.deepStrictEqual(error.retryAfter, Duration.millis(1000))
+            assert.strictEqual(error.limit?.limit, 1)
+            assert.strictEqual(
+              error.message,
+              `rate limiter "${name}": a start within 2s is impossible under 1 per 1s (burst 1); retry after 1s`
+            )
+            // nothing was consumed: an unbounded take starts right after the three reservations
+            const last = yield* taker(limiter, { maxWait: Duration.infinity })
+            yield* TestClock.adjust("4 seconds")
+            expect(yield* startsOf([...fibers, last])).toEqual([0, 1000, 2000, 3000])
+          })
+        ))
+
+      it.scoped("0 means never wait", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 4, window: "1 second", maxWait: 0 })
+            yield* limiter.take()
+            const error = yield* exceeded(limiter.take())
+            assert.deepStrictEqual(error.retryAfter, Duration.millis(250))
+            expect(error.message).toContain("a start now is impossible under 4 per 1s (burst 1); retry after 250ms")
+            yield* TestClock.adjust(250)
+            yield* limiter.take()
+            assert.strictEqual(yield* Clock.currentTimeMillis, 250)
+          })
+        ))
+
+      it.scoped("a per-take budget overrides the limiter's", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 1, window: "1 second", maxWait: 0 })
+            yield* limiter.take()
+            const fiber = yield* taker(limiter, { maxWait: "1 second" })
+            yield* TestClock.adjust("1 second")
+            assert.strictEqual(yield* Fiber.join(fiber), 1000)
+          })
+        ))
+    })
+
+    describe("refunds", () => {
+      it.scoped("an interrupted sleeper holding the latest reservation gives its slot back", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 1, window: "1 second" })
+            const [a, b, c] = yield* takers(limiter, 3)
+            yield* TestClock.adjust(500)
+            yield* Fiber.interrupt(c)
+            const d = yield* taker(limiter)
+            yield* TestClock.adjust("3 seconds")
+            expect(yield* startsOf([a, b, d])).toEqual([0, 1000, 2000])
+          })
+        ))
+
+      it.scoped("an interrupted sleeper that is not the latest loses its slot", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 1, window: "1 second" })
+            const [a, b, c] = yield* takers(limiter, 3)
+            yield* TestClock.adjust(500)
+            yield* Fiber.interrupt(b)
+            const d = yield* taker(limiter)
+            yield* TestClock.adjust("4 seconds")
+            // nobody starts at 1000; refunding b would have let d start at 2000 beside c: two at
+            // once under burst 1
+            expect(yield* startsOf([a, c, d])).toEqual([0, 2000, 3000])
+          })
+        ))
+
+      it.scoped("refunds chain back from the latest, once each", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 1, window: "1 second" })
+            const [a, b, c] = yield* takers(limiter, 3)
+            yield* TestClock.adjust(500)
+            yield* Fiber.interrupt(c)
+            yield* Fiber.interrupt(b)
+            const [d, e] = yield* takers(limiter, 2)
+            yield* TestClock.adjust("3 seconds")
+            expect(yield* startsOf([a, d, e])).toEqual([0, 1000, 2000])
+          })
+        ))
+
+      it.scoped("a refund never lets a window exceed its quota (fixed and sliding windows)", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            for (const [i, algorithm] of (["fixed-window", "sliding-window"] as const).entries()) {
+              const origin = (i + 1) * 10_000
+              yield* TestClock.setTime(origin)
+              const limiter = yield* limiterOn(store, { limit: 2, window: "1 second", algorithm })
+              const [a, b, c, d] = yield* takers(limiter, 4)
+              yield* TestClock.adjust(100)
+              yield* Fiber.interrupt(d)
+              const e = yield* taker(limiter)
+              const f = yield* taker(limiter)
+              yield* TestClock.adjust("3 seconds")
+              const starts = (yield* startsOf([a, b, c, e, f])).map((t) => t - origin)
+              expect(starts).toEqual([0, 0, 1000, 1000, 2000])
+            }
+          })
+        ))
+    })
+
+    describe("several limits", () => {
+      it.scoped("start at the earliest instant every limit allows", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [
+                { limit: 2, window: "1 second", burst: 2 },
+                { limit: 3, window: "10 seconds", algorithm: "fixed-window" }
+              ]
+            })
+            const fibers = yield* takers(limiter, 5)
+            yield* TestClock.adjust("11 seconds")
+            expect(yield* startsOf(fibers)).toEqual([0, 0, 500, 10_000, 10_000])
+          })
+        ))
+
+      it.scoped("charge all of them or none", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [
+                { limit: 1, window: "1 second" },
+                { limit: 2, window: "10 seconds", algorithm: "fixed-window" }
+              ],
+              maxWait: "500 millis"
+            })
+            yield* limiter.take()
+            const error = yield* exceeded(limiter.take())
+            assert.deepStrictEqual(error.retryAfter, Duration.millis(500))
+            assert.strictEqual(error.limit?.algorithm, "gcra")
+            // the refusal charged neither limit: the fixed window still has one unit left
+            yield* TestClock.adjust("1 second")
+            yield* limiter.take()
+            const refused = yield* exceeded(limiter.take())
+            assert.strictEqual(refused.limit?.algorithm, "fixed-window")
+            assert.deepStrictEqual(refused.retryAfter, Duration.millis(8500))
+          })
+        ))
+    })
+
+    describe("pause", () => {
+      it.scoped("every caller waits out the pause, which can be read as a relative duration", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 10, window: "1 second", burst: 10 })
+            yield* limiter.pauseFor("5 seconds")
+            assert.deepStrictEqual(yield* limiter.pauseRemaining, Duration.seconds(5))
+            yield* TestClock.adjust("2 seconds")
+            assert.deepStrictEqual(yield* limiter.pauseRemaining, Duration.seconds(3))
+            // a shorter pause never shortens the current one
+            yield* limiter.pauseFor("1 second")
+            assert.deepStrictEqual(yield* limiter.pauseRemaining, Duration.seconds(3))
+            const error = yield* exceeded(limiter.take({ maxWait: "1 second" }))
+            assert.strictEqual(error.reason, "paused")
+            assert.strictEqual(error.limit, undefined)
+            assert.deepStrictEqual(error.retryAfter, Duration.seconds(2))
+            const fibers = yield* takers(limiter, 2)
+            yield* TestClock.adjust("4 seconds")
+            expect(yield* startsOf(fibers)).toEqual([5000, 5000])
+            assert.deepStrictEqual(yield* limiter.pauseRemaining, Duration.zero)
+          })
+        ))
+
+      it.scoped("holds callers already asleep until the pause ends", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 1, window: "1 second" })
+            const [a, b] = yield* takers(limiter, 2)
+            yield* TestClock.adjust(100)
+            yield* limiter.pauseFor("3 seconds")
+            yield* TestClock.adjust("5 seconds")
+            expect(yield* startsOf([a, b])).toEqual([0, 3100])
+          })
+        ))
+
+      it.scoped("is shared by limiters on the same key", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const name = uniqueName("shared")
+            const one = yield* limiterOn(store, { name, limit: 10, window: "1 second", burst: 10 })
+            const two = yield* limiterOn(store, { name, limit: 10, window: "1 second", burst: 10 })
+            yield* one.pauseFor("2 seconds")
+            assert.deepStrictEqual(yield* two.pauseRemaining, Duration.seconds(2))
+            const fiber = yield* taker(two)
+            yield* TestClock.adjust("3 seconds")
+            assert.strictEqual(yield* Fiber.join(fiber), 2000)
+          })
+        ))
+    })
+
+    describe("many takers", () => {
+      it.scoped("hundreds of concurrent takers start exactly on schedule", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 50, window: "1 second", burst: 5 })
+            const fibers = yield* takers(limiter, 300)
+            yield* TestClock.adjust("10 seconds")
+            const starts = yield* startsOf(fibers)
+            const expected = starts.map((_, i) => Math.max(0, i - 4) * 20)
+            expect(starts).toEqual(expected)
+          })
+        ))
+
+      it.scoped("limiters sharing a key share the quota (as processes sharing a store do)", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const name = uniqueName("shared")
+            const one = yield* limiterOn(store, { name, limit: 4, window: "1 second" })
+            const two = yield* limiterOn(store, { name, limit: 4, window: "1 second" })
+            const fibers: Array<Fiber.Fiber<number, RateLimiter.RateLimiterError>> = []
+            for (let i = 0; i < 4; i++) {
+              fibers.push(yield* taker(one), yield* taker(two))
+            }
+            yield* TestClock.adjust("3 seconds")
+            expect(yield* startsOf(fibers)).toEqual([0, 250, 500, 750, 1000, 1250, 1500, 1750])
+          })
+        ))
+    })
+
+    describe("the store interface", () => {
+      const spec: RateLimiterStore.LimitSpec = { algorithm: "gcra", limit: 1, windowMillis: 1000, burst: 1 }
+
+      it.scoped("answers with relative delays and refunds only the latest reservation, once", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(1_700_000_000_000)
+            const key = uniqueName("raw")
+            const request = { key, limits: [spec], cost: 1, maxWaitMillis: Number.POSITIVE_INFINITY }
+            const r1 = yield* store.reserve(request)
+            const r2 = yield* store.reserve(request)
+            const r3 = yield* store.reserve({ ...request, maxWaitMillis: 1500 })
+            assert(r1._tag === "Reserved" && r2._tag === "Reserved")
+            assert.strictEqual(r1.delayMillis, 0)
+            assert.strictEqual(r2.delayMillis, 1000)
+            assert(r3._tag === "Refused")
+            assert.strictEqual(r3.delayMillis, 2000)
+            assert.strictEqual(r3.retryAfterMillis, 500)
+            assert.strictEqual(r3.binding, 0)
+            const refund = (reservation: number) => store.refund({ key, limits: [spec], cost: 1, reservation })
+            assert.isFalse(yield* refund(r1.reservation), "not the latest")
+            assert.isTrue(yield* refund(r2.reservation))
+            assert.isFalse(yield* refund(r2.reservation), "a repeated refund is a no-op")
+            const r4 = yield* store.reserve(request)
+            assert(r4._tag === "Reserved")
+            assert.strictEqual(r4.delayMillis, 1000)
+            assert.notStrictEqual(r4.reservation, r2.reservation)
+          })
+        ))
+
+      it.scoped("pause and readPause are relative durations", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(1_700_000_000_000)
+            const key = uniqueName("raw")
+            assert.strictEqual(yield* store.readPause(key), 0)
+            yield* store.pause(key, 1500)
+            assert.strictEqual(yield* store.readPause(key), 1500)
+            yield* TestClock.adjust(1000)
+            assert.strictEqual(yield* store.readPause(key), 500)
+            const result = yield* store.reserve({ key, limits: [spec], cost: 1, maxWaitMillis: 100 })
+            assert(result._tag === "Refused")
+            assert.strictEqual(result.binding, -1)
+            assert.strictEqual(result.retryAfterMillis, 400)
+          })
+        ))
+
+      it.scoped("a refused take leaves every limit as it was", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const key = uniqueName("raw")
+            const limits: ReadonlyArray<RateLimiterStore.LimitSpec> = [
+              { algorithm: "gcra", limit: 1, windowMillis: 1000, burst: 1 },
+              { algorithm: "sliding-window", limit: 3, windowMillis: 10_000, burst: 3 },
+              { algorithm: "fixed-window", limit: 3, windowMillis: 10_000, burst: 3 }
+            ]
+            const reserve = (maxWaitMillis: number) => store.reserve({ key, limits, cost: 1, maxWaitMillis })
+            const delays: Array<number> = []
+            for (let i = 0; i < 6; i++) {
+              const taken = yield* reserve(Number.POSITIVE_INFINITY)
+              assert(taken._tag === "Reserved")
+              delays.push(taken.delayMillis)
+              const refused = yield* reserve(0)
+              assert.strictEqual(refused._tag, "Refused")
+            }
+            expect(delays).toEqual([0, 1000, 2000, 10_000, 11_000, 12_000])
+          })
+        ))
+    })
+
+    it.scoped("a take whose wait is interrupted at the start instant does not double-start", () =>
+      withStore((store) =>
+        Effect.gen(function*() {
+          const limiter = yield* limiterOn(store, { limit: 1, window: "1 second" })
+          const [a, b] = yield* takers(limiter, 2)
+          yield* TestClock.adjust("1 second")
+          const exit = yield* Fiber.interrupt(b)
+          assert(Exit.isSuccess(exit), "b had already started")
+          const c = yield* taker(limiter)
+          yield* TestClock.adjust("2 seconds")
+          expect(yield* startsOf([a, c])).toEqual([0, 2000])
+        })
+      ))
+  })
+}
