@@ -1,0 +1,742 @@
+/**
+ * A provider is everything sluice puts around the calls to one upstream: a bulkhead (how many
+ * calls are in flight), a rate limiter (how many start per window), four budgets (permit wait,
+ * limiter wait, one attempt, the total), retries with a retry budget, a circuit breaker, a
+ * graceful shutdown, and the metrics that tell which bound binds.
+ *
+ * One attempt, outermost first: bulkhead → rate limiter → attempt timeout → the call → release.
+ * Retries sit outside: each attempt takes a fresh permit and token, and backoff sleeps hold
+ * neither. Every refusal is its own typed error, next to the call's own errors.
+ *
+ * @since 0.1.0
+ */
+import type { Bulkhead } from "@sluice/bulkhead"
+import type { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
+import type * as Scope from "effect/Scope"
+import * as errors from "./internal/errors.js"
+import * as internal from "./internal/provider.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+// ---------------------------------------------------------------------------------------------
+// models
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One provider. `Err` is the union of the refusals this provider can produce; with literal
+ * options (`make`, `layer`) it holds only the budgets that are configured, elsewhere it is the
+ * full `ProviderError`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Provider<out Err = ProviderError> {
+  readonly [TypeId]: TypeId
+  /** The name used in errors, metrics (`name` label) and spans. */
+  readonly name: string
+  /** The provider's bulkhead (its name is the provider's). */
+  readonly bulkhead: Bulkhead.Bulkhead
+  /** The provider's rate limiter, if it has one. */
+  readonly rateLimiter: RateLimiter.RateLimiter | undefined
+  /**
+   * Runs `self` through the provider: circuit breaker, then per attempt bulkhead → rate limiter →
+   * attempt timeout → `self` → release, retried as the policy says, all within the total budget.
+   * Per-call budgets override the provider's (and add their errors to the type).
+   */
+  readonly call: <A, E, R, const C extends CallOptions = {}>(
+    self: Effect.Effect<A, E, R>,
+    options?: C | undefined
+  ) => Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
+  /** Counters, phase times over the last calls, and the verdict: a snapshot. */
+  readonly stats: Effect.Effect<Stats>
+}
+
+/**
+ * The bulkhead of a provider built from options: the bulkhead's options without its name (the
+ * provider's name is used).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type BulkheadSettings = Omit<Bulkhead.Options, "name">
+
+/**
+ * Exponential backoff between attempts: `initial × factor^(retry - 1)`, at most `max`, then
+ * shortened by up to `jitter` of itself at random (0: exact delays, 1: "full jitter").
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Backoff {
+  /** Default 100 ms. */
+  readonly initial?: Duration.DurationInput | undefined
+  /** Default 10 s. */
+  readonly max?: Duration.DurationInput | undefined
+  /** Default 2. */
+  readonly factor?: number | undefined
+  /** A fraction from 0 to 1. Default 0.2. */
+  readonly jitter?: number | undefined
+}
+
+/**
+ * Stops retry storms: a retry is allowed while the retries in the sliding `window` stay below
+ * `max(minRetries, ratio × first attempts)`. The window slides by tenths.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryBudget {
+  /** Retries per first attempt. Default 0.1: at most 10 % extra calls. */
+  readonly ratio?: number | undefined
+  /** Retries always allowed per window. Default 3. */
+  readonly minRetries?: number | undefined
+  /** Default 10 s. */
+  readonly window?: Duration.DurationInput | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface RetryOptions {
+  /** Attempts in all, the first included: an integer ≥ 1. */
+  readonly maxAttempts: number
+  readonly backoff?: Backoff | undefined
+  /**
+   * Which errors are retried. Default: `CallTimeout`, and errors that carry
+   * `[Provider.RetryableTypeId]: true`. `BulkheadFull`, `CircuitOpen`, `RetryBudgetExhausted`,
+   * `TotalTimeout` and `ProviderClosed` are never retried, whatever the predicate says.
+   */
+  readonly isRetryable?: ((error: unknown) => boolean) | undefined
+  /** The retry budget; `false` turns it off (then `RetryBudgetExhausted` is not in the type). Default on. */
+  readonly budget?: RetryBudget | false | undefined
+}
+
+/**
+ * The failure ratio over the last `window` calls (count-based).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FailureRatio {
+  /** From 0 (exclusive) to 1. */
+  readonly ratio: number
+  /** The last calls considered, an integer ≥ 1. */
+  readonly window: number
+  /** Calls needed in the window before the ratio counts. Default: `window`. */
+  readonly minimumCalls?: number | undefined
+}
+
+/**
+ * Opens after `consecutiveFailures` failures in a row, or when `failureRatio` is reached (give
+ * either or both; default: 5 consecutive failures). Only the call's own failures and
+ * `CallTimeout` count, never a refusal by the bulkhead or the limiter.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CircuitBreakerOptions {
+  readonly consecutiveFailures?: number | undefined
+  readonly failureRatio?: FailureRatio | undefined
+  /** How long the circuit stays open before a probe. Default 30 s. */
+  readonly openFor?: Duration.DurationInput | undefined
+  /** Which failures of the call count. Default: all. */
+  readonly isFailure?: ((error: unknown) => boolean) | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The name used in errors, metrics and spans; also the bulkhead's and limiter's when built here. */
+  readonly name: string
+  /** A bulkhead, or its settings. */
+  readonly bulkhead: Bulkhead.Bulkhead | BulkheadSettings
+  /** A rate limiter, or its settings (built on the `RateLimiterStore` service). */
+  readonly rateLimiter?: RateLimiter.RateLimiter | RateLimiter.Settings | undefined
+  /** The budget of one attempt, around the call only (not the waits): `CallTimeout`. */
+  readonly attemptTimeout?: Duration.DurationInput | undefined
+  /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout`. */
+  readonly totalTimeout?: Duration.DurationInput | undefined
+  readonly retry?: RetryOptions | undefined
+  readonly circuitBreaker?: CircuitBreakerOptions | undefined
+  /** How long in-flight calls may run on when the provider's scope closes. Default 10 s. */
+  readonly gracePeriod?: Duration.DurationInput | undefined
+  /** Which failures of the call are upstream signals (429s, 5xx) for the verdict. Default: none. */
+  readonly isUpstreamError?: ((error: unknown) => boolean) | undefined
+  /** How many recent attempts the stats keep per phase. Default 1,024. */
+  readonly sampleSize?: number | undefined
+}
+
+/**
+ * Everything but the name: what a service tag's `layer` takes.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Settings = Omit<Options, "name">
+
+/**
+ * Options of one call.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface CallOptions {
+  /** Bulkhead permits this call holds. Default 1. */
+  readonly permits?: number | undefined
+  /** Rate limiter units this call takes. Default 1. */
+  readonly cost?: number | undefined
+  /** Overrides the provider's attempt budget. */
+  readonly attemptTimeout?: Duration.DurationInput | undefined
+  /** Overrides the provider's total budget. */
+  readonly totalTimeout?: Duration.DurationInput | undefined
+  /** `false`: one attempt only, e.g. for a call that is not idempotent. Default `true`. */
+  readonly retry?: boolean | undefined
+}
+
+/**
+ * How a call ended, as counted in `sluice_provider_outcomes_total` and `Stats.outcomes`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome =
+  | "success"
+  | "call_error"
+  | "call_timeout"
+  | "total_timeout"
+  | "permit_wait_timeout"
+  | "bulkhead_full"
+  | "rate_limited"
+  | "circuit_open"
+  | "retry_budget_exhausted"
+  | "store_error"
+  | "closed"
+  | "interrupted"
+
+/**
+ * Where a call was: the `phase` of `sluice_provider_interrupted_total` and of `TotalTimeout`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Phase = errors.Phase
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CircuitState = "closed" | "open" | "half-open"
+
+/**
+ * Mean and p95 of one phase over the last attempts (`sampleSize`), in milliseconds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PhaseSummary {
+  readonly count: number
+  readonly meanMillis: number
+  readonly p95Millis: number
+}
+
+/**
+ * Which bound binds:
+ * - `limiter`: permits are held mostly asleep in the limiter: the quota is saturated (healthy for a batch);
+ * - `bulkhead`: permits are held mostly by the call while callers wait for permits: the provider slowed;
+ * - `upstream`: the upstream pushes back (429s, 5xx);
+ * - `none`: nothing waits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Binding = "limiter" | "bulkhead" | "upstream" | "none"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Verdict {
+  readonly binding: Binding
+  /** One sentence with the numbers. */
+  readonly reason: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stats {
+  readonly provider: string
+  /** Calls finished. */
+  readonly calls: number
+  /** Attempts started (a retried call makes several). */
+  readonly attempts: number
+  /** Calls in progress. */
+  readonly inFlight: number
+  readonly outcomes: { readonly [K in Outcome]: number }
+  /** Call failures that `isUpstreamError` classified as upstream pushback. */
+  readonly upstreamErrors: number
+  readonly permitWait: PhaseSummary
+  readonly limiterWait: PhaseSummary
+  readonly callTime: PhaseSummary
+  readonly circuit: CircuitState
+  readonly bulkhead: Bulkhead.Stats
+  readonly verdict: Verdict
+}
+
+/**
+ * What the verdict reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface VerdictInput {
+  readonly attempts: number
+  readonly upstreamErrors: number
+  readonly permitWait: PhaseSummary
+  readonly limiterWait: PhaseSummary
+  readonly callTime: PhaseSummary
+}
+
+// ---------------------------------------------------------------------------------------------
+// errors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * One attempt's call outlived `attemptTimeout`; it was interrupted and its permit released.
+ * Retried by default. When the attempt and the total budget expire at the same instant, this is
+ * the error (the innermost budget wins).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const CallTimeout: typeof errors.CallTimeout = errors.CallTimeout
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface CallTimeout extends InstanceType<typeof errors.CallTimeout> {}
+
+/**
+ * The whole operation (waits, attempts, backoff) outlived `totalTimeout`, or the next backoff
+ * would; `phase` says where it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const TotalTimeout: typeof errors.TotalTimeout = errors.TotalTimeout
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface TotalTimeout extends InstanceType<typeof errors.TotalTimeout> {}
+
+/**
+ * The circuit is open (or half-open with its probe in flight): the call failed at once, holding
+ * nothing. `retryAfter` is how long until a probe is let through.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const CircuitOpen: typeof errors.CircuitOpen = errors.CircuitOpen
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface CircuitOpen extends InstanceType<typeof errors.CircuitOpen> {}
+
+/**
+ * A retry was due but the retry budget was spent; the error it would have retried is `lastError`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RetryBudgetExhausted: typeof errors.RetryBudgetExhausted = errors.RetryBudgetExhausted
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface RetryBudgetExhausted extends InstanceType<typeof errors.RetryBudgetExhausted> {}
+
+/**
+ * The provider's scope is closing: a new call is refused at once (`reason: "closing"`), and a call
+ * still running when the grace period ends is interrupted (`"grace-period-elapsed"`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const ProviderClosed: typeof errors.ProviderClosed = errors.ProviderClosed
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface ProviderClosed extends InstanceType<typeof errors.ProviderClosed> {}
+
+/**
+ * The bulkhead's queue was full (re-exported from `@sluice/bulkhead`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type BulkheadFull = Bulkhead.BulkheadFull
+
+/**
+ * The permit wait passed the bulkhead's `maxWait` (re-exported from `@sluice/bulkhead`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type PermitWaitTimeout = Bulkhead.PermitWaitTimeout
+
+/**
+ * The limiter refused: the start would come later than its wait budget (its `maxWait`, capped by
+ * what is left of the total). Re-exported from `@sluice/rate-limiter`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimitExceeded = RateLimiter.RateLimitExceeded
+
+/**
+ * The limiter's store failed to decide. Re-exported from `@sluice/rate-limiter`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimiterStoreError = RateLimiterStore.RateLimiterStoreError
+
+/**
+ * Every refusal a provider can produce.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ProviderError =
+  | BulkheadFull
+  | PermitWaitTimeout
+  | RateLimitExceeded
+  | RateLimiterStoreError
+  | CallTimeout
+  | TotalTimeout
+  | CircuitOpen
+  | RetryBudgetExhausted
+  | ProviderClosed
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isProvider: (u: unknown) => u is Provider<unknown> = internal.isProvider
+
+/**
+ * True for the errors defined here (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
+ * `RetryBudgetExhausted`, `ProviderClosed`).
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isProviderError: (
+  u: unknown
+) => u is CallTimeout | TotalTimeout | CircuitOpen | RetryBudgetExhausted | ProviderClosed = errors.isProviderError
+
+/**
+ * An error that carries `[RetryableTypeId]: true` is retried by the default retry predicate.
+ *
+ * @since 0.1.0
+ * @category retries
+ */
+export const RetryableTypeId: unique symbol = internal.RetryableTypeId
+
+/**
+ * @since 0.1.0
+ * @category retries
+ */
+export type RetryableTypeId = typeof RetryableTypeId
+
+/**
+ * The default retry predicate: `CallTimeout`, and errors marked with `RetryableTypeId`.
+ *
+ * @since 0.1.0
+ * @category retries
+ */
+export const isRetryable: (error: unknown) => boolean = internal.isRetryable
+
+// ---------------------------------------------------------------------------------------------
+// type-level: which errors the options can produce
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Whether the options configure `K`: true when the key may hold a value other than `undefined`
+ * (an optional key of a widened type counts as configured).
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type Configures<O, K extends PropertyKey> = K extends keyof O ? [O[K]] extends [undefined] ? false : true
+  : false
+
+type When<C extends boolean, T> = C extends true ? T : never
+
+/**
+ * The bulkhead errors of a bulkhead option: all of them for a given bulkhead, and for settings
+ * `BulkheadFull` only with `maxWaiting`, `PermitWaitTimeout` only with `maxWait`.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead ? Bulkhead.BulkheadError
+  : B extends undefined ? never
+  : When<Configures<B, "maxWaiting">, BulkheadFull> | When<Configures<B, "maxWait">, PermitWaitTimeout>
+
+/**
+ * @since 0.1.0
+ * @category type-level
+ */
+export type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
+: RetryBudgetExhausted
+
+/**
+ * The refusals a provider built from options `O` can produce.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type ErrorsOf<O> =
+  | ProviderClosed
+  | ("bulkhead" extends keyof O ? BulkheadErrorsOf<O["bulkhead"]> : never)
+  | When<Configures<O, "rateLimiter">, RateLimitExceeded | RateLimiterStoreError>
+  | When<Configures<O, "attemptTimeout">, CallTimeout>
+  | When<Configures<O, "totalTimeout">, TotalTimeout>
+  | When<Configures<O, "circuitBreaker">, CircuitOpen>
+  | ("retry" extends keyof O ? RetryErrorsOf<O["retry"]> : never)
+
+/**
+ * The errors the per-call budgets add.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type CallErrorsOf<C> =
+  | When<Configures<C, "attemptTimeout">, CallTimeout>
+  | When<Configures<C, "totalTimeout">, TotalTimeout>
+
+/**
+ * What building a provider from options `O` needs: the `RateLimiterStore` when it builds its
+ * limiter from settings.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type RequirementsOf<O> = "rateLimiter" extends keyof O
+  ? [O["rateLimiter"]] extends [RateLimiter.RateLimiter | undefined] ? never : RateLimiterStore.RateLimiterStore
+  : never
+
+// ---------------------------------------------------------------------------------------------
+// constructors
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Creates a provider in the current scope. Closing the scope shuts it down: new calls fail with
+ * `ProviderClosed`, calls in flight get `gracePeriod` to finish, then are interrupted. Invalid
+ * options are a defect (`IllegalArgumentException`) naming the provider and the value.
+ *
+ * With literal options the error type holds only what is configured:
+ *
+ * @example
+ * ```ts
+ * import { Provider } from "@sluice/provider"
+ * import { RateLimiterStore } from "@sluice/rate-limiter"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const nominatim = yield* Provider.make({
+ *     name: "nominatim",
+ *     bulkhead: { permits: 4, maxWait: "2 seconds" },
+ *     rateLimiter: { limit: 1, window: "1 second", maxWait: "30 seconds" },
+ *     attemptTimeout: "5 seconds",
+ *     totalTimeout: "1 minute",
+ *     retry: { maxAttempts: 3 }
+ *   })
+ *   return yield* nominatim.call(Effect.succeed("Lyon")).pipe(
+ *     Effect.catchTag("PermitWaitTimeout", () => Effect.succeed("queued too long")),
+ *     Effect.catchTag("CallTimeout", () => Effect.succeed("the call was too slow"))
+ *   )
+ * }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: <const O extends Options>(
+  options: O
+) => Effect.Effect<Provider<ErrorsOf<O>>, never, Scope.Scope | RequirementsOf<O>> = internal.make as never
+
+/**
+ * Runs an effect through a provider: `effect.pipe(Provider.withProvider(nominatim, { cost: 2 }))`.
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withProvider: {
+  <Err, const C extends CallOptions = {}>(
+    provider: Provider<Err>,
+    options?: C | undefined
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
+  <A, E, R, Err, const C extends CallOptions = {}>(
+    self: Effect.Effect<A, E, R>,
+    provider: Provider<Err>,
+    options?: C | undefined
+  ): Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
+} = internal.withProvider as never
+
+/**
+ * The verdict on phase times: which bound binds, and why, in one sentence. The limiter sits inside
+ * the bulkhead, so a quota-bound batch raises permit wait too; the verdict therefore reads how
+ * the time a permit is held splits between limiter sleep and the call.
+ *
+ * @since 0.1.0
+ * @category stats
+ */
+export const verdict: (input: VerdictInput) => Verdict = internal.verdict
+
+// ---------------------------------------------------------------------------------------------
+// services and layers
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * A service tag for one provider, with its layers: one tag per upstream, since one tag holds one
+ * value. A declared tag carries the full `ProviderError` union.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export interface TagClass<Self, Id extends string> extends Context.TagClass<Self, `@sluice/provider/${Id}`, Provider> {
+  /** The provider's name: the id given to `Tag`. */
+  readonly id: Id
+  /** Builds the provider once for the runtime that provides it; closing the runtime shuts it down. */
+  readonly layer: <const O extends Settings>(options: O) => Layer.Layer<Self, never, RequirementsOf<O>>
+  /** Reads the settings from `Config`, e.g. `Config.nested(Provider.config, "NOMINATIM")`. */
+  readonly layerConfig: (
+    config: Config.Config<Settings>
+  ) => Layer.Layer<Self, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore>
+}
+
+/**
+ * Declares the service of one provider, named by `id`:
+ *
+ * @example
+ * ```ts
+ * import { Provider } from "@sluice/provider"
+ * import { Effect } from "effect"
+ *
+ * class Nominatim extends Provider.Tag("nominatim")<Nominatim>() {}
+ *
+ * const search = (q: string) => Effect.flatMap(Nominatim, (nominatim) => nominatim.call(Effect.succeed(q)))
+ *
+ * const main = search("Lyon").pipe(
+ *   Effect.provide(Nominatim.layer({ bulkhead: { permits: 4, maxWait: "2 seconds" }, attemptTimeout: "5 seconds" }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self, Id> = internal.Tag
+
+/**
+ * A layer that builds a provider once and provides it under `tag`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: <I, const O extends Options>(
+  tag: Context.Tag<I, Provider>,
+  options: O
+) => Layer.Layer<I, never, RequirementsOf<O>> = internal.layer as never
+
+/**
+ * A layer that reads the options from `Config` and provides the provider under `tag`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: <I>(
+  tag: Context.Tag<I, Provider>,
+  config: Config.Config<Options>
+) => Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> = internal.layerConfig
+
+/**
+ * The settings as `Config`: the bulkhead under `BULKHEAD` (`BULKHEAD_PERMITS`, ...), an optional
+ * limiter under `RATE_LIMIT` (`RATE_LIMIT_LIMIT`, `RATE_LIMIT_WINDOW`, ...), `ATTEMPT_TIMEOUT`,
+ * `TOTAL_TIMEOUT`, `MAX_ATTEMPTS`, `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`,
+ * `GRACE_PERIOD`. Predicates (`isRetryable`, `isUpstreamError`, ...) are not configuration: add
+ * them with `Config.map`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<Settings> = internal.config
+
+// ---------------------------------------------------------------------------------------------
+// metrics
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * `sluice_call_seconds`: the time of each attempt's call (permit held, after the limiter),
+ * labelled `name`. The permit and limiter waits are the bulkhead's `sluice_permit_wait_seconds`
+ * and the limiter's `sluice_limiter_wait_seconds`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const callSeconds: Metric.Metric.Histogram<number> = internal.callSeconds
+
+/**
+ * `sluice_provider_outcomes_total`: calls by how they ended, labelled `name` and `outcome`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const outcomes: Metric.Metric.Counter<number> = internal.outcomesTotal
+
+/**
+ * `sluice_provider_interrupted_total`: calls whose caller interrupted them, labelled `name` and
+ * `phase` (`permit_wait`, `limiter_wait`, `call`, `backoff`).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const interrupted: Metric.Metric.Counter<number> = internal.interruptedTotal
+
+/**
+ * `sluice_provider_circuit_state`: 0 closed, 1 half-open, 2 open; labelled `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const circuitState: Metric.Metric.Gauge<number> = internal.circuitGauge

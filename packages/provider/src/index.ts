@@ -1,0 +1,23 @@
+/**
+ * A provider is everything sluice puts around the calls to one upstream: a bulkhead (how many
+ * calls are in flight), a rate limiter (how many start per window), four budgets (permit wait,
+ * limiter wait, one attempt, the total), retries with a retry budget, a circuit breaker, a
+ * graceful shutdown, and the metrics that tell which bound binds.
+ *
+ * One attempt, outermost first: bulkhead → rate limiter → attempt timeout → the call → release.
+ * Retries sit outside: each attempt takes a fresh permit and token, and backoff sleeps hold
+ * neither. Every refusal is its own typed error, next to the call's own errors.
+ *
+ * @since 0.1.0
+ */
+export * as Provider from "./Provider.js"
+
+/**
+ * How many permits a provider's bulkhead needs, from Little's law: to sustain `rate` calls per
+ * second that each take `medianLatency`, `rate × medianLatency` calls must be in flight. Fewer,
+ * and the bulkhead binds before the quota; many more only queue work inside the process. The
+ * result carries its derivation as text, so a configuration can carry its reason.
+ *
+ * @since 0.1.0
+ */
+export * as Sizing from "./Sizing.js"

@@ -1,0 +1,157 @@
+/** @internal */
+
+/**
+ * The breaker's state machine, synchronous (one JavaScript thread, so each step is atomic). Times
+ * are milliseconds on the caller's `Clock`.
+ *
+ * - closed: calls pass; failures are counted (consecutive, or the ratio over the last `window`
+ *   calls); reaching the threshold opens the circuit.
+ * - open: calls are refused at once until `openForMillis` has passed.
+ * - half-open: exactly one call (the probe) passes; its success closes the circuit, its failure
+ *   opens it again. A probe refused before it reached the upstream (bulkhead, limiter) or
+ *   interrupted proves nothing: the next call becomes the probe.
+ *
+ * @internal
+ */
+export interface BreakerSettings {
+  readonly consecutiveFailures: number | undefined
+  readonly ratio: number | undefined
+  readonly window: number
+  readonly minimumCalls: number
+  readonly openForMillis: number
+}
+
+/** @internal */
+export type State = "closed" | "open" | "half-open"
+
+/** @internal */
+export type Admission =
+  | { readonly _tag: "Pass"; readonly probe: boolean }
+  | {
+    readonly _tag: "Refuse"
+    readonly state: "open" | "half-open"
+    readonly failures: number
+    readonly openedForMillis: number
+    readonly retryAfterMillis: number
+  }
+
+const pass: Admission = { _tag: "Pass", probe: false }
+const passProbe: Admission = { _tag: "Pass", probe: true }
+
+/** @internal */
+export class CircuitBreaker {
+  state: State = "closed"
+  openedAt = 0
+  openingFailures = 0
+  probing = false
+  consecutive = 0
+  // the ratio window: a ring of the last `window` outcomes
+  private readonly outcomes: Array<boolean>
+  private next = 0
+  private filled = 0
+  private failuresInWindow = 0
+
+  constructor(
+    readonly settings: BreakerSettings,
+    readonly onChange: (state: State) => void
+  ) {
+    this.outcomes = new Array<boolean>(settings.ratio === undefined ? 0 : settings.window).fill(false)
+  }
+
+  admit(now: number): Admission {
+    if (this.state === "closed") return pass
+    if (this.state === "open") {
+      const elapsed = now - this.openedAt
+      if (elapsed < this.settings.openForMillis) {
+        return {
+          _tag: "Refuse",
+          state: "open",
+          failures: this.openingFailures,
+          openedForMillis: elapsed,
+          retryAfterMillis: this.settings.openForMillis - elapsed
+        }
+      }
+      this.transition("half-open")
+    }
+    if (this.probing) {
+      return {
+        _tag: "Refuse",
+        state: "half-open",
+        failures: this.openingFailures,
+        openedForMillis: now - this.openedAt,
+        retryAfterMillis: 0
+      }
+    }
+    this.probing = true
+    return passProbe
+  }
+
+  onSuccess(probe: boolean): void {
+    if (probe) {
+      this.probing = false
+      this.reset()
+      this.transition("closed")
+      return
+    }
+    if (this.state !== "closed") return
+    this.consecutive = 0
+    this.record(false)
+  }
+
+  onFailure(probe: boolean, now: number): void {
+    if (probe) {
+      this.probing = false
+      this.open(now, this.openingFailures)
+      return
+    }
+    // a call admitted before the circuit opened, ending after: the circuit already knows
+    if (this.state !== "closed") return
+    this.consecutive++
+    this.record(true)
+    const { consecutiveFailures, minimumCalls, ratio } = this.settings
+    if (consecutiveFailures !== undefined && this.consecutive >= consecutiveFailures) {
+      this.open(now, this.consecutive)
+    } else if (ratio !== undefined && this.filled >= minimumCalls && this.failuresInWindow / this.filled >= ratio) {
+      this.open(now, this.failuresInWindow)
+    }
+  }
+
+  /** The call ended without reaching the upstream (refused, or interrupted): it proves nothing. */
+  onNeutral(probe: boolean): void {
+    if (probe) this.probing = false
+  }
+
+  private record(failure: boolean): void {
+    const size = this.outcomes.length
+    if (size === 0) return
+    if (this.filled === size) {
+      if (this.outcomes[this.next]) this.failuresInWindow--
+    } else {
+      this.filled++
+    }
+    this.outcomes[this.next] = failure
+    if (failure) this.failuresInWindow++
+    this.next = (this.next + 1) % size
+  }
+
+  private reset(): void {
+    this.consecutive = 0
+    this.outcomes.fill(false)
+    this.next = 0
+    this.filled = 0
+    this.failuresInWindow = 0
+  }
+
+  private open(now: number, failures: number): void {
+    this.openedAt = now
+    this.openingFailures = failures
+    this.reset()
+    this.transition("open")
+  }
+
+  private transition(state: State): void {
+    if (this.state === state) return
+    this.state = state
+    this.onChange(state)
+  }
+}

@@ -1,0 +1,904 @@
+/** @internal */
+import { Bulkhead } from "@sluice/bulkhead"
+import { RateLimiter, type RateLimiterStore } from "@sluice/rate-limiter"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
+import { dual } from "effect/Function"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as Predicate from "effect/Predicate"
+import * as Random from "effect/Random"
+import type * as Scope from "effect/Scope"
+import type * as Api from "../Provider.js"
+import { type BreakerSettings, CircuitBreaker, type State as CircuitState } from "./circuitBreaker.js"
+import * as errors from "./errors.js"
+import { RetryBudget } from "./retryBudget.js"
+import { Samples } from "./samples.js"
+
+/** @internal */
+export const TypeId: Api.TypeId = Symbol.for("@sluice/provider/Provider") as Api.TypeId
+
+/** @internal */
+export const RetryableTypeId: Api.RetryableTypeId = Symbol.for("@sluice/provider/Retryable") as Api.RetryableTypeId
+
+/** @internal */
+export const isProvider = (u: unknown): u is Api.Provider<unknown> => Predicate.hasProperty(u, TypeId)
+
+/** @internal */
+export const isRetryable = (error: unknown): boolean =>
+  (errors.isProviderError(error) && error._tag === "CallTimeout") ||
+  (Predicate.hasProperty(error, RetryableTypeId) && error[RetryableTypeId] === true)
+
+// ---------------------------------------------------------------------------------------------
+// metrics
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * From 1 ms doubling to about 9 min: a geocoder answers in tens of milliseconds, an LLM call in
+ * tens of seconds, a stuck call is cut by its attempt budget long before the last bucket.
+ *
+ * @internal
+ */
+export const callSeconds = Metric.histogram(
+  "sluice_call_seconds",
+  MetricBoundaries.exponential({ start: 0.001, factor: 2, count: 20 }),
+  "Time of each attempt's call to a provider, permit held and limiter passed, in seconds"
+)
+
+/** @internal */
+export const outcomesTotal = Metric.counter("sluice_provider_outcomes_total", {
+  description: "Calls through a provider by how they ended",
+  incremental: true
+})
+
+/** @internal */
+export const interruptedTotal = Metric.counter("sluice_provider_interrupted_total", {
+  description: "Calls through a provider interrupted by their caller, by the phase they were in",
+  incremental: true
+})
+
+/** @internal */
+export const circuitGauge = Metric.gauge("sluice_provider_circuit_state", {
+  description: "A provider's circuit: 0 closed, 1 half-open, 2 open"
+})
+
+const circuitValue: Record<CircuitState, number> = { closed: 0, "half-open": 1, open: 2 }
+
+const outcomeNames: ReadonlyArray<Api.Outcome> = [
+  "success",
+  "call_error",
+  "call_timeout",
+  "total_timeout",
+  "permit_wait_timeout",
+  "bulkhead_full",
+  "rate_limited",
+  "circuit_open",
+  "retry_budget_exhausted",
+  "store_error",
+  "closed",
+  "interrupted"
+]
+
+const recordOf = <K extends string, V>(keys: ReadonlyArray<K>, f: (key: K) => V): Record<K, V> => {
+  const record = {} as Record<K, V>
+  for (const key of keys) record[key] = f(key)
+  return record
+}
+
+const phases: ReadonlyArray<errors.Phase> = ["circuit", "permit_wait", "limiter_wait", "call", "backoff"]
+
+// ---------------------------------------------------------------------------------------------
+// validation
+// ---------------------------------------------------------------------------------------------
+
+const illegal = (name: string, message: string): Cause.IllegalArgumentException =>
+  new Cause.IllegalArgumentException(`provider ${JSON.stringify(name)}: ${message}`)
+
+const show = (u: unknown): string => {
+  if (typeof u === "string") return JSON.stringify(u)
+  if (Duration.isDuration(u)) return Duration.format(u)
+  try {
+    return JSON.stringify(u) ?? String(u)
+  } catch {
+    return String(u)
+  }
+}
+
+/**
+ * A duration option in milliseconds. Effect's `Duration` reads negative and NaN inputs as zero; a
+ * budget written as `-5` or `NaN` is a mistake, so it is refused instead of meaning "no time".
+ */
+const millisOf = (
+  name: string,
+  label: string,
+  input: Duration.DurationInput,
+  options: { readonly allowZero: boolean }
+): number => {
+  const negative = (typeof input === "number" && !(input >= 0)) ||
+    (typeof input === "bigint" && input < BigInt(0)) ||
+    (typeof input === "string" && input.trim().startsWith("-")) ||
+    (Array.isArray(input) && !(Number(input[0]) >= 0 && Number(input[1]) >= 0))
+  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
+  const millis = decoded === undefined ? Number.NaN : Duration.toMillis(decoded)
+  if (!(millis > 0 || (millis === 0 && options.allowZero))) {
+    throw illegal(name, `${label} must be a duration ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
+  }
+  return millis
+}
+
+const optionalMillis = (
+  name: string,
+  label: string,
+  input: Duration.DurationInput | undefined
+): number | undefined => input === undefined ? undefined : millisOf(name, label, input, { allowZero: false })
+
+const isPositiveInteger = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 1
+
+const positiveInteger = (name: string, label: string, u: unknown, fallback: number): number => {
+  const value = u === undefined ? fallback : u
+  if (!isPositiveInteger(value)) throw illegal(name, `${label} must be an integer ≥ 1, got ${show(u)}`)
+  return value
+}
+
+const fraction = (
+  name: string,
+  label: string,
+  u: unknown,
+  fallback: number,
+  range: { readonly min: number; readonly minInclusive: boolean }
+): number => {
+  const value = u === undefined ? fallback : u
+  if (
+    typeof value !== "number" || !(value <= 1) || !(range.minInclusive ? value >= range.min : value > range.min)
+  ) {
+    throw illegal(
+      name,
+      `${label} must be a number ${range.minInclusive ? "≥" : ">"} ${range.min} and ≤ 1, got ${show(u)}`
+    )
+  }
+  return value
+}
+
+interface BackoffPolicy {
+  readonly initialMillis: number
+  readonly maxMillis: number
+  readonly factor: number
+  readonly jitter: number
+}
+
+interface Resolved {
+  readonly name: string
+  readonly attemptTimeoutMillis: number | undefined
+  readonly totalTimeoutMillis: number | undefined
+  readonly maxAttempts: number
+  readonly backoff: BackoffPolicy
+  readonly isRetryable: (error: unknown) => boolean
+  readonly budget: RetryBudget | undefined
+  readonly breaker: BreakerSettings | undefined
+  readonly isFailure: (error: unknown) => boolean
+  readonly gracePeriodMillis: number
+  readonly isUpstream: (error: unknown) => boolean
+  readonly sampleSize: number
+}
+
+const yes = (): boolean => true
+const no = (): boolean => false
+
+const resolve = (options: Api.Options): Resolved => {
+  const name: unknown = options.name
+  if (typeof name !== "string" || name.length === 0) {
+    throw new Cause.IllegalArgumentException(`a provider needs a non-empty name, got ${show(name)}`)
+  }
+  if (options.bulkhead === undefined || options.bulkhead === null) {
+    throw illegal(name, "bulkhead is required: a bulkhead or its settings ({ permits, maxWait?, maxWaiting? })")
+  }
+  const retry = options.retry
+  const maxAttempts = retry === undefined ? 1 : positiveInteger(name, "retry.maxAttempts", retry.maxAttempts, 1)
+  const backoff = retry?.backoff
+  const initialMillis = backoff?.initial === undefined
+    ? 100
+    : millisOf(name, "retry.backoff.initial", backoff.initial, { allowZero: true })
+  const maxMillis = backoff?.max === undefined
+    ? Math.max(10_000, initialMillis)
+    : millisOf(name, "retry.backoff.max", backoff.max, { allowZero: true })
+  const factor = backoff?.factor ?? 2
+  if (typeof factor !== "number" || !(factor >= 1) || !Number.isFinite(factor)) {
+    throw illegal(name, `retry.backoff.factor must be a finite number ≥ 1, got ${show(backoff?.factor)}`)
+  }
+  const jitter = fraction(name, "retry.backoff.jitter", backoff?.jitter, 0.2, { min: 0, minInclusive: true })
+  const budgetOptions = retry === undefined || retry.budget === false ? undefined : retry.budget ?? {}
+  const budget = budgetOptions === undefined ? undefined : new RetryBudget({
+    ratio: fraction(name, "retry.budget.ratio", budgetOptions.ratio, 0.1, { min: 0, minInclusive: true }),
+    minRetries: budgetOptions.minRetries === undefined
+      ? 3
+      : budgetOptions.minRetries === 0
+      ? 0
+      : positiveInteger(name, "retry.budget.minRetries", budgetOptions.minRetries, 3),
+    windowMillis: budgetOptions.window === undefined
+      ? 10_000
+      : millisOf(name, "retry.budget.window", budgetOptions.window, { allowZero: false })
+  })
+  const cb = options.circuitBreaker
+  let breaker: Resolved["breaker"] = undefined
+  if (cb !== undefined) {
+    const ratio = cb.failureRatio
+    const window = ratio === undefined
+      ? 0
+      : positiveInteger(name, "circuitBreaker.failureRatio.window", ratio.window, 1)
+    breaker = {
+      consecutiveFailures: cb.consecutiveFailures === undefined && ratio === undefined
+        ? 5
+        : cb.consecutiveFailures === undefined
+        ? undefined
+        : positiveInteger(name, "circuitBreaker.consecutiveFailures", cb.consecutiveFailures, 5),
+      ratio: ratio === undefined
+        ? undefined
+        : fraction(name, "circuitBreaker.failureRatio.ratio", ratio.ratio, 0.5, { min: 0, minInclusive: false }),
+      window,
+      minimumCalls: ratio === undefined
+        ? 0
+        : positiveInteger(name, "circuitBreaker.failureRatio.minimumCalls", ratio.minimumCalls, window),
+      openForMillis: cb.openFor === undefined
+        ? 30_000
+        : millisOf(name, "circuitBreaker.openFor", cb.openFor, { allowZero: false })
+    }
+    if (breaker.minimumCalls > window && ratio !== undefined) {
+      throw illegal(
+        name,
+        `circuitBreaker.failureRatio.minimumCalls must be ≤ window (${window}), got ${breaker.minimumCalls}`
+      )
+    }
+  }
+  const sampleSize = positiveInteger(name, "sampleSize", options.sampleSize, 1024)
+  return {
+    name,
+    attemptTimeoutMillis: optionalMillis(name, "attemptTimeout", options.attemptTimeout),
+    totalTimeoutMillis: optionalMillis(name, "totalTimeout", options.totalTimeout),
+    maxAttempts,
+    backoff: { initialMillis, maxMillis, factor, jitter },
+    isRetryable: retry?.isRetryable ?? isRetryable,
+    budget,
+    breaker,
+    isFailure: cb?.isFailure ?? yes,
+    gracePeriodMillis: options.gracePeriod === undefined
+      ? 10_000
+      : millisOf(name, "gracePeriod", options.gracePeriod, { allowZero: true }),
+    isUpstream: options.isUpstreamError ?? no,
+    sampleSize
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the verdict
+// ---------------------------------------------------------------------------------------------
+
+/** Upstream pushback on at least this share of attempts is what binds, whatever the waits say. */
+const UPSTREAM_SHARE = 0.05
+/** Permits held asleep in the limiter for at least half their time: the quota binds. */
+const LIMITER_SHARE = 0.5
+/** A permit wait of a tenth of the call or more is a queue behind slow calls, not noise. */
+const PERMIT_WAIT_SHARE = 0.1
+
+const ms = (millis: number): string =>
+  millis >= 1000 ? `${Number((millis / 1000).toFixed(2))} s` : `${Number(millis.toFixed(1))} ms`
+
+const percent = (share: number): string => `${Math.round(share * 100)} %`
+
+/** @internal */
+export const verdict = (input: Api.VerdictInput): Api.Verdict => {
+  const { attempts, callTime, limiterWait, permitWait, upstreamErrors } = input
+  if (attempts === 0) return { binding: "none", reason: "no calls yet" }
+  const upstreamShare = upstreamErrors / attempts
+  if (upstreamErrors > 0 && upstreamShare >= UPSTREAM_SHARE) {
+    return {
+      binding: "upstream",
+      reason: `${upstreamErrors} of ${attempts} attempts (${
+        percent(upstreamShare)
+      }) met upstream pushback (429/5xx): the provider refuses, act on its quota or back off`
+    }
+  }
+  const held = limiterWait.meanMillis + callTime.meanMillis
+  const limiterShare = held > 0 ? limiterWait.meanMillis / held : 0
+  if (limiterShare >= LIMITER_SHARE) {
+    return {
+      binding: "limiter",
+      reason: `permits were held ${percent(limiterShare)} asleep in the limiter (mean ${
+        ms(limiterWait.meanMillis)
+      } of ${ms(held)}; permit wait mean ${
+        ms(permitWait.meanMillis)
+      }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
+    }
+  }
+  if (permitWait.meanMillis > 0 && permitWait.meanMillis >= PERMIT_WAIT_SHARE * callTime.meanMillis) {
+    return {
+      binding: "bulkhead",
+      reason: `permits were held ${percent(1 - limiterShare)} by the call (mean ${
+        ms(callTime.meanMillis)
+      }) while callers waited a mean ${ms(permitWait.meanMillis)} (p95 ${
+        ms(permitWait.p95Millis)
+      }) for one: the provider slowed down; act on latency, timeouts or a fallback`
+    }
+  }
+  return {
+    binding: "none",
+    reason: `nothing binds: permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
+      ms(limiterWait.meanMillis)
+    }, call mean ${ms(callTime.meanMillis)}`
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// the provider
+// ---------------------------------------------------------------------------------------------
+
+/** A failure of the call itself, kept apart from the provider's own refusals until the end. */
+class CallFailed {
+  constructor(readonly error: unknown) {}
+}
+
+const wrap = (error: unknown): CallFailed => new CallFailed(error)
+const unwrap = (error: unknown): unknown => error instanceof CallFailed ? error.error : error
+
+interface PerCall {
+  readonly permits: number
+  readonly cost: number
+  readonly attemptTimeoutMillis: number | undefined
+  readonly totalTimeoutMillis: number | undefined
+  readonly maxAttempts: number
+}
+
+interface CallState {
+  phase: errors.Phase
+  attempt: number
+  readonly startedAt: number
+  /** When the total budget ends; `Infinity` without one. */
+  readonly deadline: number
+  /** When the own budget of the current phase ends (permit wait or attempt); `Infinity` without one. */
+  phaseDeadline: number
+}
+
+class ProviderImpl {
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly outcomeLabels: Record<Api.Outcome, ReadonlyArray<MetricLabel.MetricLabel>>
+  readonly phaseLabels: Record<errors.Phase, ReadonlyArray<MetricLabel.MetricLabel>>
+  readonly breaker: CircuitBreaker | undefined
+  readonly limiterMaxWaitMillis: number
+  readonly defaults: PerCall
+
+  // counters for `stats`
+  calls = 0
+  attempts = 0
+  inFlight = 0
+  upstreamErrors = 0
+  readonly outcomes: Record<Api.Outcome, number>
+  readonly permitWait: Samples
+  readonly limiterWait: Samples
+  readonly callTime: Samples
+
+  // shutdown
+  closing = false
+  readonly drained = Deferred.unsafeMake<void>(FiberId.none)
+  readonly interruptGate = Deferred.unsafeMake<void>(FiberId.none)
+  readonly gracePeriod: Duration.Duration
+
+  constructor(
+    readonly resolved: Resolved,
+    readonly bulkhead: Bulkhead.Bulkhead,
+    /** The bulkhead's own permit wait, when the provider knows it (built from settings). */
+    readonly permitWaitMillis: number,
+    readonly limiter: RateLimiter.RateLimiter | undefined
+  ) {
+    const nameLabel = MetricLabel.make("name", resolved.name)
+    this.labels = [nameLabel]
+    this.outcomeLabels = recordOf(outcomeNames, (outcome) => [nameLabel, MetricLabel.make("outcome", outcome)])
+    this.phaseLabels = recordOf(phases, (phase) => [nameLabel, MetricLabel.make("phase", phase)])
+    this.outcomes = recordOf(outcomeNames, () => 0)
+    this.permitWait = new Samples(resolved.sampleSize)
+    this.limiterWait = new Samples(resolved.sampleSize)
+    this.callTime = new Samples(resolved.sampleSize)
+    this.breaker = resolved.breaker === undefined
+      ? undefined
+      : new CircuitBreaker(resolved.breaker, (state) => circuitGauge.unsafeUpdate(circuitValue[state], this.labels))
+    if (this.breaker !== undefined) circuitGauge.unsafeUpdate(0, this.labels)
+    this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
+    this.defaults = {
+      permits: 1,
+      cost: 1,
+      attemptTimeoutMillis: resolved.attemptTimeoutMillis,
+      totalTimeoutMillis: resolved.totalTimeoutMillis,
+      maxAttempts: resolved.maxAttempts
+    }
+    this.gracePeriod = Duration.millis(resolved.gracePeriodMillis)
+  }
+
+  get name(): string {
+    return this.resolved.name
+  }
+
+  private perCall(options: Api.CallOptions | undefined): PerCall {
+    if (options === undefined) return this.defaults
+    const name = this.name
+    return {
+      permits: positiveInteger(name, "permits", options.permits, 1),
+      cost: positiveInteger(name, "cost", options.cost, 1),
+      attemptTimeoutMillis: options.attemptTimeout === undefined
+        ? this.defaults.attemptTimeoutMillis
+        : millisOf(name, "attemptTimeout", options.attemptTimeout, { allowZero: false }),
+      totalTimeoutMillis: options.totalTimeout === undefined
+        ? this.defaults.totalTimeoutMillis
+        : millisOf(name, "totalTimeout", options.totalTimeout, { allowZero: false }),
+      maxAttempts: options.retry === false ? 1 : this.defaults.maxAttempts
+    }
+  }
+
+  call<A, E, R>(self: Effect.Effect<A, E, R>, options?: Api.CallOptions): Effect.Effect<A, unknown, R> {
+    return Effect.clockWith((clock) =>
+      Effect.suspend(() => {
+        let perCall: PerCall
+        try {
+          perCall = this.perCall(options)
+        } catch (defect) {
+          return Effect.die(defect)
+        }
+        if (this.closing) {
+          this.count("closed")
+          this.calls++
+          return Effect.fail(
+            new errors.ProviderClosed({ provider: this.name, reason: "closing", gracePeriod: this.gracePeriod })
+          )
+        }
+        const now = clock.unsafeCurrentTimeMillis()
+        const state: CallState = {
+          phase: "circuit",
+          attempt: 0,
+          startedAt: now,
+          deadline: perCall.totalTimeoutMillis === undefined ? Infinity : now + perCall.totalTimeoutMillis,
+          phaseDeadline: Infinity
+        }
+        this.inFlight++
+        const body = this.attemptFrom(self, perCall, state, clock, 1, undefined)
+        return Effect.raceFirst(body, this.guard(state, perCall, clock)).pipe(
+          Effect.onExit((exit) => this.finish(exit, state)),
+          Effect.mapError(unwrap)
+        )
+      })
+    ).pipe(Effect.withSpan("Provider.call", { attributes: { "sluice.provider": this.name } }))
+  }
+
+  /**
+   * Ends the call from outside: when the total budget runs out, and when the provider's grace
+   * period ends. When the current phase's own budget (attempt, permit wait) ends at the same
+   * instant, the total steps aside and lets the innermost budget report.
+   */
+  private guard(state: CallState, perCall: PerCall, clock: Clock.Clock): Effect.Effect<never, unknown> {
+    const closed = Effect.zipRight(
+      Deferred.await(this.interruptGate),
+      Effect.fail(
+        new errors.ProviderClosed({
+          provider: this.name,
+          reason: "grace-period-elapsed",
+          gracePeriod: this.gracePeriod
+        })
+      )
+    )
+    const total = perCall.totalTimeoutMillis
+    if (total === undefined) return closed
+    const expire = Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const innerDue = (state.phase === "call" || state.phase === "permit_wait") && state.phaseDeadline <= now
+      return innerDue ? Effect.never : Effect.fail(this.totalTimeout(state, total, now, state.phase))
+    })
+    return Effect.raceFirst(Effect.zipRight(clock.sleep(Duration.millis(total)), expire), closed)
+  }
+
+  private totalTimeout(state: CallState, total: number, now: number, phase: errors.Phase): errors.TotalTimeout {
+    return new errors.TotalTimeout({
+      provider: this.name,
+      timeout: Duration.millis(total),
+      elapsed: Duration.millis(now - state.startedAt),
+      attempts: state.attempt,
+      phase
+    })
+  }
+
+  /** Attempt `attempt`, then the retries the policy allows. */
+  private attemptFrom<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    perCall: PerCall,
+    state: CallState,
+    clock: Clock.Clock,
+    attempt: number,
+    lastError: unknown
+  ): Effect.Effect<A, unknown, R> {
+    return Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const budget = this.resolved.budget
+      if (attempt > 1) {
+        // the attempt and the total ended at the same instant: the attempt's error stands
+        if (now >= state.deadline) return Effect.fail(lastError)
+        if (budget !== undefined) {
+          const window = budget.check(now)
+          if (window.retries >= window.allowed) {
+            return Effect.fail(
+              new errors.RetryBudgetExhausted({
+                provider: this.name,
+                attempt,
+                retries: window.retries,
+                firstAttempts: window.firsts,
+                allowed: window.allowed,
+                window: Duration.millis(budget.settings.windowMillis),
+                lastError: unwrap(lastError)
+              })
+            )
+          }
+        }
+      }
+      state.phase = "circuit"
+      let probe = false
+      if (this.breaker !== undefined) {
+        const admission = this.breaker.admit(now)
+        if (admission._tag === "Refuse") {
+          return Effect.fail(
+            new errors.CircuitOpen({
+              provider: this.name,
+              state: admission.state,
+              failures: admission.failures,
+              openedFor: Duration.millis(admission.openedForMillis),
+              retryAfter: Duration.millis(admission.retryAfterMillis)
+            })
+          )
+        }
+        probe = admission.probe
+      }
+      if (budget !== undefined) {
+        if (attempt === 1) budget.recordFirst(now)
+        else budget.recordRetry(now)
+      }
+      state.attempt = attempt
+      this.attempts++
+      return Effect.matchCauseEffect(this.attemptOnce(self, perCall, state, clock), {
+        onSuccess: (value) => {
+          this.breaker?.onSuccess(probe)
+          return Effect.succeed(value)
+        },
+        onFailure: (cause) => this.afterFailure(self, perCall, state, clock, attempt, probe, cause)
+      })
+    })
+  }
+
+  private afterFailure<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    perCall: PerCall,
+    state: CallState,
+    clock: Clock.Clock,
+    attempt: number,
+    probe: boolean,
+    cause: Cause.Cause<unknown>
+  ): Effect.Effect<A, unknown, R> {
+    const now = clock.unsafeCurrentTimeMillis()
+    const breaker = this.breaker
+    const failure = Cause.failureOrCause(cause)
+    if (Either.isRight(failure)) {
+      // a defect of the call counts against the circuit; an interruption proves nothing
+      if (breaker !== undefined) {
+        if (Cause.isInterruptedOnly(cause)) breaker.onNeutral(probe)
+        else breaker.onFailure(probe, now)
+      }
+      return Effect.failCause(cause)
+    }
+    const error = failure.left
+    let retryable: boolean
+    if (error instanceof CallFailed) {
+      if (breaker !== undefined) {
+        if (this.resolved.isFailure(error.error)) breaker.onFailure(probe, now)
+        else breaker.onSuccess(probe)
+      }
+      if (this.resolved.isUpstream(error.error)) this.upstreamErrors++
+      retryable = this.resolved.isRetryable(error.error)
+    } else if (error instanceof errors.CallTimeout) {
+      breaker?.onFailure(probe, now)
+      retryable = this.resolved.isRetryable(error)
+    } else {
+      // refused before reaching the upstream: the circuit learns nothing
+      breaker?.onNeutral(probe)
+      retryable = !(Predicate.hasProperty(error, "_tag") && error._tag === "BulkheadFull") &&
+        this.resolved.isRetryable(error)
+    }
+    if (!retryable || attempt >= perCall.maxAttempts) return Effect.fail(error)
+    const { factor, initialMillis, jitter, maxMillis } = this.resolved.backoff
+    const exact = Math.min(maxMillis, initialMillis * Math.pow(factor, attempt - 1))
+    const withDelay = (delay: number): Effect.Effect<A, unknown, R> => {
+      if (now >= state.deadline) return Effect.fail(error)
+      if (now + delay >= state.deadline) {
+        return Effect.fail(
+          this.totalTimeout(state, perCall.totalTimeoutMillis ?? Infinity, now, "backoff")
+        )
+      }
+      state.phase = "backoff"
+      return Effect.zipRight(
+        clock.sleep(Duration.millis(delay)),
+        this.attemptFrom(self, perCall, state, clock, attempt + 1, error)
+      )
+    }
+    return jitter === 0 ? withDelay(exact) : Effect.flatMap(Random.next, (r) => withDelay(exact * (1 - jitter * r)))
+  }
+
+  /** One attempt: bulkhead → rate limiter → attempt timeout → the call → release. */
+  private attemptOnce<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    perCall: PerCall,
+    state: CallState,
+    clock: Clock.Clock
+  ): Effect.Effect<A, unknown, R> {
+    const queuedAt = clock.unsafeCurrentTimeMillis()
+    state.phase = "permit_wait"
+    state.phaseDeadline = queuedAt + this.permitWaitMillis
+    const holding = Effect.suspend(() => {
+      const granted = clock.unsafeCurrentTimeMillis()
+      this.permitWait.add(granted - queuedAt)
+      const limiter = this.limiter
+      if (limiter === undefined) return this.callPhase(self, perCall, state, clock)
+      state.phase = "limiter_wait"
+      state.phaseDeadline = Infinity
+      // the limiter refuses at once a start the total budget could not wait for
+      const left = state.deadline - granted
+      const take = left < this.limiterMaxWaitMillis
+        ? limiter.take({ cost: perCall.cost, maxWait: Duration.millis(Math.max(0, left)) })
+        : limiter.take(perCall.cost === 1 ? undefined : { cost: perCall.cost })
+      return Effect.zipRight(
+        take,
+        Effect.suspend(() => {
+          this.limiterWait.add(clock.unsafeCurrentTimeMillis() - granted)
+          return this.callPhase(self, perCall, state, clock)
+        })
+      )
+    })
+    return this.bulkhead.run(holding, perCall.permits === 1 ? undefined : { cost: perCall.permits })
+  }
+
+  private callPhase<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    perCall: PerCall,
+    state: CallState,
+    clock: Clock.Clock
+  ): Effect.Effect<A, unknown, R> {
+    const start = clock.unsafeCurrentTimeMillis()
+    state.phase = "call"
+    const timeout = perCall.attemptTimeoutMillis
+    state.phaseDeadline = timeout === undefined ? Infinity : start + timeout
+    const call = Effect.mapError(self, wrap)
+    const timed = timeout === undefined ? call : Effect.timeoutFail(call, {
+      duration: Duration.millis(timeout),
+      onTimeout: () =>
+        new errors.CallTimeout({
+          provider: this.name,
+          timeout: Duration.millis(timeout),
+          attempt: state.attempt,
+          maxAttempts: perCall.maxAttempts
+        })
+    })
+    return Effect.onExit(timed, () =>
+      Effect.sync(() => {
+        const took = clock.unsafeCurrentTimeMillis() - start
+        this.callTime.add(took)
+        callSeconds.unsafeUpdate(took / 1000, this.labels)
+      }))
+  }
+
+  private count(outcome: Api.Outcome): void {
+    this.outcomes[outcome]++
+    outcomesTotal.unsafeUpdate(1, this.outcomeLabels[outcome])
+  }
+
+  private finish(exit: Exit.Exit<unknown, unknown>, state: CallState): Effect.Effect<void> {
+    this.inFlight--
+    this.calls++
+    const outcome = outcomeOf(exit)
+    this.count(outcome)
+    if (this.closing && this.inFlight === 0) Deferred.unsafeDone(this.drained, Exit.void)
+    if (outcome === "interrupted") {
+      interruptedTotal.unsafeUpdate(1, this.phaseLabels[state.phase])
+      return Effect.annotateCurrentSpan({
+        "sluice.provider.attempts": state.attempt,
+        "sluice.provider.outcome": outcome,
+        "sluice.provider.interrupted_phase": state.phase
+      })
+    }
+    return Effect.annotateCurrentSpan({ "sluice.provider.attempts": state.attempt, "sluice.provider.outcome": outcome })
+  }
+
+  /** Stops admitting, waits for the calls in flight up to the grace period, then interrupts them. */
+  readonly shutdown: Effect.Effect<void> = Effect.suspend(() => {
+    this.closing = true
+    if (this.inFlight === 0) return Effect.void
+    // finalizers run uninterruptibly: the wait must be interruptible for the grace period to cut it
+    return Effect.interruptible(Deferred.await(this.drained)).pipe(
+      Effect.timeoutTo({
+        duration: this.gracePeriod,
+        onSuccess: () => Effect.void,
+        onTimeout: () => Effect.zipRight(Deferred.succeed(this.interruptGate, undefined), Deferred.await(this.drained))
+      }),
+      Effect.flatten
+    )
+  })
+
+  get stats(): Effect.Effect<Api.Stats> {
+    return Effect.map(this.bulkhead.stats, (bulkhead) => {
+      const permitWait = this.permitWait.summary()
+      const limiterWait = this.limiterWait.summary()
+      const callTime = this.callTime.summary()
+      return {
+        provider: this.name,
+        calls: this.calls,
+        attempts: this.attempts,
+        inFlight: this.inFlight,
+        outcomes: { ...this.outcomes },
+        upstreamErrors: this.upstreamErrors,
+        permitWait,
+        limiterWait,
+        callTime,
+        circuit: this.breaker?.state ?? "closed",
+        bulkhead,
+        verdict: verdict({
+          attempts: this.attempts,
+          upstreamErrors: this.upstreamErrors,
+          permitWait,
+          limiterWait,
+          callTime
+        })
+      }
+    })
+  }
+}
+
+const outcomeOf = (exit: Exit.Exit<unknown, unknown>): Api.Outcome => {
+  if (Exit.isSuccess(exit)) return "success"
+  if (Cause.isInterruptedOnly(exit.cause)) return "interrupted"
+  const failure = Cause.failureOrCause(exit.cause)
+  if (Either.isRight(failure)) return "call_error"
+  const error = failure.left
+  if (error instanceof CallFailed) return "call_error"
+  if (errors.isProviderError(error)) {
+    switch (error._tag) {
+      case "CallTimeout":
+        return "call_timeout"
+      case "TotalTimeout":
+        return "total_timeout"
+      case "CircuitOpen":
+        return "circuit_open"
+      case "RetryBudgetExhausted":
+        return "retry_budget_exhausted"
+      case "ProviderClosed":
+        return "closed"
+    }
+  }
+  if (Bulkhead.isBulkheadError(error)) return error._tag === "BulkheadFull" ? "bulkhead_full" : "permit_wait_timeout"
+  if (RateLimiter.isRateLimiterError(error)) return error._tag === "RateLimitExceeded" ? "rate_limited" : "store_error"
+  return "call_error"
+}
+
+// ---------------------------------------------------------------------------------------------
+// constructors
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export const make = (
+  options: Api.Options
+): Effect.Effect<Api.Provider, never, Scope.Scope | RateLimiterStore.RateLimiterStore> =>
+  Effect.suspend(() => {
+    let resolved: Resolved
+    try {
+      resolved = resolve(options)
+    } catch (defect) {
+      return Effect.die(defect)
+    }
+    return Effect.gen(function*() {
+      const given = options.bulkhead
+      const bulkhead = Bulkhead.isBulkhead(given)
+        ? given
+        : yield* Bulkhead.make({ ...given, name: resolved.name })
+      const permitWaitMillis = Bulkhead.isBulkhead(given) || given.maxWait === undefined
+        ? Infinity
+        : millisOf(resolved.name, "bulkhead.maxWait", given.maxWait, { allowZero: true })
+      const settings = options.rateLimiter
+      const limiter = settings === undefined || RateLimiter.isRateLimiter(settings)
+        ? settings
+        : yield* RateLimiter.make({ ...settings, name: resolved.name })
+      const impl = new ProviderImpl(resolved, bulkhead, permitWaitMillis, limiter)
+      // added after the limiter's dispatcher, so it runs first: calls drain while the limiter still works
+      yield* Effect.addFinalizer(() => impl.shutdown)
+      const provider: Api.Provider = {
+        [TypeId]: TypeId,
+        name: resolved.name,
+        bulkhead,
+        rateLimiter: limiter,
+        call: (self, callOptions) => impl.call(self, callOptions) as never,
+        stats: impl.stats
+      }
+      return provider
+    })
+  })
+
+/** @internal */
+export const withProvider = dual<
+  (
+    provider: Api.Provider<unknown>,
+    options?: Api.CallOptions | undefined
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, unknown, R>,
+  <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    provider: Api.Provider<unknown>,
+    options?: Api.CallOptions | undefined
+  ) => Effect.Effect<A, unknown, R>
+>((args) => Effect.isEffect(args[0]), (self, provider, options) => provider.call(self, options))
+
+// ---------------------------------------------------------------------------------------------
+// services and layers
+// ---------------------------------------------------------------------------------------------
+
+/** @internal */
+export const layer = <I>(
+  tag: Context.Tag<I, Api.Provider>,
+  options: Api.Options
+): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.scoped(tag, make(options))
+
+/** @internal */
+export const layerConfig = <I>(
+  tag: Context.Tag<I, Api.Provider>,
+  config: Config.Config<Api.Options>
+): Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> =>
+  Layer.scoped(tag, Effect.flatMap(config, (options) => make(options)))
+
+/** @internal */
+export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {
+  const tag = Context.Tag(`@sluice/provider/${id}` as const)<Self, Api.Provider>()
+  return Object.assign(tag, {
+    id,
+    layer: (settings: Api.Settings) => layer(tag, { ...settings, name: id }),
+    layerConfig: (config: Config.Config<Api.Settings>) =>
+      layerConfig(tag, Config.map(config, (settings): Api.Options => ({ ...settings, name: id })))
+  }) as never
+}
+
+const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
+  Config.map(Config.option(config), Option.getOrUndefined)
+
+/** @internal */
+export const config: Config.Config<Api.Settings> = Config.all({
+  bulkhead: Config.nested(Bulkhead.config, "BULKHEAD"),
+  rateLimiter: optional(Config.nested(RateLimiter.config, "RATE_LIMIT")),
+  attemptTimeout: optional(Config.duration("ATTEMPT_TIMEOUT")),
+  totalTimeout: optional(Config.duration("TOTAL_TIMEOUT")),
+  maxAttempts: optional(
+    Config.integer("MAX_ATTEMPTS").pipe(
+      Config.validate({ message: "MAX_ATTEMPTS must be an integer ≥ 1", validation: (n) => n >= 1 })
+    )
+  ),
+  consecutiveFailures: optional(
+    Config.integer("CIRCUIT_CONSECUTIVE_FAILURES").pipe(
+      Config.validate({ message: "CIRCUIT_CONSECUTIVE_FAILURES must be an integer ≥ 1", validation: (n) => n >= 1 })
+    )
+  ),
+  openFor: optional(Config.duration("CIRCUIT_OPEN_FOR")),
+  gracePeriod: optional(Config.duration("GRACE_PERIOD"))
+}).pipe(
+  Config.map(({ consecutiveFailures, maxAttempts, openFor, ...rest }): Api.Settings => ({
+    ...rest,
+    retry: maxAttempts === undefined ? undefined : { maxAttempts },
+    circuitBreaker: consecutiveFailures === undefined && openFor === undefined
+      ? undefined
+      : { consecutiveFailures, openFor }
+  }))
+)

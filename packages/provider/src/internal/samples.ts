@@ -1,0 +1,33 @@
+/** @internal */
+
+/**
+ * The last `size` values of one phase, in a ring: the mean and p95 of recent calls, exact, in
+ * memory bounded by `size` (Effect's histograms give buckets, not exact quantiles).
+ *
+ * @internal
+ */
+export class Samples {
+  private readonly values: Float64Array
+  private next = 0
+  private filled = 0
+
+  constructor(size: number) {
+    this.values = new Float64Array(size)
+  }
+
+  add(value: number): void {
+    this.values[this.next] = value
+    this.next = (this.next + 1) % this.values.length
+    if (this.filled < this.values.length) this.filled++
+  }
+
+  summary(): { readonly count: number; readonly meanMillis: number; readonly p95Millis: number } {
+    if (this.filled === 0) return { count: 0, meanMillis: 0, p95Millis: 0 }
+    const sorted = this.values.slice(0, this.filled).sort()
+    let sum = 0
+    for (let i = 0; i < sorted.length; i++) sum += sorted[i]
+    // nearest-rank p95: the smallest value at or above 95 % of the samples
+    const rank = Math.max(0, Math.ceil(0.95 * sorted.length) - 1)
+    return { count: sorted.length, meanMillis: sum / sorted.length, p95Millis: sorted[rank] }
+  }
+}
