@@ -1,0 +1,311 @@
+/**
+ * An HTTP client per provider, on `@effect/platform`'s `HttpClient`.
+ *
+ * Every request runs through its provider (circuit breaker, then per attempt bulkhead → rate
+ * limiter → attempt timeout → the request **and the reading of its body** → release), so the permit
+ * is held until the body has been read and decoded, or the request aborted. Every response body,
+ * error responses and responses that will be retried included, is drained (up to a bound) or
+ * aborted before the permit is released: an unread body keeps its connection busy, and a
+ * connection held without a permit is exactly the concurrency a bulkhead exists to prevent.
+ *
+ * A 429 (or a 503 with `Retry-After`) pauses the provider's limiter for everyone, then the call is
+ * retried through bulkhead and limiter again, within the provider's retry budget.
+ *
+ * @since 0.1.0
+ */
+import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Provider from "@sluice/provider/Provider"
+import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import type * as Stream from "effect/Stream"
+import type * as HttpPool from "./HttpPool.js"
+import * as errors from "./internal/errors.js"
+import * as internal from "./internal/providerHttpClient.js"
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const TypeId: unique symbol = internal.TypeId
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export type TypeId = typeof TypeId
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options {
+  /** The provider's base URL; request URLs are appended to it. Its origin is what the pool reserves on. */
+  readonly baseUrl: string
+  /**
+   * Sent with every request. Third-party APIs expect to know who calls them (Nominatim's usage
+   * policy requires it): set it to your application and a contact. Default `sluice-http/0.1.0`.
+   */
+  readonly userAgent?: string | undefined
+  /** Headers sent with every request (an API key header, say). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** The most bytes a response body may have, counted as they arrive. Default 8 MiB. */
+  readonly maxBodySize?: number | undefined
+  /** How much of an error body is read (and so the connection kept) before aborting. Default 64 KiB. */
+  readonly errorBodyLimit?: number | undefined
+  /**
+   * How a `Retry-After` is obeyed: the pause used when it is missing or unreadable (`fallback`,
+   * default 1 s), and the bounds it is clamped to (`min` default 100 ms, `max` default 5 minutes).
+   */
+  readonly retryAfter?: {
+    readonly fallback?: Duration.DurationInput | undefined
+    readonly min?: Duration.DurationInput | undefined
+    readonly max?: Duration.DurationInput | undefined
+  } | undefined
+  /** Streams fail with `StreamIdleTimeout` after this long without a chunk. Default 30 seconds. */
+  readonly streamIdleTimeout?: Duration.DurationInput | undefined
+  /**
+   * Send `traceparent`/`b3` headers. Default `false`: a third party has no use for your trace ids,
+   * and some reject unknown headers.
+   */
+  readonly tracePropagation?: boolean | undefined
+}
+
+/**
+ * Options of one request: the provider's per-call options, plus the retry opt-in for methods that
+ * are not idempotent.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RequestOptions extends Provider.CallOptions {
+  /**
+   * Retry this request even if its method is not idempotent (POST, PATCH), e.g. because it carries
+   * an idempotency key. A request with an `Idempotency-Key` header counts as idempotent already.
+   */
+  readonly idempotent?: boolean | undefined
+}
+
+/**
+ * What a request can fail with besides the provider's refusals.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type HttpError =
+  | UpstreamRateLimited
+  | UpstreamStatus
+  | DecodeError
+  | BodyTooLarge
+  | HttpClientError.HttpClientError
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface ProviderHttpClient<out Err = Provider.ProviderError> {
+  readonly [TypeId]: TypeId
+  readonly provider: Provider.Provider<Err>
+  /** The origin the pool reserved the provider's `maxPermits` on. */
+  readonly origin: string
+  /**
+   * Sends `request` and runs `handle` on a successful (2xx) response while the permit is held; what
+   * `handle` leaves of the body is aborted before the release. Error statuses fail with
+   * `UpstreamRateLimited` or `UpstreamStatus`, their bodies drained first.
+   */
+  readonly execute: <A, E, R, const C extends RequestOptions = {}>(
+    request: HttpClientRequest.HttpClientRequest,
+    handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>,
+    options?: C | undefined
+  ) => Effect.Effect<A, E | Err | Provider.CallErrorsOf<C> | HttpError, R>
+  /** The body as JSON, decoded with `schema`; a body that is not JSON or does not match is a `DecodeError`. */
+  readonly json: <A, I, R, const C extends RequestOptions = {}>(
+    request: HttpClientRequest.HttpClientRequest,
+    schema: Schema.Schema<A, I, R>,
+    options?: C | undefined
+  ) => Effect.Effect<A, Err | Provider.CallErrorsOf<C> | HttpError, R>
+  /** The body as text (UTF-8). */
+  readonly text: <const C extends RequestOptions = {}>(
+    request: HttpClientRequest.HttpClientRequest,
+    options?: C | undefined
+  ) => Effect.Effect<string, Err | Provider.CallErrorsOf<C> | HttpError>
+  /**
+   * The body as a stream of chunks. The permit is held until the stream ends (or its consumer
+   * stops); instead of the attempt budget, the stream fails with `StreamIdleTimeout` after
+   * `streamIdleTimeout` without a chunk. A failure before the first chunk is retried like any
+   * call; after it, never (the consumer has seen part of the body).
+   */
+  readonly stream: <const C extends RequestOptions = {}>(
+    request: HttpClientRequest.HttpClientRequest,
+    options?: C | undefined
+  ) => Stream.Stream<Uint8Array, Err | Provider.CallErrorsOf<C> | HttpError | StreamIdleTimeout>
+}
+
+/**
+ * The upstream answered 429 (or 503 with `Retry-After`); the provider's limiter was paused for
+ * `retryAfter` for every caller. Retryable.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const UpstreamRateLimited: typeof errors.UpstreamRateLimited = errors.UpstreamRateLimited
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface UpstreamRateLimited extends InstanceType<typeof errors.UpstreamRateLimited> {}
+
+/**
+ * Any other status that is not 2xx. Retryable when 5xx or 408.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const UpstreamStatus: typeof errors.UpstreamStatus = errors.UpstreamStatus
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface UpstreamStatus extends InstanceType<typeof errors.UpstreamStatus> {}
+
+/**
+ * The body was not JSON, or did not match the schema.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const DecodeError: typeof errors.DecodeError = errors.DecodeError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface DecodeError extends InstanceType<typeof errors.DecodeError> {}
+
+/**
+ * The body passed `maxBodySize` while it arrived; the request was aborted.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const BodyTooLarge: typeof errors.BodyTooLarge = errors.BodyTooLarge
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface BodyTooLarge extends InstanceType<typeof errors.BodyTooLarge> {}
+
+/**
+ * A stream went `streamIdleTimeout` without a chunk; the request was aborted.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const StreamIdleTimeout: typeof errors.StreamIdleTimeout = errors.StreamIdleTimeout
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export interface StreamIdleTimeout extends InstanceType<typeof errors.StreamIdleTimeout> {}
+
+/**
+ * Builds the client of `provider` and reserves the provider's bulkhead `maxPermits` on the origin
+ * of `baseUrl` in the pool, for the lifetime of the scope.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: <Err>(
+  provider: Provider.Provider<Err>,
+  options: Options
+) => Effect.Effect<
+  ProviderHttpClient<Err>,
+  HttpPool.PoolTooSmall,
+  HttpPool.HttpPool | HttpClient.HttpClient | Scope.Scope
+> = internal.make
+
+/**
+ * A service tag for one provider's HTTP client, with its layer.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export interface TagClass<Self, Id extends string>
+  extends Context.TagClass<Self, `@sluice/http/ProviderHttpClient/${Id}`, ProviderHttpClient>
+{
+  readonly id: Id
+  /** Builds the client once, over the provider of `providerTag`. */
+  readonly layer: <P>(
+    providerTag: Context.Tag<P, Provider.Provider>,
+    options: Options
+  ) => Layer.Layer<Self, HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient>
+}
+
+/**
+ * Declares the HTTP client service of one provider:
+ *
+ * @example
+ * ```ts
+ * import { HttpClientRequest } from "@effect/platform"
+ * import { HttpPool, ProviderHttpClient } from "@sluice/http"
+ * import { Provider } from "@sluice/provider"
+ * import { Effect, Layer, Schema } from "effect"
+ *
+ * class Nominatim extends Provider.Tag("nominatim")<Nominatim>() {}
+ * class NominatimHttp extends ProviderHttpClient.Tag("nominatim")<NominatimHttp>() {}
+ *
+ * const Place = Schema.Struct({ lat: Schema.String, lon: Schema.String, display_name: Schema.String })
+ *
+ * const search = (q: string) =>
+ *   Effect.flatMap(NominatimHttp, (http) =>
+ *     http.json(HttpClientRequest.get("/search", { urlParams: { q, format: "jsonv2" } }), Schema.Array(Place)))
+ *
+ * const Live = NominatimHttp.layer(Nominatim, {
+ *   baseUrl: "https://nominatim.openstreetmap.org",
+ *   userAgent: "my-geocoder/1.0 (ops@example.com)"
+ * }).pipe(
+ *   Layer.provide(Nominatim.layer({ bulkhead: { permits: 1 }, attemptTimeout: "10 seconds" })),
+ *   Layer.provide(HttpPool.layerWithHttpClient())
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self, Id> = internal.Tag
+
+/**
+ * A layer that builds the client over the provider of `providerTag` and provides it under `tag`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: <I, P>(
+  tag: Context.Tag<I, ProviderHttpClient>,
+  providerTag: Context.Tag<P, Provider.Provider>,
+  options: Options
+) => Layer.Layer<I, HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient> = internal.layer
+
+/**
+ * Parses a `Retry-After` header (delta-seconds or an HTTP date) into the pause it asks for,
+ * clamped to `[min, max]`; a missing or unreadable header gives `fallback`. The HTTP date is read
+ * against `now`, once, where it is received.
+ *
+ * @since 0.1.0
+ * @category utils
+ */
+export const parseRetryAfter: (
+  header: string | undefined,
+  now: number,
+  bounds: { readonly fallbackMillis: number; readonly minMillis: number; readonly maxMillis: number }
+) => Duration.Duration = internal.parseRetryAfter

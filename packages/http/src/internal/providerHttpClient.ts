@@ -1,0 +1,347 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientError from "@effect/platform/HttpClientError"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import type * as Provider from "@sluice/provider/Provider"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Queue from "effect/Queue"
+import * as Schema from "effect/Schema"
+import type * as Scope from "effect/Scope"
+import * as Stream from "effect/Stream"
+import type * as HttpPool from "../HttpPool.js"
+import type * as Api from "../ProviderHttpClient.js"
+import * as errors from "./errors.js"
+import { originOf, tag as HttpPoolTag } from "./httpPool.js"
+import { parseRetryAfter as parse } from "./retryAfter.js"
+
+/** @internal */
+export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") as Api.TypeId
+
+/** @internal */
+export const parseRetryAfter = parse
+
+const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
+const KiB = 1024
+/** Large enough for any geocoding or JSON API answer; a body past it is a bug or an attack. */
+const DEFAULT_MAX_BODY = 8 * 1024 * KiB
+/** Reading up to this much of an error body keeps the connection reusable; past it, aborting is cheaper. */
+const DEFAULT_ERROR_BODY_LIMIT = 64 * KiB
+/** What an error keeps of an error body, for its message and logs. */
+const EXCERPT_BYTES = 512
+
+const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
+
+const illegal = (provider: string, message: string) =>
+  new Cause.IllegalArgumentException(`http client of provider "${provider}": ${message}`)
+
+const positiveInteger = (provider: string, label: string, value: number | undefined, fallback: number): number => {
+  if (value === undefined) return fallback
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw illegal(provider, `${label} must be an integer ≥ 1, got ${value}`)
+  }
+  return value
+}
+
+const durationMillis = (
+  provider: string,
+  label: string,
+  value: Duration.DurationInput | undefined,
+  fallback: number,
+  allowZero: boolean
+): number => {
+  if (value === undefined) return fallback
+  const negative = (typeof value === "number" && !(value >= 0)) ||
+    (typeof value === "string" && value.trim().startsWith("-"))
+  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(value))
+  const ms = decoded === undefined ? Number.NaN : Duration.toMillis(decoded)
+  if (!(ms > 0 || (allowZero && ms === 0)) || !Number.isFinite(ms)) {
+    throw illegal(provider, `${label} must be a finite duration ${allowZero ? "≥ 0" : "> 0"}, got ${String(value)}`)
+  }
+  return ms
+}
+
+const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
+  const out = new Uint8Array(size)
+  let offset = 0
+  for (const chunk of chunks) {
+    out.set(chunk, offset)
+    offset += chunk.length
+  }
+  return out
+}
+
+interface BodyAccumulator {
+  readonly chunks: Array<Uint8Array>
+  size: number
+}
+
+/** @internal */
+export const make = <Err>(
+  provider: Provider.Provider<Err>,
+  options: Api.Options
+): Effect.Effect<
+  Api.ProviderHttpClient<Err>,
+  HttpPool.PoolTooSmall,
+  HttpPool.HttpPool | HttpClient.HttpClient | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const name = provider.name
+    const origin = yield* Effect.try({
+      try: () => originOf(options.baseUrl),
+      catch: () => illegal(name, `baseUrl must be an absolute URL, got ${JSON.stringify(options.baseUrl)}`)
+    }).pipe(Effect.orDie)
+    const settings = yield* Effect.try({
+      try: () => ({
+        maxBodySize: positiveInteger(name, "maxBodySize", options.maxBodySize, DEFAULT_MAX_BODY),
+        errorBodyLimit: positiveInteger(name, "errorBodyLimit", options.errorBodyLimit, DEFAULT_ERROR_BODY_LIMIT),
+        retryAfter: {
+          fallbackMillis: durationMillis(name, "retryAfter.fallback", options.retryAfter?.fallback, 1_000, true),
+          minMillis: durationMillis(name, "retryAfter.min", options.retryAfter?.min, 100, true),
+          maxMillis: durationMillis(name, "retryAfter.max", options.retryAfter?.max, 300_000, false)
+        },
+        idleTimeout: Duration.millis(
+          durationMillis(name, "streamIdleTimeout", options.streamIdleTimeout, 30_000, false)
+        )
+      }),
+      catch: (defect) => defect
+    }).pipe(Effect.orDie)
+    if (settings.retryAfter.minMillis > settings.retryAfter.maxMillis) {
+      return yield* Effect.die(illegal(name, "retryAfter.min must not exceed retryAfter.max"))
+    }
+
+    // the pool holds as many connections for this origin as the bulkhead can ever hold permits
+    const pool = yield* HttpPoolTag
+    yield* pool.reserve({ origin, provider: name, connections: provider.bulkhead.maxPermits })
+
+    const baseUrl = options.baseUrl.replace(/\/+$/, "")
+    const headers = { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers }
+    // withScope: the connection's lifetime is the attempt's scope, closed before the permit goes
+    // back: a body nobody read is aborted there, not left to the garbage collector
+    const client = (yield* HttpClient.HttpClient).pipe(
+      HttpClient.mapRequest((request) =>
+        HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, baseUrl), headers)
+      ),
+      HttpClient.withTracerPropagation(options.tracePropagation ?? false),
+      HttpClient.withScope
+    )
+    // query strings stay out of errors: they often carry API keys
+    const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
+
+    /** Reads at most `errorBodyLimit` of an error body, keeping its start for the error message. */
+    const drain = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+      response.stream.pipe(
+        Stream.runFoldWhile(
+          { size: 0, excerpt: [] as Array<Uint8Array>, excerptSize: 0 },
+          (state) => state.size < settings.errorBodyLimit,
+          (state, chunk) => {
+            if (state.excerptSize < EXCERPT_BYTES) {
+              const part = chunk.subarray(0, EXCERPT_BYTES - state.excerptSize)
+              state.excerpt.push(part)
+              state.excerptSize += part.length
+            }
+            state.size += chunk.length
+            return state
+          }
+        ),
+        Effect.map((state) => new TextDecoder().decode(concat(state.excerpt, state.excerptSize))),
+        Effect.orElseSucceed(() => "")
+      )
+
+    const failStatus = (
+      request: HttpClientRequest.HttpClientRequest,
+      response: HttpClientResponse.HttpClientResponse
+    ): Effect.Effect<never, errors.UpstreamRateLimited | errors.UpstreamStatus> =>
+      Effect.gen(function*() {
+        const status = response.status
+        const header = response.headers["retry-after"]
+        if (status === 429 || (status === 503 && header !== undefined)) {
+          const retryAfter = parse(header, yield* Clock.currentTimeMillis, settings.retryAfter)
+          yield* drain(response)
+          // every caller of this provider, in every process sharing its store, honours the pause
+          if (provider.rateLimiter !== undefined) {
+            yield* provider.rateLimiter.pauseFor(retryAfter).pipe(
+              Effect.catchAll((error) => Effect.logWarning(`could not pause provider "${name}": ${error.message}`))
+            )
+          }
+          return yield* Effect.fail(
+            new errors.UpstreamRateLimited({
+              provider: name,
+              status,
+              url: urlOf(request),
+              retryAfter,
+              retryAfterHeader: header
+            })
+          )
+        }
+        const body = yield* drain(response)
+        return yield* Effect.fail(new errors.UpstreamStatus({ provider: name, status, url: urlOf(request), body }))
+      })
+
+    /** One attempt: send, check the status, hand the body to `handle`; the scope aborts what is left. */
+    const attempt = <A, E, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Api.HttpError, R> =>
+      Effect.scoped(
+        Effect.flatMap(
+          client.execute(request),
+          (response): Effect.Effect<A, E | Api.HttpError, R> =>
+            response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+        )
+      )
+
+    const callOptions = (
+      request: HttpClientRequest.HttpClientRequest,
+      options: Api.RequestOptions | undefined
+    ): Provider.CallOptions => {
+      const idempotent = options?.idempotent === true || idempotentMethods.has(request.method) ||
+        request.headers["idempotency-key"] !== undefined
+      const { idempotent: _, ...rest } = options ?? {}
+      return idempotent ? rest : { ...rest, retry: false }
+    }
+
+    /** The whole body, failing as soon as it passes `maxBodySize`. */
+    const readBody = (
+      request: HttpClientRequest.HttpClientRequest,
+      response: HttpClientResponse.HttpClientResponse
+    ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> =>
+      Effect.map(
+        Stream.runFoldEffect(
+          response.stream,
+          { chunks: [], size: 0 } as BodyAccumulator,
+          (state, chunk): Effect.Effect<BodyAccumulator, errors.BodyTooLarge> => {
+            state.size += chunk.length
+            if (state.size > settings.maxBodySize) {
+              return Effect.fail(
+                new errors.BodyTooLarge({
+                  provider: name,
+                  url: urlOf(request),
+                  limit: settings.maxBodySize,
+                  received: state.size
+                })
+              )
+            }
+            state.chunks.push(chunk)
+            return Effect.succeed(state)
+          }
+        ),
+        (state) => concat(state.chunks, state.size)
+      )
+
+    const readText = (request: HttpClientRequest.HttpClientRequest, response: HttpClientResponse.HttpClientResponse) =>
+      Effect.map(readBody(request, response), (bytes) => new TextDecoder().decode(bytes))
+
+    const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
+      provider.call(attempt(request, handle), callOptions(request, options)) as never
+
+    const text: Api.ProviderHttpClient<Err>["text"] = (request, options) =>
+      provider.call(attempt(request, (response) => readText(request, response)), callOptions(request, options)) as never
+
+    const json: Api.ProviderHttpClient<Err>["json"] = <A, I, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      schema: Schema.Schema<A, I, R>,
+      options?: Api.RequestOptions
+    ) => {
+      const decode = Schema.decodeUnknown(schema)
+      const handle = (response: HttpClientResponse.HttpClientResponse) =>
+        readText(request, response).pipe(
+          Effect.flatMap((body) =>
+            Effect.try({
+              try: (): unknown => JSON.parse(body),
+              catch: (cause) =>
+                new errors.DecodeError({
+                  provider: name,
+                  url: urlOf(request),
+                  reason: `not JSON (${cause instanceof Error ? cause.message : String(cause)}): ${body.slice(0, 80)}`,
+                  cause
+                })
+            })
+          ),
+          Effect.flatMap((value) =>
+            Effect.mapError(decode(value), (error) =>
+              new errors.DecodeError({
+                provider: name,
+                url: urlOf(request),
+                reason: ParseResult.TreeFormatter.formatErrorSync(error),
+                cause: error
+              }))
+          )
+        )
+      return provider.call(attempt(request, handle), callOptions(request, options)) as never
+    }
+
+    const stream: Api.ProviderHttpClient<Err>["stream"] = (request, options) =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        // The call stays open while the consumer reads: it pushes chunks into a small queue and
+        // ends when the body ends, so the permit is held for the whole stream.
+        const queue = yield* Effect.acquireRelease(
+          Queue.bounded<Exit.Exit<Uint8Array, Option.Option<unknown>>>(16),
+          Queue.shutdown
+        )
+        let received = 0
+        const pump = (response: HttpClientResponse.HttpClientResponse) =>
+          response.stream.pipe(
+            Stream.timeoutFail(
+              () =>
+                new errors.StreamIdleTimeout({
+                  provider: name,
+                  url: urlOf(request),
+                  idleTimeout: settings.idleTimeout,
+                  received
+                }),
+              settings.idleTimeout
+            ),
+            Stream.runForEach((chunk) => {
+              received += chunk.length
+              return Queue.offer(queue, Exit.succeed(chunk))
+            }),
+            // after the first chunk a failure is the consumer's, never a reason to retry
+            Effect.catchAll((error) =>
+              received > 0 ? Queue.offer(queue, Exit.fail(Option.some<unknown>(error))) : Effect.fail(error)
+            )
+          )
+        const perCall = callOptions(request, options)
+        const call = provider.call(attempt(request, pump), {
+          ...perCall,
+          // the stream's budget is its idle timeout, not the attempt's
+          attemptTimeout: perCall.attemptTimeout ?? Duration.infinity
+        }) as Effect.Effect<unknown, unknown>
+        yield* call.pipe(
+          Effect.matchCauseEffect({
+            onFailure: (cause) => Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
+            onSuccess: () => Queue.offer(queue, Exit.fail(Option.none()))
+          }),
+          Effect.forkScoped
+        )
+        return Stream.repeatEffectOption(Effect.flatten(Queue.take(queue)))
+      })) as never
+
+    const self: Api.ProviderHttpClient<Err> = { [TypeId]: TypeId, provider, origin, execute, json, text, stream }
+    return self
+  })
+
+/** @internal */
+export const layer = <I, P>(
+  tag: Context.Tag<I, Api.ProviderHttpClient>,
+  providerTag: Context.Tag<P, Provider.Provider>,
+  options: Api.Options
+): Layer.Layer<I, HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient> =>
+  Layer.scoped(tag, Effect.flatMap(providerTag, (provider) => make(provider, options)))
+
+/** @internal */
+export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {
+  const self = Context.Tag(`@sluice/http/ProviderHttpClient/${id}`)<Self, Api.ProviderHttpClient>()
+  return Object.assign(self, {
+    id,
+    layer: <P>(providerTag: Context.Tag<P, Provider.Provider>, options: Api.Options) =>
+      layer(self, providerTag, options)
+  })
+}

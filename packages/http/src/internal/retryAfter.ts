@@ -1,0 +1,37 @@
+import * as Duration from "effect/Duration"
+
+/** @internal */
+export interface RetryAfterBounds {
+  /** Used when the header is missing or unreadable. */
+  readonly fallbackMillis: number
+  /** The shortest pause: a Retry-After of 0 (or a date already past) still backs off this long. */
+  readonly minMillis: number
+  /** The longest pause: a Retry-After of a day is not obeyed blindly. */
+  readonly maxMillis: number
+}
+
+/**
+ * The pause a `Retry-After` header asks for, in milliseconds, clamped to `bounds`. The header is
+ * either delta-seconds (`120`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`), which is turned
+ * into a duration here, once, against `nowMillis` (the receiver's clock): from then on only the
+ * duration travels, so no other process compares its clock with this one.
+ *
+ * @internal
+ */
+export const parseRetryAfter = (
+  header: string | undefined,
+  nowMillis: number,
+  bounds: RetryAfterBounds
+): Duration.Duration => {
+  const clamp = (ms: number) => Duration.millis(Math.min(bounds.maxMillis, Math.max(bounds.minMillis, ms)))
+  if (header === undefined) return clamp(bounds.fallbackMillis)
+  const value = header.trim()
+  if (/^\d+$/.test(value)) return clamp(Number(value) * 1000)
+  // RFC 9110 allows only delta-seconds or an HTTP date; anything else (negative, fractional,
+  // garbage) is unreadable and gets the fallback
+  if (/^[A-Za-z]{3},/.test(value)) {
+    const at = Date.parse(value)
+    if (Number.isFinite(at)) return clamp(at - nowMillis)
+  }
+  return clamp(bounds.fallbackMillis)
+}

@@ -1,0 +1,361 @@
+/**
+ * The HTTP client against real HTTP servers on 127.0.0.1: concurrency is counted by the server,
+ * from a request's first byte to its response's last, so what is asserted is what an upstream
+ * would see.
+ */
+import type { HttpClient } from "@effect/platform"
+import { HttpClientRequest } from "@effect/platform"
+import { assert, describe, it } from "@effect/vitest"
+import { HttpPool, ProviderHttpClient } from "@sluice/http"
+import { Provider } from "@sluice/provider"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import type { Scope } from "effect"
+import { Duration, Effect, Exit, Fiber, Schema, Stream } from "effect"
+import type * as http from "node:http"
+import { failMidBody, json, slowBody, testServer } from "./utils/server.js"
+
+let counter = 0
+const uniqueName = (prefix: string) => `${prefix}-${++counter}`
+
+const Anything = Schema.Array(Schema.Unknown)
+
+/** Runs `body` with the pool and HttpClient layers, the memory store, and a scope. */
+const run = <A, E>(
+  body: Effect.Effect<
+    A,
+    E,
+    | HttpPool.HttpPool
+    | HttpClient.HttpClient
+    | RateLimiterStore.RateLimiterStore
+    | Scope.Scope
+  >,
+  pool?: HttpPool.Options
+) =>
+  body.pipe(
+    Effect.scoped,
+    Effect.provide(HttpPool.layerWithHttpClient(pool)),
+    Effect.provide(RateLimiterStore.layerMemory)
+  )
+
+const waitUntil = (condition: () => boolean, what: string) =>
+  Effect.repeat(Effect.sleep("2 millis"), { until: condition }).pipe(
+    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`timed out waiting until ${what}`) }),
+    Effect.orDie
+  )
+
+describe("permits are held until the body is read", () => {
+  it.live("observed concurrency never exceeds the bulkhead while bodies arrive slowly", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/slow": slowBody(4, 64, 15) })
+      const provider = yield* Provider.make({ name: uniqueName("slow"), bulkhead: { permits: 3 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const results = yield* Effect.forEach(
+        Array.from({ length: 12 }, () => HttpClientRequest.get("/slow")),
+        (request) => client.json(request, Anything),
+        { concurrency: "unbounded" }
+      )
+      assert.strictEqual(results.length, 12)
+      assert.strictEqual(server.counters.requests, 12)
+      // what the upstream saw: the bound, reached and never passed
+      assert.strictEqual(server.counters.peak, 3)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0, waiting: 0 })
+    })))
+
+  it.live("the bound holds when the server breaks bodies halfway, and nothing leaks", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/broken": failMidBody(10) })
+      const provider = yield* Provider.make({ name: uniqueName("broken"), bulkhead: { permits: 2 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const exits = yield* Effect.forEach(
+        Array.from({ length: 8 }, () => HttpClientRequest.get("/broken")),
+        (request) => Effect.exit(client.json(request, Anything)),
+        { concurrency: "unbounded" }
+      )
+      assert.isTrue(exits.every(Exit.isFailure))
+      assert.strictEqual(server.counters.requests, 8)
+      assert.isAtMost(server.counters.peak, 2)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0, waiting: 0 })
+    })))
+
+  it.live("a caller interrupted mid-body releases its permit only once its request is aborted", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/long": slowBody(200, 64, 10) })
+      const provider = yield* Provider.make({ name: uniqueName("interrupt"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const pool = yield* HttpPool.HttpPool
+      const fiber = yield* Effect.fork(client.text(HttpClientRequest.get("/long")))
+      yield* waitUntil(() => server.counters.active === 1, "the request is in flight")
+      yield* Effect.sleep("30 millis") // part of the body has arrived
+      yield* Fiber.interrupt(fiber)
+      // the permit is back, and by then the request was aborted: its connection is closed (undici
+      // drops an origin's entry once its pool is empty)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0, waiting: 0 })
+      assert.strictEqual((yield* pool.stats)[client.origin]?.connected ?? 0, 0)
+      yield* server.idle
+      assert.strictEqual(server.counters.aborted, 1)
+    })))
+})
+
+describe("one pool, sized from the bulkheads", () => {
+  it.live("a pool smaller than the bulkheads on an origin is refused with the numbers", () =>
+    run(
+      Effect.gen(function*() {
+        const server = yield* testServer({})
+        const a = yield* Provider.make({ name: uniqueName("a"), bulkhead: { permits: 2 } })
+        const b = yield* Provider.make({ name: uniqueName("b"), bulkhead: { permits: 2, maxPermits: 3 } })
+        yield* ProviderHttpClient.make(a, { baseUrl: server.url })
+        const error = yield* Effect.flip(ProviderHttpClient.make(b, { baseUrl: `${server.url}/v1` }))
+        assert.strictEqual(error._tag, "PoolTooSmall")
+        assert.include(error, { origin: server.url, connections: 4, required: 5 })
+        assert.strictEqual(
+          error.message,
+          `origin ${server.url}: its pool allows 4 connections, but the bulkheads on it need 5 (${a.name} 2 + ${b.name} 3); ` +
+            "a smaller pool would queue calls that hold a permit where no metric sees them"
+        )
+      }),
+      { connectionsPerOrigin: 4 }
+    ))
+
+  it.live("a pool sized from the reservations never queues a request while permits are free", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/slow": slowBody(10, 64, 10) })
+      const provider = yield* Provider.make({ name: uniqueName("sized"), bulkhead: { permits: 4 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const pool = yield* HttpPool.HttpPool
+      const fiber = yield* Effect.fork(
+        Effect.forEach(Array.from({ length: 4 }), () => client.text(HttpClientRequest.get("/slow")), {
+          concurrency: "unbounded"
+        })
+      )
+      yield* waitUntil(() => server.counters.active === 4, "4 requests are in flight")
+      const stats = (yield* pool.stats)[client.origin]
+      // every permit holder has its own connection: nothing waits inside undici
+      assert.include(stats, { running: 4, pending: 0, queued: 0 })
+      const [reservation] = (yield* pool.reservations).filter((r) => r.origin === client.origin)
+      assert.include(reservation, { reserved: 4, poolSize: 4 })
+      yield* Fiber.join(fiber)
+    })))
+})
+
+describe("429 and Retry-After", () => {
+  /**
+   * A server with a quota of `limit` requests per sliding second that answers 429 with a
+   * Retry-After (in whole seconds) past it, and records every arrival that came while a cooldown
+   * it had announced was still running (allowing 50 ms for requests already on their way).
+   */
+  const quotaServer = (limit: number) => {
+    const arrivals: Array<number> = []
+    const cooldowns: Array<{ readonly from: number; readonly until: number }> = []
+    let violations = 0
+    let tooMany = 0
+    const handler = (_req: http.IncomingMessage, res: http.ServerResponse) => {
+      const now = performance.now()
+      if (cooldowns.some((c) => now >= c.from + 50 && now < c.until)) violations++
+      const recent = arrivals.filter((t) => t > now - 1000)
+      if (recent.length >= limit) {
+        tooMany++
+        cooldowns.push({ from: now, until: now + 1000 })
+        res.statusCode = 429
+        res.setHeader("retry-after", "1")
+        res.end("slow down")
+        return
+      }
+      arrivals.push(now)
+      res.setHeader("content-type", "application/json")
+      res.end("[]")
+    }
+    return { handler, stats: () => ({ violations, tooMany, served: arrivals.length }) }
+  }
+
+  it.live(
+    "a 429 pauses the provider for every caller, and the calls are retried after it",
+    () =>
+      run(Effect.gen(function*() {
+        const quota = quotaServer(2)
+        const server = yield* testServer({ "/q": quota.handler })
+        const provider = yield* Provider.make({
+          name: uniqueName("quota"),
+          bulkhead: { permits: 6 },
+          rateLimiter: { limit: 1000, window: "1 second", burst: 1000 },
+          retry: { maxAttempts: 6, backoff: { initial: "10 millis", jitter: 0 }, budget: false }
+        })
+        const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+        yield* Effect.forEach(Array.from({ length: 6 }), () => client.json(HttpClientRequest.get("/q"), Anything), {
+          concurrency: "unbounded"
+        })
+        const stats = quota.stats()
+        assert.strictEqual(stats.served, 6)
+        assert.isAbove(stats.tooMany, 0)
+        // nobody came back before the announced Retry-After had passed
+        assert.strictEqual(stats.violations, 0)
+      })),
+    20_000
+  )
+
+  it.live("with the limiter set to the quota, no 429 at all", () =>
+    run(Effect.gen(function*() {
+      const quota = quotaServer(4)
+      const server = yield* testServer({ "/q": quota.handler })
+      const provider = yield* Provider.make({
+        name: uniqueName("paced"),
+        bulkhead: { permits: 8 },
+        // the server's 4 per second, evenly spaced, with 5 % margin for arrival jitter
+        rateLimiter: { limit: 4, window: "1050 millis" }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      yield* Effect.forEach(Array.from({ length: 8 }), () => client.json(HttpClientRequest.get("/q"), Anything), {
+        concurrency: "unbounded"
+      })
+      assert.deepStrictEqual(quota.stats(), { violations: 0, tooMany: 0, served: 8 })
+    })), 20_000)
+
+  it("Retry-After is read as seconds or an HTTP date, and clamped", () => {
+    const bounds = { fallbackMillis: 1_000, minMillis: 100, maxMillis: 60_000 }
+    const now = Date.parse("2026-11-30T12:00:00Z")
+    const ms = (header: string | undefined) =>
+      Duration.toMillis(ProviderHttpClient.parseRetryAfter(header, now, bounds))
+    assert.strictEqual(ms("3"), 3_000)
+    assert.strictEqual(ms(" 7 "), 7_000)
+    assert.strictEqual(ms("Mon, 30 Nov 2026 12:00:05 GMT"), 5_000)
+    assert.strictEqual(ms(undefined), 1_000)
+    assert.strictEqual(ms("0"), 100) // never hammer back at once
+    assert.strictEqual(ms("Mon, 30 Nov 2026 11:00:00 GMT"), 100) // a date already past
+    assert.strictEqual(ms("86400"), 60_000) // a day is not obeyed blindly
+    assert.strictEqual(ms("-5"), 1_000)
+    assert.strictEqual(ms("1.5"), 1_000)
+    assert.strictEqual(ms("soon"), 1_000)
+  })
+})
+
+describe("budgets and bodies", () => {
+  it.live("a slow body gives CallTimeout and frees the connection", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/slow": slowBody(100, 64, 20) })
+      const provider = yield* Provider.make({
+        name: uniqueName("timeout"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "150 millis"
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const pool = yield* HttpPool.HttpPool
+      const error = yield* Effect.flip(client.text(HttpClientRequest.get("/slow")))
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+      assert.strictEqual((yield* pool.stats)[client.origin]?.connected ?? 0, 0)
+      yield* server.idle
+      assert.strictEqual(server.counters.aborted, 1)
+    })))
+
+  it.live("a body that is not JSON, or not what the schema says, is a DecodeError", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({
+        "/garbage": (_req, res) => res.end("{not json"),
+        "/shape": json({ lat: "x" })
+      })
+      const provider = yield* Provider.make({ name: uniqueName("decode"), bulkhead: { permits: 2 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const garbage = yield* Effect.flip(client.json(HttpClientRequest.get("/garbage"), Anything))
+      assert.strictEqual(garbage._tag, "DecodeError")
+      assert.match(garbage.message, /could not be decoded: not JSON/)
+      const shape = yield* Effect.flip(
+        client.json(HttpClientRequest.get("/shape"), Schema.Struct({ lat: Schema.Number }))
+      )
+      assert.strictEqual(shape._tag, "DecodeError")
+      assert.match(shape.message, /lat/)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+
+  it.live("a body past maxBodySize is a BodyTooLarge, counted as it arrives, and the request is aborted", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/huge": slowBody(1_000, 1_024, 2) })
+      const provider = yield* Provider.make({ name: uniqueName("huge"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
+      const error = yield* Effect.flip(client.text(HttpClientRequest.get("/huge")))
+      assert.strictEqual(error._tag, "BodyTooLarge")
+      if (error._tag !== "BodyTooLarge") return
+      assert.strictEqual(error.limit, 16 * 1024)
+      assert.isAbove(error.received, 16 * 1024)
+      // it stopped near the limit instead of reading the whole megabyte
+      assert.isBelow(error.received, 64 * 1024)
+      yield* server.idle
+      assert.strictEqual(server.counters.aborted, 1)
+    })))
+
+  it.live("5xx is retried through the provider, 4xx is not, and POST only when idempotent", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({
+        "/500": json({ error: "boom" }, 500),
+        "/404": json({ error: "nope" }, 404)
+      })
+      const provider = yield* Provider.make({
+        name: uniqueName("status"),
+        bulkhead: { permits: 2 },
+        retry: { maxAttempts: 3, backoff: { initial: "5 millis", jitter: 0 }, budget: false }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const e500 = yield* Effect.flip(client.text(HttpClientRequest.get("/500")))
+      assert.strictEqual(e500._tag, "UpstreamStatus")
+      assert.match(e500.message, /answered 500 to .*\/500: \{"error":"boom"\}/)
+      assert.strictEqual(server.counters.byStatus.get(500), 3)
+      const e404 = yield* Effect.flip(client.text(HttpClientRequest.get("/404")))
+      assert.strictEqual(e404._tag, "UpstreamStatus")
+      assert.strictEqual(server.counters.byStatus.get(404), 1)
+      yield* Effect.flip(client.text(HttpClientRequest.post("/500")))
+      assert.strictEqual(server.counters.byStatus.get(500), 4)
+      yield* Effect.flip(client.text(HttpClientRequest.post("/500"), { idempotent: true }))
+      assert.strictEqual(server.counters.byStatus.get(500), 7)
+    })))
+
+  it.live("sends a real User-Agent and no trace headers", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/echo": (req, res) => res.end(JSON.stringify(req.headers)) })
+      const provider = yield* Provider.make({ name: uniqueName("headers"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: server.url,
+        userAgent: "geocoder-test/1.0 (ops@example.com)"
+      })
+      const headers = yield* client.json(
+        HttpClientRequest.get("/echo"),
+        Schema.Record({ key: Schema.String, value: Schema.String })
+      ).pipe(Effect.withSpan("caller"))
+      assert.strictEqual(headers["user-agent"], "geocoder-test/1.0 (ops@example.com)")
+      assert.isUndefined(headers["traceparent"])
+      assert.isUndefined(headers["b3"])
+    })))
+})
+
+describe("streams", () => {
+  it.live("a stream holds its permit until it ends", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/slow": slowBody(5, 64, 10) })
+      const provider = yield* Provider.make({ name: uniqueName("stream"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const sizes = yield* Effect.forEach(
+        Array.from({ length: 3 }),
+        () =>
+          client.stream(HttpClientRequest.get("/slow")).pipe(
+            Stream.runFold(0, (n, chunk) => n + chunk.length)
+          ),
+        { concurrency: "unbounded" }
+      )
+      assert.deepStrictEqual(sizes, [322, 322, 322])
+      assert.strictEqual(server.counters.peak, 1)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+
+  it.live("a stalled stream fails with StreamIdleTimeout and is not retried after its first chunk", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/stall": slowBody(3, 64, 5_000) })
+      const provider = yield* Provider.make({
+        name: uniqueName("stall"),
+        bulkhead: { permits: 1 },
+        retry: { maxAttempts: 3, backoff: { initial: "5 millis" }, budget: false }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, streamIdleTimeout: "100 millis" })
+      const result = yield* client.stream(HttpClientRequest.get("/stall")).pipe(Stream.runCollect, Effect.either)
+      assert.isTrue(result._tag === "Left")
+      if (result._tag === "Left") assert.strictEqual((result.left as { _tag: string })._tag, "StreamIdleTimeout")
+      assert.strictEqual(server.counters.requests, 1)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+})
