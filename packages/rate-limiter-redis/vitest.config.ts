@@ -1,6 +1,18 @@
+import * as path from "node:path"
 import { mergeConfig, type ViteUserConfig } from "vitest/config"
 import shared from "../../vitest.shared.js"
 
-const config: ViteUserConfig = {}
+const config: ViteUserConfig = {
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Starts a real redis-server on a free loopback port (and fails the run if there is none).
+    globalSetup: [path.join(import.meta.dirname, "test", "globalSetup.ts")],
+    // One file at a time: the multi-process tests load every core for seconds, and the contract
+    // suite's TestClock must not advance before a Redis reply is back (see README, "Testing").
+    fileParallelism: false,
+    testTimeout: 60_000,
+    hookTimeout: 60_000
+  }
+}
 
 export default mergeConfig(shared, config)

@@ -31,16 +31,55 @@ export const storeContract = <E>(
 
   type Settings = RateLimiter.Settings & { readonly name?: string }
 
-  const limiterOn = (store: RateLimiterStore.Service, settings: Settings) =>
-    RateLimiter.make({ ...settings, name: settings.name ?? uniqueName("limiter"), store })
+  /**
+   * Decisions answered by each limiter's store so far. A remote store answers over the network:
+   * `TestClock.adjust` only waits for fibers to suspend, and a fiber waiting for a reply counts as
+   * suspended, so the clock must not move before the takers just forked have their decisions.
+   */
+  const answered = new WeakMap<RateLimiter.RateLimiter, () => number>()
 
-  /** Forks a taker now; its result is the instant it was let start. */
+  const limiterOn = (store: RateLimiterStore.Service, settings: Settings) => {
+    let count = 0
+    const counting: RateLimiterStore.Service = {
+      ...store,
+      reserve: (request) => Effect.ensuring(store.reserve(request), Effect.sync(() => count++))
+    }
+    return Effect.tap(
+      RateLimiter.make({ ...settings, name: settings.name ?? uniqueName("limiter"), store: counting }),
+      (limiter) => Effect.sync(() => answered.set(limiter, () => count))
+    )
+  }
+
+  /** One real turn of the event loop, whatever the clock: lets network replies arrive. */
+  const ioTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+  /** Waits (in real event-loop turns, at most ~10 s) until the store has answered `n` more decisions. */
+  const awaitDecisions = (limiter: RateLimiter.RateLimiter, before: number, n: number) =>
+    Effect.gen(function*() {
+      const count = answered.get(limiter)
+      if (count === undefined) return
+      for (let turn = 0; count() < before + n; turn++) {
+        if (turn > 100_000) return yield* Effect.dieMessage(`the store answered ${count() - before} of ${n} takes`)
+        yield* ioTurn
+      }
+    })
+
+  /** Forks a taker now, once its decision is back; its result is the instant it was let start. */
   const taker = (limiter: RateLimiter.RateLimiter, options?: RateLimiter.TakeOptions) =>
-    Effect.fork(Effect.zipRight(limiter.take(options), Clock.currentTimeMillis))
+    Effect.flatMap(takers(limiter, 1, options), ([fiber]) => Effect.succeed(fiber))
 
-  /** Forks `n` takers now, in order. */
+  /** Forks `n` takers now, in order, and returns once the store has decided all of them. */
   const takers = (limiter: RateLimiter.RateLimiter, n: number, options?: RateLimiter.TakeOptions) =>
-    Effect.forEach(Array.from({ length: n }), () => taker(limiter, options))
+    Effect.gen(function*() {
+      const before = answered.get(limiter)?.() ?? 0
+      const fibers = []
+      for (let i = 0; i < n; i++) {
+        fibers.push(yield* Effect.fork(Effect.zipRight(limiter.take(options), Clock.currentTimeMillis)))
+        // one at a time, so that arrival order is fork order over a network too
+        yield* awaitDecisions(limiter, before + i, 1)
+      }
+      return fibers
+    })
 
   const startsOf = <A, E2>(fibers: ReadonlyArray<Fiber.Fiber<A, E2>>) => Effect.forEach(fibers, Fiber.join)
 

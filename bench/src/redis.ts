@@ -1,0 +1,471 @@
+/**
+ * The Redis rate limiter against its peers, on a redis-server of its own (loopback, free port).
+ *
+ * 1. Throughput: acquires per second from one process with 64 acquires in flight and a limit that
+ *    never binds, for sluice (RateLimiter on RedisRateLimiterStore), rate-limiter-flexible's
+ *    RateLimiterRedis and @effect/experimental's Redis RateLimiter, beside a bare ioredis PING loop
+ *    with the same 64 in flight (one round trip per acquire is the ceiling). Rounds interleave the
+ *    contenders; the median round counts.
+ * 2. Round trips per acquire: every command the clients send, counted with MONITOR (which tells a
+ *    client's commands from the ones a Lua script runs inside Redis); and every command Redis
+ *    executed, scripts' included, from INFO commandstats.
+ * 3. Precision: two processes share 2,000 per second for 4 s, 64 acquires in flight each; every
+ *    start is recorded on the wall clock; achieved rate and the worst sliding 1 s window.
+ *
+ * Writes the "Redis rate limiter" section of bench/RESULTS.md.
+ */
+import * as ExperimentalRateLimiter from "@effect/experimental/RateLimiter"
+import * as ExperimentalRedis from "@effect/experimental/RateLimiter/Redis"
+import { RateLimiter } from "@sluice/rate-limiter"
+import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as Layer from "effect/Layer"
+import * as ManagedRuntime from "effect/ManagedRuntime"
+import * as Scope from "effect/Scope"
+import { Redis } from "ioredis"
+import { spawn } from "node:child_process"
+import * as readline from "node:readline"
+import { fileURLToPath } from "node:url"
+import { RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible"
+import { maxInWindow } from "./lib/limiterRuns.js"
+import { startRedisServer } from "./lib/redisServer.js"
+import { formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
+
+const IN_FLIGHT = 64
+const ROUNDS = 3
+const ROUND_MILLIS = 2_000
+const WARMUP_MILLIS = 1_000
+const MONITOR_MILLIS = 300
+/** Never binds: far above what one process can reach. */
+const UNBOUND = 1_000_000_000
+const PRECISION_LIMIT = 2_000
+const PRECISION_PROCESSES = 2
+const PRECISION_SECONDS = 4
+/**
+ * 1 % of the rate. With burst 1 each process's pacer releases one start per timer tick, and Node's
+ * timers tick at 1 ms at best: 2,000/s over two processes would be capped near 1,000/s each.
+ */
+const PRECISION_BURST = 20
+
+/**
+ * A contender, set up once: acquires with IN_FLIGHT in flight for `millis` and returns how many;
+ * `started` is called right after each acquire returns.
+ */
+interface Running {
+  readonly run: (millis: number, started?: () => void) => Promise<number>
+  readonly close: () => Promise<void>
+}
+
+interface Contender {
+  readonly label: string
+  readonly config: string
+  /** For throughput: a limit that never binds. */
+  readonly unbound: (url: string, port: number) => Promise<Running>
+  /** For precision: `limit` per second, waiting (not failing) when over; null when not measured. */
+  readonly limited: ((url: string, port: number, limit: number, prefix: string) => Promise<Running>) | null
+}
+
+const now = () => performance.now()
+
+/** IN_FLIGHT promise loops, each acquiring again as soon as the previous acquire resolves. */
+const promiseLoops = (acquire: () => Promise<unknown>) => async (millis: number, started?: () => void) => {
+  const deadline = now() + millis
+  let count = 0
+  const loop = async () => {
+    while (now() < deadline) {
+      await acquire()
+      count++
+      started?.()
+    }
+  }
+  await Promise.all(Array.from({ length: IN_FLIGHT }, loop))
+  return count
+}
+
+/** IN_FLIGHT fibers, each acquiring again as soon as the previous acquire returns. */
+const fiberLoops = <E>(acquire: Effect.Effect<unknown, E>) => (millis: number, started?: () => void) =>
+  Effect.suspend(() => {
+    const deadline = now() + millis
+    let count = 0
+    const worker = Effect.whileLoop({
+      while: () => now() < deadline,
+      body: () => Effect.orDie(acquire),
+      step: () => {
+        count++
+        started?.()
+      }
+    })
+    return Effect.zipRight(
+      Effect.all(Array.from({ length: IN_FLIGHT }, () => worker), { concurrency: "unbounded", discard: true }),
+      Effect.sync(() => count)
+    )
+  })
+
+/** A fresh prefix per throughput run; the processes of one precision run share theirs. */
+const freshPrefix = (label: string) => `bench-${label}-${Math.random().toString(36).slice(2, 8)}:`
+
+const sluice = async (url: string, limit: number, burst: number, prefix: string): Promise<Running> => {
+  const scope = Effect.runSync(Scope.make())
+  const limiter = await Effect.runPromise(
+    Effect.gen(function*() {
+      const store = yield* RedisRateLimiterStore.make({ url, prefix })
+      return yield* RateLimiter.make({ name: "bench", limit, window: "1 second", burst, store })
+    }).pipe(Scope.extend(scope))
+  )
+  const loops = fiberLoops(limiter.take())
+  return {
+    run: (millis, started) => Effect.runPromise(loops(millis, started)),
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+/** The store alone, without the RateLimiter in front: what the Redis part of a take costs. */
+const sluiceStore = async (url: string): Promise<Running> => {
+  const scope = Effect.runSync(Scope.make())
+  const store = await Effect.runPromise(
+    RedisRateLimiterStore.make({ url, prefix: freshPrefix("store") }).pipe(Scope.extend(scope))
+  )
+  const request = {
+    key: "bench",
+    limits: [{ algorithm: "gcra" as const, limit: UNBOUND, windowMillis: 1000, burst: 1000 }],
+    cost: 1,
+    maxWaitMillis: Number.POSITIVE_INFINITY
+  }
+  const loops = fiberLoops(store.reserve(request))
+  return {
+    run: (millis, started) => Effect.runPromise(loops(millis, started)),
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
+
+const experimental = async (
+  port: number,
+  limit: number,
+  onExceeded: "fail" | "delay",
+  prefix: string
+): Promise<Running> => {
+  const runtime = ManagedRuntime.make(
+    ExperimentalRateLimiter.layer.pipe(
+      Layer.provide(ExperimentalRedis.layerStore({ host: "127.0.0.1", port, prefix }))
+    )
+  )
+  const withLimiter = await runtime.runPromise(ExperimentalRateLimiter.makeWithRateLimiter)
+  // token-bucket: its Redis fixed window needs a whole number of milliseconds per token (PX)
+  const loops = fiberLoops(
+    withLimiter({ key: "bench", limit, window: "1 second", algorithm: "token-bucket", onExceeded })(Effect.void)
+  )
+  return { run: (millis, started) => runtime.runPromise(loops(millis, started)), close: () => runtime.dispose() }
+}
+
+const flexible = async (port: number, limit: number, queued: boolean, prefix: string): Promise<Running> => {
+  const client = new Redis({ host: "127.0.0.1", port, enableOfflineQueue: false })
+  await new Promise((resolve) => client.once("ready", resolve))
+  const limiter = new RateLimiterRedis({ storeClient: client, points: limit, duration: 1, keyPrefix: prefix })
+  const queue = new RateLimiterQueue(limiter, { maxQueueSize: 10_000 })
+  const acquire = queued ? () => queue.removeTokens(1, "bench") : () => limiter.consume("bench")
+  return { run: promiseLoops(acquire), close: async () => void (await client.quit()) }
+}
+
+const pingLoop = async (port: number): Promise<Running> => {
+  const client = new Redis({ host: "127.0.0.1", port, enableOfflineQueue: false })
+  await new Promise((resolve) => client.once("ready", resolve))
+  return { run: promiseLoops(() => client.ping()), close: async () => void (await client.quit()) }
+}
+
+const contenders: ReadonlyArray<Contender> = [
+  {
+    label: "ioredis PING loop",
+    config: "ceiling: one round trip",
+    unbound: (_url, port) => pingLoop(port),
+    limited: null
+  },
+  {
+    label: "sluice",
+    config: "RateLimiter + RedisRateLimiterStore, gcra",
+    unbound: (url) => sluice(url, UNBOUND, 1_000, freshPrefix("sluice")),
+    limited: (url, _port, limit, prefix) => sluice(url, limit, PRECISION_BURST, prefix)
+  },
+  {
+    label: "sluice store only",
+    config: "RedisRateLimiterStore.reserve, no RateLimiter",
+    unbound: (url) => sluiceStore(url),
+    limited: null
+  },
+  {
+    label: "rate-limiter-flexible",
+    config: "RateLimiterRedis (+ RateLimiterQueue to wait)",
+    unbound: (_url, port) => flexible(port, UNBOUND, false, freshPrefix("rlf")),
+    limited: (_url, port, limit, prefix) => flexible(port, limit, true, prefix)
+  },
+  {
+    label: "@effect/experimental",
+    config: "RateLimiter/Redis, token-bucket",
+    unbound: (_url, port) => experimental(port, UNBOUND, "fail", freshPrefix("experimental")),
+    limited: (_url, port, limit, prefix) => experimental(port, limit, "delay", prefix)
+  }
+]
+
+// -----------------------------------------------------------------------------
+// precision: child processes
+// -----------------------------------------------------------------------------
+
+interface ChildArgs {
+  readonly contender: number
+  readonly url: string
+  readonly port: number
+  readonly limit: number
+  readonly seconds: number
+  /** Shared by the processes of one run: they share one quota. */
+  readonly prefix: string
+}
+
+/** In a child: wait for "GO" on stdin, acquire for `seconds`, print every start's wall-clock instant. */
+const child = async (args: ChildArgs) => {
+  const limited = contenders[args.contender].limited
+  if (limited === null) throw new Error("not a limited contender")
+  const running = await limited(args.url, args.port, args.limit, args.prefix)
+  const starts: Array<number> = []
+  const wall = () => performance.timeOrigin + performance.now()
+  process.stdout.write("READY\n")
+  await new Promise<void>((resolve) => {
+    const lines = readline.createInterface({ input: process.stdin })
+    lines.on("line", (line) => {
+      if (line === "GO") {
+        lines.close()
+        resolve()
+      }
+    })
+  })
+  await running.run(args.seconds * 1000, () => starts.push(wall()))
+  await running.close()
+  process.stdout.write(`RESULT ${JSON.stringify(starts)}\n`)
+  // a waiting limiter may still hold timers
+  process.exit(0)
+}
+
+/** Spawns one child of this very script; resolves with its handle once it is READY. */
+const spawnChild = (args: ChildArgs) =>
+  new Promise<{ readonly go: () => void; readonly result: Promise<ReadonlyArray<number>>; readonly kill: () => void }>(
+    (resolve, reject) => {
+      const proc = spawn(process.execPath, [
+        ...process.execArgv,
+        fileURLToPath(import.meta.url),
+        `--child=${JSON.stringify(args)}`
+      ], {
+        stdio: ["pipe", "pipe", "inherit"]
+      })
+      let onResult: (starts: ReadonlyArray<number>) => void = () => {}
+      const result = new Promise<ReadonlyArray<number>>((res, rej) => {
+        onResult = res
+        proc.once("exit", (code) => rej(new Error(`child exited with ${code} before its result`)))
+      })
+      result.catch(() => {})
+      const timer = setTimeout(() => {
+        proc.kill("SIGKILL")
+        reject(new Error("child not ready within 30 s"))
+      }, 30_000)
+      readline.createInterface({ input: proc.stdout }).on("line", (line) => {
+        if (line === "READY") {
+          clearTimeout(timer)
+          resolve({ go: () => proc.stdin.write("GO\n"), result, kill: () => proc.kill("SIGKILL") })
+        } else if (line.startsWith("RESULT ")) {
+          onResult(JSON.parse(line.slice("RESULT ".length)) as ReadonlyArray<number>)
+        }
+      })
+    }
+  )
+
+interface Precision {
+  readonly starts: number
+  readonly achievedPerSecond: number
+  readonly worst1s: number
+}
+
+const precision = async (contender: number, url: string, port: number): Promise<Precision> => {
+  const args: ChildArgs = {
+    contender,
+    url,
+    port,
+    limit: PRECISION_LIMIT,
+    seconds: PRECISION_SECONDS,
+    prefix: freshPrefix(`precision-${contender}`)
+  }
+  const children = await Promise.all(Array.from({ length: PRECISION_PROCESSES }, () => spawnChild(args)))
+  try {
+    for (const c of children) c.go()
+    const all = (await Promise.all(children.map((c) => c.result))).flat()
+    const sorted = Float64Array.from(all).sort()
+    const first = sorted[0]
+    // what the upstream sees during the run: starts in the 4 s from the first one
+    const inRun = sorted.filter((t) => t < first + PRECISION_SECONDS * 1000).length
+    return { starts: sorted.length, achievedPerSecond: inRun / PRECISION_SECONDS, worst1s: maxInWindow(sorted, 1000) }
+  } finally {
+    for (const c of children) c.kill()
+  }
+}
+
+// -----------------------------------------------------------------------------
+// round trips
+// -----------------------------------------------------------------------------
+
+/** Commands per acquire: sent by clients (MONITOR, scripts' own excluded) and executed in all. */
+const roundTrips = async (running: Running, port: number) => {
+  const admin = new Redis({ host: "127.0.0.1", port })
+  const monitor = await admin.monitor()
+  let fromClients = 0
+  let fromScripts = 0
+  monitor.on("monitor", (_time: string, args: Array<string>, source: string) => {
+    if (source === "lua") fromScripts++
+    else if (!/^(info|config|monitor)$/i.test(args[0] ?? "")) fromClients++
+  })
+  const acquires = await running.run(MONITOR_MILLIS)
+  // MONITOR lines trail the commands a little
+  await new Promise((resolve) => setTimeout(resolve, 200))
+  monitor.disconnect()
+  admin.disconnect()
+  return { perAcquire: fromClients / acquires, executedPerAcquire: (fromClients + fromScripts) / acquires }
+}
+
+// -----------------------------------------------------------------------------
+// the run
+// -----------------------------------------------------------------------------
+
+const fmt = (
+  x: number,
+  digits = 0
+) => (Number.isFinite(x)
+  ? x.toLocaleString("en", { maximumFractionDigits: digits, minimumFractionDigits: digits })
+  : "–")
+
+const parent = async () => {
+  const server = await startRedisServer()
+  try {
+    const { port, url } = server
+    console.log(`redis-server on port ${port}`)
+    const running = await Promise.all(contenders.map((c) => c.unbound(url, port)))
+    for (const r of running) await r.run(WARMUP_MILLIS)
+    const rounds: Array<Array<number>> = contenders.map(() => [])
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [i, r] of running.entries()) {
+        const count = await r.run(ROUND_MILLIS)
+        rounds[i].push(count / (ROUND_MILLIS / 1000))
+      }
+      console.log(`round ${round + 1}/${ROUNDS}: ${rounds.map((r) => fmt(r[round])).join(", ")} acquires/s`)
+    }
+    const trips: Array<{ readonly perAcquire: number; readonly executedPerAcquire: number }> = []
+    for (const r of running) trips.push(await roundTrips(r, port))
+    for (const r of running) await r.close()
+
+    const precisions: Array<Precision | undefined> = []
+    for (const [i, c] of contenders.entries()) {
+      if (c.limited === null) {
+        precisions.push(undefined)
+        continue
+      }
+      process.stdout.write(`precision: ${c.label} ... `)
+      const p = await precision(i, url, port)
+      console.log(`${fmt(p.achievedPerSecond)}/s, worst 1 s window ${p.worst1s}`)
+      precisions.push(p)
+    }
+
+    const throughput = rounds.map(median)
+    const ping = throughput[0]
+    const rlf = throughput[contenders.findIndex((c) => c.label === "rate-limiter-flexible")]
+    const header = [
+      "contender",
+      "config",
+      "acquires/s (64 in flight)",
+      "vs PING",
+      "vs RLF",
+      "round trips / acquire",
+      "commands executed / acquire",
+      `2 processes at ${fmt(PRECISION_LIMIT)}/s: achieved`,
+      "worst 1 s window"
+    ]
+    const rows = contenders.map((c, i) => {
+      const p = precisions[i]
+      return [
+        c.label,
+        c.config,
+        fmt(throughput[i]),
+        formatRatio(throughput[i] / ping),
+        formatRatio(throughput[i] / rlf),
+        fmt(trips[i].perAcquire, 2),
+        fmt(trips[i].executedPerAcquire, 2),
+        p === undefined
+          ? "–"
+          : `${fmt(p.achievedPerSecond)}/s (${fmt((100 * p.achievedPerSecond) / PRECISION_LIMIT, 1)} %)`,
+        p === undefined ? "–" : String(p.worst1s)
+      ]
+    })
+    console.log()
+    console.log(textTable(header, rows))
+
+    const own = 1
+    const ownPrecision = precisions[own]
+    const verdict = (ok: boolean) => (ok ? "met" : "**missed**")
+    const targets = [
+      `- exactly one round trip per take: ${fmt(trips[own].perAcquire, 2)} — ${
+        verdict(Math.abs(trips[own].perAcquire - 1) < 0.01)
+      }`,
+      `- acquires/s ≥ 0.8x the PING loop: ${formatRatio(throughput[own] / ping)} (${fmt(throughput[own])} vs ${
+        fmt(ping)
+      }) — ${verdict(throughput[own] >= 0.8 * ping)}`,
+      `- acquires/s ≥ 1.0x rate-limiter-flexible's: ${formatRatio(throughput[own] / rlf)} (${fmt(throughput[own])} vs ${
+        fmt(rlf)
+      }) — ${verdict(throughput[own] >= rlf)}`,
+      ownPrecision === undefined ?
+        "- precision: no result" :
+        `- two processes achieve ≥ 97 % of ${fmt(PRECISION_LIMIT)}/s: ${
+          fmt((100 * ownPrecision.achievedPerSecond) / PRECISION_LIMIT, 1)
+        } % — ${verdict(ownPrecision.achievedPerSecond >= 0.97 * PRECISION_LIMIT)}`,
+      ownPrecision === undefined ?
+        "" :
+        `- no 1 s window over the quota (${fmt(PRECISION_LIMIT)}): worst ${ownPrecision.worst1s} — ${
+          verdict(ownPrecision.worst1s <= PRECISION_LIMIT)
+        } (the documented bound is limit + burst + rate × timer lateness: ${
+          PRECISION_LIMIT + PRECISION_BURST
+        } + 2 per ms of lateness)`
+    ]
+    console.log()
+    console.log(targets.join("\n").replace(/\*\*/g, ""))
+
+    writeSection(
+      "Redis rate limiter",
+      [
+        machineLine(),
+        "",
+        `\`pnpm bench redis\`: a redis-server of the suite's own on loopback. Throughput: one process, ${IN_FLIGHT} ` +
+        `acquires in flight, a limit that never binds; ${ROUNDS} interleaved rounds of ${
+          ROUND_MILLIS / 1000
+        } s after ` +
+        `a ${WARMUP_MILLIS / 1000} s warm-up, median round. Round trips: the commands clients sent per acquire, ` +
+        `counted with MONITOR over ${MONITOR_MILLIS} ms (commands a Lua script runs inside Redis excluded; ` +
+        `"executed" counts them too, as INFO commandstats does). Precision: ${PRECISION_PROCESSES} processes share ` +
+        `${fmt(PRECISION_LIMIT)} per second for ${PRECISION_SECONDS} s, ${IN_FLIGHT} acquires in flight each, ` +
+        `every start recorded on the wall clock; "achieved" is starts in the ${PRECISION_SECONDS} s from the first ` +
+        `one, the worst window is sliding. sluice paces with GCRA, burst ${PRECISION_BURST}; rate-limiter-flexible waits with its ` +
+        `RateLimiterQueue; @effect/experimental with \`onExceeded: "delay"\`.`,
+        "",
+        markdownTable(header, rows),
+        "",
+        "Targets for sluice:",
+        "",
+        ...targets
+      ].join("\n")
+    )
+  } finally {
+    await server.stop()
+  }
+}
+
+const childArg = process.argv.find((arg) => arg.startsWith("--child="))
+const main = childArg === undefined ? parent() : child(JSON.parse(childArg.slice("--child=".length)) as ChildArgs)
+main.then(
+  () => process.exit(0),
+  (error) => {
+    console.error(error)
+    process.exit(1)
+  }
+)

@@ -1,0 +1,553 @@
+/** @internal */
+import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import { Redis } from "ioredis"
+import { createHash } from "node:crypto"
+import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
+import { type ScriptName, scripts } from "./scripts.js"
+
+// -----------------------------------------------------------------------------
+// metrics
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const degradedGauge = Metric.gauge("sluice_limiter_store_degraded", {
+  description: "1 while the Redis rate limiter store cannot reach Redis and limiters apply their store-down policy"
+})
+
+/** @internal */
+export const errorsTotal = Metric.counter("sluice_limiter_store_errors_total", {
+  description: "Redis rate limiter store commands that failed (unreachable, timed out, refused)",
+  incremental: true
+})
+
+// -----------------------------------------------------------------------------
+// options
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const defaultUrl = "redis://127.0.0.1:6379"
+/** @internal */
+export const defaultPrefix = "sluice:rl:"
+/** A take waits at most this long for Redis before the store-down policy answers instead. */
+const defaultCommandTimeoutMillis = 500
+const defaultConnectTimeoutMillis = 2000
+/** Reconnection backoff: 100 ms more per attempt, capped so that recovery is noticed within 1 s. */
+const maxReconnectDelayMillis = 1000
+/**
+ * On the client clock (tests under `TestClock`) the deciding clock and Redis' expiry clock run at
+ * different speeds: virtual time jumps while real time crawls, and the other way round. A key
+ * must not expire in real time while the virtual clock still needs it, so its TTL gets a minute
+ * more than any contract test lasts.
+ */
+const clientClockTtlPadMillis = 60_000
+
+interface Policy {
+  readonly storeDown: RedisRateLimiterStore.StoreDownPolicy
+  readonly localShare: number
+}
+
+interface Resolved {
+  readonly url: string
+  readonly prefix: string
+  readonly defaultPolicy: Policy
+  readonly policies: ReadonlyMap<string, Policy>
+  readonly commandTimeoutMillis: number
+  readonly connectTimeoutMillis: number
+  readonly clock: "server" | "client"
+  readonly redis: RedisRateLimiterStore.Options["redis"]
+}
+
+const policies: ReadonlyArray<RedisRateLimiterStore.StoreDownPolicy> = ["fail-closed", "fail-open", "local"]
+
+const resolvePolicy = (
+  at: string,
+  storeDown: unknown,
+  localShare: unknown
+): Either.Either<Policy, string> => {
+  const policy = storeDown ?? "fail-closed"
+  if (typeof policy !== "string" || !policies.some((p) => p === policy)) {
+    return Either.left(`${at}storeDown must be one of ${policies.join(", ")}, got ${JSON.stringify(policy)}`)
+  }
+  const known = policy as RedisRateLimiterStore.StoreDownPolicy
+  if (localShare !== undefined && (typeof localShare !== "number" || !(localShare > 0 && localShare <= 1))) {
+    return Either.left(`${at}localShare must be a number in (0, 1], got ${String(localShare)}`)
+  }
+  if (known === "local" && localShare === undefined) {
+    return Either.left(
+      `${at}localShare is required with storeDown "local": the share of each quota one process may use alone`
+    )
+  }
+  return Either.right({ storeDown: known, localShare: typeof localShare === "number" ? localShare : 1 })
+}
+
+const decodeMillis = (label: string, input: Duration.DurationInput | undefined, fallback: number) => {
+  if (input === undefined) return Either.right(fallback)
+  const decoded = Duration.decodeUnknown(input)
+  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${String(input)}`)
+  const millis = Duration.toMillis(decoded.value)
+  if (!(millis > 0 && Number.isFinite(millis))) {
+    return Either.left(`${label} must be a finite duration > 0, got ${Duration.format(decoded.value)}`)
+  }
+  return Either.right(millis)
+}
+
+/** @internal */
+export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<Resolved, string> => {
+  const url = options.url === undefined
+    ? defaultUrl
+    : Redacted.isRedacted(options.url)
+    ? Redacted.value(options.url)
+    : options.url
+  if (typeof url !== "string" || url.length === 0) return Either.left("url must be a non-empty string")
+  const prefix = options.prefix ?? defaultPrefix
+  if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
+    return Either.left(`prefix must be a string without braces (they delimit the hash tag), got ${String(prefix)}`)
+  }
+  const defaultPolicy = resolvePolicy("", options.storeDown, options.localShare)
+  if (Either.isLeft(defaultPolicy)) return Either.left(defaultPolicy.left)
+  const byName = new Map<string, Policy>()
+  for (const [name, policy] of Object.entries(options.limiters ?? {})) {
+    const resolved = resolvePolicy(`limiters[${JSON.stringify(name)}].`, policy.storeDown, policy.localShare)
+    if (Either.isLeft(resolved)) return Either.left(resolved.left)
+    byName.set(name, resolved.right)
+  }
+  const commandTimeout = decodeMillis("commandTimeout", options.commandTimeout, defaultCommandTimeoutMillis)
+  if (Either.isLeft(commandTimeout)) return Either.left(commandTimeout.left)
+  const connectTimeout = decodeMillis("connectTimeout", options.connectTimeout, defaultConnectTimeoutMillis)
+  if (Either.isLeft(connectTimeout)) return Either.left(connectTimeout.left)
+  const clock = options.clock ?? "server"
+  if (clock !== "server" && clock !== "client") {
+    return Either.left(`clock must be "server" or "client", got ${JSON.stringify(clock)}`)
+  }
+  return Either.right({
+    url,
+    prefix,
+    defaultPolicy: defaultPolicy.right,
+    policies: byName,
+    commandTimeoutMillis: commandTimeout.right,
+    connectTimeoutMillis: connectTimeout.right,
+    clock,
+    redis: options.redis
+  })
+}
+
+// -----------------------------------------------------------------------------
+// keys and arguments
+// -----------------------------------------------------------------------------
+
+/**
+ * The keys of one limiter: its state, then one log key per limit (used by sliding windows). They
+ * share the hash tag `{key}`, so Redis Cluster puts them in one slot.
+ *
+ * @internal
+ */
+export const keysOf = (prefix: string, key: string, limits: number): Array<string> => {
+  const state = `${prefix}{${key}}`
+  const keys = [state]
+  for (let i = 1; i <= limits; i++) keys.push(`${state}:log:${i}`)
+  return keys
+}
+
+const algorithmCode = (algorithm: RateLimiterStore.Algorithm): string =>
+  algorithm === "gcra" ? "g" : algorithm === "fixed-window" ? "f" : "s"
+
+/** Scales a quota to the share one process may use alone while Redis is down. */
+const scaleLimits = (
+  limits: ReadonlyArray<RateLimiterStore.LimitSpec>,
+  share: number
+): ReadonlyArray<RateLimiterStore.LimitSpec> =>
+  share === 1 ? limits : limits.map((spec) => {
+    const limit = Math.max(1, Math.floor(spec.limit * share))
+    const burst = spec.algorithm === "gcra" ? Math.min(limit, Math.max(1, Math.floor(spec.burst * share))) : limit
+    return { ...spec, limit, burst }
+  })
+
+const errorText = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+
+const isNoScript = (error: RateLimiterStore.RateLimiterStoreError): boolean =>
+  errorText(error.cause).startsWith("NOSCRIPT")
+
+const nowArgument = (clock: Clock.Clock): string => String(Number(clock.unsafeCurrentTimeNanos()) / 1_000_000)
+
+// -----------------------------------------------------------------------------
+// the store
+// -----------------------------------------------------------------------------
+
+interface Script {
+  readonly name: ScriptName
+  readonly lua: string
+  readonly sha: string
+}
+
+const loadScripts = (): Record<ScriptName, Script> => {
+  const make = (name: ScriptName): Script => ({
+    name,
+    lua: scripts[name],
+    sha: createHash("sha1").update(scripts[name]).digest("hex")
+  })
+  return { reserve: make("reserve"), refund: make("refund"), pause: make("pause"), readPause: make("readPause") }
+}
+
+const connect = (settings: Resolved): Effect.Effect<Redis, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const redis = new Redis(settings.url, {
+        retryStrategy: (times) => Math.min(times * 100, maxReconnectDelayMillis),
+        connectTimeout: settings.connectTimeoutMillis,
+        // Takes issued in the same tick share one socket write (and one read in Redis): still one
+        // command, one reply and one round trip each, for a fraction of the system calls.
+        enableAutoPipelining: true,
+        ...settings.redis,
+        // What keeps a take from hanging while Redis is down: fail at once when disconnected, give
+        // up on a command after the timeout, never resend a decision (it may have been made).
+        enableOfflineQueue: false,
+        commandTimeout: settings.commandTimeoutMillis,
+        maxRetriesPerRequest: 0
+      })
+      // Failures reach the caller through the commands; without a listener ioredis prints each one.
+      redis.on("error", () => {})
+      return redis
+    }),
+    (redis) =>
+      Effect.zipRight(
+        redis.status === "ready"
+          ? Effect.ignore(Effect.tryPromise({ try: () => redis.quit(), catch: (cause) => cause }))
+          : Effect.void,
+        Effect.sync(() => redis.disconnect())
+      )
+  )
+
+/** Waits (bounded) for the first connection, so that the first take does not find it still opening. */
+const awaitReady = (redis: Redis, millis: number): Effect.Effect<boolean> =>
+  redis.status === "ready" ? Effect.succeed(true) : Effect.async<boolean>((resume) => {
+    const onReady = () => resume(Effect.succeed(true))
+    redis.once("ready", onReady)
+    return Effect.sync(() => {
+      redis.off("ready", onReady)
+    })
+  }).pipe(Effect.timeoutTo({ duration: Duration.millis(millis), onSuccess: (ready) => ready, onTimeout: () => false }))
+
+/** @internal */
+export const make = (
+  options: RedisRateLimiterStore.Options
+): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    const resolved = resolve(options)
+    return Either.isLeft(resolved)
+      ? Effect.die(new Cause.IllegalArgumentException(`Redis rate limiter store: ${resolved.left}`))
+      : makeWith(resolved.right)
+  })
+
+const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { prefix } = settings
+    const labels = [MetricLabel.make("prefix", prefix)]
+    const ttlPad = settings.clock === "client" ? clientClockTtlPadMillis : 0
+    const local = yield* RateLimiterStore.makeMemory
+    const redis = yield* connect(settings)
+    const loaded = loadScripts()
+
+    const storeError = (operation: string, key: string, cause: unknown) =>
+      new RateLimiterStore.RateLimiterStoreError({
+        message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" failed: ${errorText(cause)}`,
+        cause
+      })
+
+    const load = (script: Script, key: string) =>
+      Effect.tryPromise({
+        try: () => redis.script("LOAD", script.lua),
+        catch: (cause) => storeError(`SCRIPT LOAD ${script.name}`, key, cause)
+      })
+
+    const evalsha = (script: Script, key: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
+      Effect.tryPromise({
+        try: () => redis.evalsha(script.sha, keys.length, ...keys, ...args),
+        catch: (cause) => storeError(script.name, key, cause)
+      })
+
+    /** One EVALSHA; after a Redis restart (or SCRIPT FLUSH) the script is loaded again, once. */
+    const run = (script: Script, key: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
+      Effect.catchIf(
+        evalsha(script, key, keys, args),
+        isNoScript,
+        () => Effect.zipRight(load(script, key), evalsha(script, key, keys, args))
+      )
+
+    /** The script's ARGV head: the deciding instant (empty: the server's `TIME`) and the TTL pad. */
+    const withNow = <A, E>(f: (now: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      settings.clock === "server" ? f("") : Effect.clockWith((clock) => f(nowArgument(clock)))
+
+    const specArgs = new WeakMap<ReadonlyArray<RateLimiterStore.LimitSpec>, ReadonlyArray<string>>()
+    const argsOf = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): ReadonlyArray<string> => {
+      let args = specArgs.get(limits)
+      if (args === undefined) {
+        const list = [String(limits.length)]
+        for (const spec of limits) {
+          const fields = [
+            algorithmCode(spec.algorithm),
+            String(spec.limit),
+            String(spec.windowMillis),
+            String(spec.burst)
+          ]
+          list.push(...fields, fields.join(":"))
+        }
+        args = list
+        specArgs.set(limits, args)
+      }
+      return args
+    }
+
+    const protocolError = (operation: string, key: string, reply: unknown) =>
+      Effect.fail(storeError(operation, key, new Error(`unexpected reply ${JSON.stringify(reply)}`)))
+
+    const redisReserve = (request: RateLimiterStore.ReserveRequest) =>
+      withNow((now) =>
+        Effect.flatMap(
+          run(loaded.reserve, request.key, keysOf(prefix, request.key, request.limits.length), [
+            now,
+            String(ttlPad),
+            String(request.cost),
+            String(request.maxWaitMillis === Number.POSITIVE_INFINITY ? -1 : request.maxWaitMillis),
+            ...argsOf(request.limits)
+          ]),
+          (reply): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
+            if (Array.isArray(reply)) {
+              if (reply[0] === "R") {
+                return Effect.succeed({
+                  _tag: "Reserved",
+                  delayMillis: Number(reply[1]),
+                  reservation: Number(reply[2])
+                })
+              }
+              if (reply[0] === "X") {
+                return Effect.succeed({
+                  _tag: "Refused",
+                  delayMillis: Number(reply[1]),
+                  retryAfterMillis: Number(reply[2]),
+                  binding: Number(reply[3])
+                })
+              }
+            }
+            return protocolError("reserve", request.key, reply)
+          }
+        )
+      )
+
+    const redisRefund = (request: RateLimiterStore.RefundRequest) =>
+      withNow((now) =>
+        Effect.map(
+          run(loaded.refund, request.key, keysOf(prefix, request.key, request.limits.length), [
+            now,
+            String(ttlPad),
+            String(request.cost),
+            String(request.reservation),
+            ...argsOf(request.limits)
+          ]),
+          (reply) => reply === 1
+        )
+      )
+
+    const redisPause = (key: string, millis: number) =>
+      withNow((now) =>
+        Effect.asVoid(run(loaded.pause, key, keysOf(prefix, key, 0), [now, String(ttlPad), String(millis)]))
+      )
+
+    const redisReadPause = (key: string) =>
+      withNow((now) =>
+        Effect.flatMap(run(loaded.readPause, key, keysOf(prefix, key, 0), [now, String(ttlPad)]), (reply) => {
+          const millis = Number(reply)
+          return Number.isFinite(millis) ? Effect.succeed(millis) : protocolError("readPause", key, reply)
+        })
+      )
+
+    // -------------------------------------------------------------------------
+    // degraded mode
+    // -------------------------------------------------------------------------
+
+    let degraded = false
+    let lastError: RateLimiterStore.RateLimiterStoreError | undefined
+
+    const wentDown = (error: RateLimiterStore.RateLimiterStoreError): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        errorsTotal.unsafeUpdate(1, labels)
+        lastError = error
+        if (degraded) return Effect.void
+        degraded = true
+        degradedGauge.unsafeUpdate(1, labels)
+        return Effect.logWarning(
+          `Redis rate limiter store "${prefix}" is degraded (${
+            errorText(error.cause)
+          }): each limiter applies its store-down policy until Redis answers again`
+        )
+      })
+
+    const cameBack: Effect.Effect<void> = Effect.suspend(() => {
+      if (!degraded) return Effect.void
+      degraded = false
+      lastError = undefined
+      degradedGauge.unsafeUpdate(0, labels)
+      return Effect.logInfo(`Redis rate limiter store "${prefix}" recovered: decisions are shared again`)
+    })
+
+    /**
+     * Runs `effect` on Redis, or answers with `fallback` when Redis fails. While degraded and
+     * disconnected, Redis is not even asked (the command would fail at once anyway); the first
+     * command after ioredis reconnects ends the degraded mode.
+     */
+    const guarded = <A>(
+      operation: string,
+      key: string,
+      effect: Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>,
+      fallback: (
+        error: RateLimiterStore.RateLimiterStoreError
+      ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
+    ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> => {
+      if (degraded && redis.status !== "ready") {
+        errorsTotal.unsafeUpdate(1, labels)
+        return fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`)))
+      }
+      return Effect.matchEffect(effect, {
+        onSuccess: (a) => degraded ? Effect.as(cameBack, a) : Effect.succeed(a),
+        onFailure: (error) => Effect.zipRight(wentDown(error), fallback(error))
+      })
+    }
+
+    const policyOf = (key: string): Policy => settings.policies.get(key) ?? settings.defaultPolicy
+
+    const failClosed = (key: string, error: RateLimiterStore.RateLimiterStoreError) =>
+      Effect.fail(
+        new RateLimiterStore.RateLimiterStoreError({
+          message: `${error.message} (limiter "${key}" fails closed while Redis is unreachable)`,
+          cause: error.cause
+        })
+      )
+
+    const reserveDown = (
+      request: RateLimiterStore.ReserveRequest,
+      error: RateLimiterStore.RateLimiterStoreError
+    ): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
+      const policy = policyOf(request.key)
+      switch (policy.storeDown) {
+        case "fail-closed":
+          return failClosed(request.key, error)
+        case "fail-open":
+          // Unlimited, except for a pause this process learned: a known cooldown is still honoured.
+          return Effect.map(
+            local.readPause(request.key),
+            (pause): RateLimiterStore.ReserveResult =>
+              pause > request.maxWaitMillis
+                ? { _tag: "Refused", delayMillis: pause, retryAfterMillis: pause - request.maxWaitMillis, binding: -1 }
+                : { _tag: "Reserved", delayMillis: pause, reservation: 0 }
+          )
+        case "local":
+          // Local reservations get negative ids, so that their refunds go back to the local store.
+          return Effect.map(
+            local.reserve({ ...request, limits: scaleLimits(request.limits, policy.localShare) }),
+            (result) => result._tag === "Reserved" ? { ...result, reservation: -result.reservation } : result
+          )
+      }
+    }
+
+    const service: RateLimiterStore.Service = {
+      reserve: (request) =>
+        guarded("reserve", request.key, redisReserve(request), (error) => reserveDown(request, error)),
+      refund: (request) => {
+        if (request.reservation < 0) {
+          const share = policyOf(request.key).localShare
+          return local.refund({
+            ...request,
+            limits: scaleLimits(request.limits, share),
+            reservation: -request.reservation
+          })
+        }
+        if (request.reservation === 0) return Effect.succeed(false)
+        return guarded(
+          "refund",
+          request.key,
+          redisRefund(request),
+          (error) =>
+            policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.succeed(false)
+        )
+      },
+      pause: (key, millis) =>
+        // Kept locally as well: when Redis goes down, this process still honours what it learned.
+        Effect.zipRight(
+          local.pause(key, millis),
+          guarded(
+            "pause",
+            key,
+            redisPause(key, millis),
+            (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : Effect.void
+          )
+        ),
+      readPause: (key) =>
+        guarded(
+          "readPause",
+          key,
+          redisReadPause(key),
+          (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : local.readPause(key)
+        )
+    }
+
+    degradedGauge.unsafeUpdate(0, labels)
+    if (yield* awaitReady(redis, settings.connectTimeoutMillis)) {
+      yield* Effect.forEach(Object.values(loaded), (script) => Effect.ignore(load(script, "*")), { discard: true })
+    } else {
+      yield* wentDown(
+        storeError("connect", "*", new Error(`no connection to Redis within ${settings.connectTimeoutMillis}ms`))
+      )
+    }
+    return service
+  })
+
+// -----------------------------------------------------------------------------
+// layers and config
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const layer = (options: RedisRateLimiterStore.Options): Layer.Layer<RateLimiterStore.RateLimiterStore> =>
+  Layer.scoped(RateLimiterStore.RateLimiterStore, make(options))
+
+/** @internal */
+export const layerConfig = (
+  config: Config.Config<RedisRateLimiterStore.Options>
+): Layer.Layer<RateLimiterStore.RateLimiterStore, ConfigError.ConfigError> =>
+  Layer.scoped(RateLimiterStore.RateLimiterStore, Effect.flatMap(config, make))
+
+/** @internal */
+export const config: Config.Config<RedisRateLimiterStore.Options> = Config.all({
+  url: Config.option(Config.redacted("URL")),
+  prefix: Config.option(Config.string("PREFIX")),
+  storeDown: Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN").pipe(
+    Config.withDefault("fail-closed" as const)
+  ),
+  localShare: Config.option(Config.number("LOCAL_SHARE")),
+  commandTimeout: Config.option(Config.duration("COMMAND_TIMEOUT"))
+}).pipe(
+  Config.mapOrFail((input) => {
+    const options: RedisRateLimiterStore.Options = {
+      url: Option.getOrUndefined(input.url),
+      prefix: Option.getOrUndefined(input.prefix),
+      storeDown: input.storeDown,
+      localShare: Option.getOrUndefined(input.localShare),
+      commandTimeout: Option.getOrUndefined(input.commandTimeout)
+    }
+    const resolved = resolve(options)
+    return Either.isLeft(resolved)
+      ? Either.left(ConfigError.InvalidData([], `invalid Redis rate limiter store settings: ${resolved.left}`))
+      : Either.right(options)
+  })
+)
