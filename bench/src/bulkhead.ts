@@ -139,6 +139,7 @@ const variants: Record<string, (n: number) => Round> = {
   },
   "scaling/sluice": (n) => fanOutVariants("yield")["fan-out-yield/sluice"](n),
   "scaling/effect-semaphore": (n) => fanOutVariants("yield")["fan-out-yield/effect-semaphore"](n),
+  "scaling/effect-no-limit": (n) => fanOutVariants("yield")["fan-out-yield/effect-no-limit"](n),
   "uncontended/bare": (n) => () => timeEffect(n, loop(n, Effect.succeed(1)))(),
   "uncontended/sluice": (n) => () => {
     const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: LIMIT })
@@ -180,20 +181,27 @@ class ResumeCounter extends Supervisor.AbstractSupervisor<number> {
   }
 }
 
-const wakeUps = async (variant: "scaling/sluice" | "scaling/effect-semaphore", n: number): Promise<number> => {
+const scalingVariants = ["scaling/sluice", "scaling/effect-semaphore", "scaling/effect-no-limit"] as const
+type ScalingVariant = typeof scalingVariants[number]
+
+const wakeUps = async (variant: ScalingVariant, n: number): Promise<number> => {
   const counter = new ResumeCounter()
-  const effect = variant === "scaling/sluice"
-    ? Effect.suspend(() => {
-      const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: LIMIT })
-      return Effect.forEach(range(n), () => bulkhead.run(effectTask), { concurrency: "unbounded", discard: true })
-    })
-    : Effect.suspend(() => {
-      const semaphore = Effect.unsafeMakeSemaphore(LIMIT)
-      return Effect.forEach(range(n), () => semaphore.withPermits(1)(effectTask), {
-        concurrency: "unbounded",
-        discard: true
-      })
-    })
+  const guard = (): (e: Effect.Effect<void>) => Effect.Effect<void, unknown> => {
+    switch (variant) {
+      case "scaling/sluice": {
+        const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: LIMIT })
+        return (e) => bulkhead.run(e)
+      }
+      case "scaling/effect-semaphore":
+        return Effect.unsafeMakeSemaphore(LIMIT).withPermits(1)
+      case "scaling/effect-no-limit":
+        return (e) => e
+    }
+  }
+  const effect = Effect.suspend(() => {
+    const run = guard()
+    return Effect.forEach(range(n), () => run(effectTask), { concurrency: "unbounded", discard: true })
+  })
   await Effect.runPromise(Effect.supervised(effect, counter))
   return counter.resumes / n
 }
@@ -211,8 +219,8 @@ const runChild = async (variant: string, n: number, rounds: number): Promise<voi
     return times
   })
   const extra: Record<string, number> = {}
-  if (variant === "scaling/sluice" || variant === "scaling/effect-semaphore") {
-    extra.wakeUpsPerTask = await wakeUps(variant, n)
+  if ((scalingVariants as ReadonlyArray<string>).includes(variant)) {
+    extra.wakeUpsPerTask = await wakeUps(variant as ScalingVariant, n)
   }
   const result: Measurement = { nsPerTask: median(times), peakRss, extra }
   process.stdout.write(`${JSON.stringify(result)}\n`)
@@ -311,7 +319,12 @@ const main = (): void => {
   // scaling: Effect's Semaphore is quadratic, so it is measured at smaller queues and fewer rounds
   const scaling = [
     ...[1_000, 10_000, 100_000].map((n) => ({ name: "sluice", n, m: measure("scaling/sluice", n) })),
-    ...[1_000, 2_000, 4_000].map((n) => ({ name: "effect-semaphore", n, m: measure("scaling/effect-semaphore", n, 3) }))
+    ...[1_000, 2_000, 4_000].map((n) => ({
+      name: "effect-semaphore",
+      n,
+      m: measure("scaling/effect-semaphore", n, 3)
+    })),
+    ...[1_000, 100_000].map((n) => ({ name: "effect-no-limit", n, m: measure("scaling/effect-no-limit", n) }))
   ]
   const sluiceScaling = scaling.filter((r) => r.name === "sluice").map((r) => r.m.nsPerTask)
   print(
@@ -328,8 +341,9 @@ const main = (): void => {
       `target: flat cost as the queue grows — sluice 100,000 vs 1,000: ${
         formatRatio(sluiceScaling[2] / sluiceScaling[0])
       }`,
-      "wake-ups per task: fiber resumptions counted by a Supervisor, divided by tasks; one grant = one resume, " +
-      "plus the task's own yield",
+      "wake-ups per task: fiber resumptions counted by a Supervisor, divided by tasks. effect-no-limit is the same " +
+      "fan-out with no bound: what the fibers and the task's own yield cost. sluice's excess over it is the wake-ups " +
+      "per release (one grant, one resume); Effect's Semaphore's grows with the queue",
       "Effect's Semaphore is measured at 1,000-4,000 (3 rounds): every release wakes every waiter, so larger queues take minutes"
     ]
   )
