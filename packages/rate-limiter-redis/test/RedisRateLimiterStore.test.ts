@@ -58,9 +58,10 @@ describe("RedisRateLimiterStore on the server's TIME", () => {
         { concurrency: "unbounded" }
       )
       const sorted = [...starts].sort((a, b) => a - b)
-      // 50 ms apart on Redis' clock; a start is never early, and the six span at least 250 ms
-      for (let i = 1; i < sorted.length; i++) expect(sorted[i] - sorted[i - 1]).toBeGreaterThan(40)
-      expect(sorted[5] - sorted[0]).toBeGreaterThanOrEqual(249)
+      // 50 ms apart on Redis' clock. Each instant is read from Redis after the take returns, so it
+      // carries a read delay that varies on a loaded machine: the bounds leave 25 ms for it
+      for (let i = 1; i < sorted.length; i++) expect(sorted[i] - sorted[i - 1]).toBeGreaterThan(25)
+      expect(sorted[5] - sorted[0]).toBeGreaterThanOrEqual(225)
     }).pipe(Effect.scoped))
 
   it.live("aligns fixed windows to the server's clock", () =>
