@@ -29,7 +29,8 @@ import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible"
 import { maxInWindow } from "./lib/limiterRuns.js"
-import { startRedisServer } from "./lib/redisServer.js"
+// the same server helper the Redis store's tests use: one place that knows how to start Redis
+import { startRedisServer } from "../../packages/rate-limiter-redis/test/utils/redisServer.js"
 import { formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
 const IN_FLIGHT = 64
