@@ -91,7 +91,10 @@ const sluiceVariant = (spans: boolean): Variant => (url, latency, requests) => {
   )
   return inRuntime(
     layer,
-    Effect.flatMap(BenchHttp, (http) => effectPerSecond(requests, http.text(HttpClientRequest.get(`/r?delay=${latency}`))))
+    Effect.flatMap(
+      BenchHttp,
+      (http) => effectPerSecond(requests, http.text(HttpClientRequest.get(`/r?delay=${latency}`)))
+    )
   )
 }
 
@@ -135,7 +138,9 @@ const measure = (name: string, url: string, latency: number): number => {
 }
 
 const main = async (): Promise<void> => {
-  const server = spawn(process.execPath, [join(dirname(fileURLToPath(import.meta.url)), "..", "src", "lib", "httpServer.mjs")], {
+  const server = spawn(process.execPath, [
+    join(dirname(fileURLToPath(import.meta.url)), "..", "src", "lib", "httpServer.mjs")
+  ], {
     stdio: ["pipe", "pipe", "inherit"]
   })
   const url = await new Promise<string>((resolve, reject) => {
@@ -143,7 +148,10 @@ const main = async (): Promise<void> => {
     server.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
   })
   try {
-    const header = ["client", ...LATENCIES.flatMap((l) => [`${l} ms: req/s`, `${l} ms: vs platform`, `${l} ms: vs undici`])]
+    const header = [
+      "client",
+      ...LATENCIES.flatMap((l) => [`${l} ms: req/s`, `${l} ms: vs platform`, `${l} ms: vs undici`])
+    ]
     const results = Object.keys(variants).map((name) => ({
       name,
       rates: LATENCIES.map((latency) => measure(name, url, latency))
@@ -159,7 +167,9 @@ const main = async (): Promise<void> => {
     ])
     const targets = LATENCIES.map((latency, i) =>
       `at ${latency} ms: sluice ${formatRatio(rateOf("sluice", i) / rateOf("@effect/platform", i))} of the plain ` +
-      `@effect/platform client (target ≥ 0.90x), ${formatRatio(rateOf("sluice", i) / rateOf("raw undici", i))} of raw undici`
+      `@effect/platform client (target ≥ 0.90x), ${
+        formatRatio(rateOf("sluice", i) / rateOf("raw undici", i))
+      } of raw undici`
     )
     console.log(`\n${textTable(header, rows)}\n${targets.map((t) => `  ${t}`).join("\n")}`)
     writeSection(

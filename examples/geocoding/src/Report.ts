@@ -1,0 +1,111 @@
+/**
+ * The end-of-run table, per provider: requests, achieved rate against the quota, latency p50/p95,
+ * mean permit wait, mean limiter wait, 429s, refusals passed on to the next provider, and the
+ * binding bound (the provider's verdict, with its reason underneath).
+ */
+import type { Provider } from "@sluice/provider"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import { Calls } from "./Calls.js"
+import { clientLimit, type Geocoder } from "./providers/Geocoder.js"
+import type { Router } from "./Router.js"
+
+export interface ProviderReport {
+  readonly name: string
+  /** The provider's quota (per second) and what the client allows itself under the margin. */
+  readonly quota: number
+  readonly clientRate: number
+  readonly permits: number
+  readonly permitsReason: string
+  readonly requests: number
+  /** Responses per second over the span from the first to the last response. */
+  readonly achievedRate: number
+  readonly p50Millis: number
+  readonly p95Millis: number
+  readonly permitWaitMillis: number
+  readonly limiterWaitMillis: number
+  readonly tooManyRequests: number
+  readonly refused: number
+  readonly refusals: Readonly<Record<string, number>>
+  readonly verdict: Provider.Verdict
+}
+
+export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
+  Effect.gen(function*() {
+    const calls = yield* Calls
+    const refusals = router.refusals()
+    return yield* Effect.forEach(geocoders, (geocoder) =>
+      Effect.gen(function*() {
+        const stats = yield* geocoder.provider.stats
+        const seen = yield* calls.stats(geocoder.origin)
+        const limit = clientLimit(geocoder.settings)
+        const reasons = Object.fromEntries(refusals.get(geocoder.name) ?? new Map<string, number>())
+        const span = (seen.lastAt - seen.firstAt) / 1000
+        const report: ProviderReport = {
+          name: geocoder.name,
+          quota: geocoder.settings.rate,
+          clientRate: limit.limit / Duration.toSeconds(limit.window),
+          permits: geocoder.settings.permits,
+          permitsReason: geocoder.settings.permitsReason,
+          requests: seen.responses,
+          achievedRate: span > 0 ? (seen.responses - 1) / span : 0,
+          p50Millis: seen.p50Millis,
+          p95Millis: seen.p95Millis,
+          permitWaitMillis: stats.permitWait.meanMillis,
+          limiterWaitMillis: stats.limiterWait.meanMillis,
+          tooManyRequests: seen.tooManyRequests,
+          refused: Object.values(reasons).reduce((a, b) => a + b, 0),
+          refusals: reasons,
+          verdict: stats.verdict
+        }
+        return report
+      }))
+  })
+
+const rate = (x: number) => (x >= 10 ? x.toFixed(0) : x.toFixed(1))
+const millis = (x: number) => (x >= 1000 ? `${(x / 1000).toFixed(2)} s` : `${x.toFixed(x >= 10 ? 0 : 1)} ms`)
+
+/** Left-aligned first column, right-aligned figures. */
+export const table = (header: ReadonlyArray<string>, rows: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((row) => row[i].length)))
+  const line = (cells: ReadonlyArray<string>) =>
+    cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]) : cell.padStart(widths[i]))).join("  ")
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...rows.map(line)].join("\n")
+}
+
+export const render = (reports: ReadonlyArray<ProviderReport>): string => {
+  const rows = reports.map((r) => [
+    r.name,
+    String(r.requests),
+    `${rate(r.achievedRate)} / ${rate(r.quota)}/s`,
+    millis(r.p50Millis),
+    millis(r.p95Millis),
+    millis(r.permitWaitMillis),
+    millis(r.limiterWaitMillis),
+    String(r.tooManyRequests),
+    String(r.refused),
+    r.verdict.binding
+  ])
+  const header = [
+    "provider",
+    "requests",
+    "rate / quota",
+    "p50",
+    "p95",
+    "permit wait",
+    "limiter wait",
+    "429s",
+    "passed on",
+    "binding"
+  ]
+  const reasons = reports.map((r) => {
+    const refused = Object.entries(r.refusals).map(([reason, n]) => `${reason} ${n}`).join(", ")
+    return [
+      `  ${r.name}: ${r.verdict.binding}: ${r.verdict.reason}`,
+      `    permits ${r.permits} (${r.permitsReason}); client limit ${rate(r.clientRate)}/s under the ${
+        rate(r.quota)
+      }/s quota${refused === "" ? "" : `; passed on: ${refused}`}`
+    ].join("\n")
+  })
+  return [table(header, rows), "", "binding bound, per provider:", ...reasons].join("\n")
+}

@@ -1,0 +1,279 @@
+/**
+ * One run of the geocoder, as the CLI's `run` (and `tune`, chunk by chunk) does it: the providers
+ * are prepared (a stand-in started for each one without a URL, a URL checked for reachability),
+ * their layers built once on the chosen rate-limiter store, the batch piped through, and the
+ * report printed.
+ */
+import * as FileSystem from "@effect/platform/FileSystem"
+import { HttpPool } from "@sluice/http"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+import * as Console from "effect/Console"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import type * as Stream from "effect/Stream"
+import * as Net from "node:net"
+import * as Calls from "./Calls.js"
+import { Gazetteer } from "./Gazetteer.js"
+import * as Input from "./Input.js"
+import * as Pipeline from "./Pipeline.js"
+import type { ProviderName, Settings } from "./providers/Geocoder.js"
+import * as Geocoders from "./providers/Geocoders.js"
+import * as Report from "./Report.js"
+import * as Scenario from "./Scenario.js"
+import type * as StandIn from "./stand-ins/StandIn.js"
+import * as StandIns from "./stand-ins/StandIns.js"
+
+export type PerProvider<A> = Partial<Record<ProviderName, A>>
+
+export interface Config {
+  readonly providers: ReadonlyArray<ProviderName>
+  /** Quotas (requests per second), median latencies (ms) and permits, by provider. */
+  readonly rates: PerProvider<number>
+  readonly latencies: PerProvider<number>
+  readonly permits: PerProvider<number>
+  /** Providers reached at a URL (a real service, or stand-ins served elsewhere); the rest are started here. */
+  readonly urls: PerProvider<string>
+  /** Stand-ins only: misbehaviour, and a quota per period (OpenCage's daily quota). */
+  readonly faults: PerProvider<StandIn.Faults>
+  readonly periodQuotas: PerProvider<number>
+  readonly quotaPeriod: Duration.DurationInput
+  readonly margin: number
+  readonly burst: number
+  readonly headroom: number
+  readonly contact: string
+  readonly apiKey: Redacted.Redacted<string> | undefined
+  readonly redis: string | undefined
+  readonly seed: number
+  /** Stand-ins: fixed ports (default: free ports), and the concurrency they accept. */
+  readonly ports?: PerProvider<number> | undefined
+  readonly standInConcurrency?: number | undefined
+}
+
+export interface BatchConfig {
+  readonly input: string | undefined
+  readonly rows: number
+  readonly output: string
+  readonly fresh: boolean
+  readonly workers: number | undefined
+  readonly cache: number
+  readonly progress: boolean
+  readonly progressEvery: number
+}
+
+export class ProviderUnreachable extends Data.TaggedError("ProviderUnreachable")<{
+  readonly provider: ProviderName
+  readonly url: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `provider "${this.provider}" is unreachable at ${this.url}: ${this.reason}`
+  }
+}
+
+/** The sample's shape: 5,000 rows over the 20,000 most populous places give ~2,900 distinct queries. */
+export const SAMPLE_PLACES = 20_000
+export const SAMPLE_SKEW = 0.9
+
+/** A TCP connect to the URL's host, within 3 s: a provider that cannot be reached fails the run by name. */
+const checkReachable = (provider: ProviderName, url: string) =>
+  Effect.async<void, ProviderUnreachable>((resume) => {
+    let parsed: URL
+    try {
+      parsed = new URL(url)
+    } catch {
+      resume(Effect.fail(new ProviderUnreachable({ provider, url, reason: "not a URL" })))
+      return
+    }
+    const port = Number(parsed.port || (parsed.protocol === "https:" ? 443 : 80))
+    const socket = Net.connect({ host: parsed.hostname, port })
+    const done = (effect: Effect.Effect<void, ProviderUnreachable>) => {
+      socket.destroy()
+      resume(effect)
+    }
+    socket.setTimeout(3_000, () => done(Effect.fail(new ProviderUnreachable({ provider, url, reason: "timed out" }))))
+    socket.once(
+      "error",
+      (error) => done(Effect.fail(new ProviderUnreachable({ provider, url, reason: error.message })))
+    )
+    socket.once("connect", () => done(Effect.void))
+    return Effect.sync(() => socket.destroy())
+  })
+
+/** The stand-in profile of a provider, as the run would use it. */
+export const profileOf = (name: ProviderName) => Scenario.standInProfiles[name]
+export const realMedian = (name: ProviderName) => Scenario.realEndpoints[name].medianMillis
+
+/** Stand-ins accept twice the client's permits: the client's bulkhead, not the server, is what binds. */
+const STAND_IN_CONCURRENCY_FACTOR = 2
+
+/** Settings for every provider of the run, starting a stand-in for each one without a URL. */
+export const prepare = (config: Config) =>
+  Effect.gen(function*() {
+    const tuning: Scenario.Tuning = {
+      burst: config.burst,
+      margin: config.margin,
+      headroom: config.headroom,
+      userAgent: Scenario.defaultUserAgent(config.contact),
+      apiKey: config.apiKey
+    }
+    const settings: Array<Settings> = []
+    const standIns: Array<StandIn.StandIn> = []
+    for (const name of config.providers) {
+      const url = config.urls[name]
+      if (url !== undefined) {
+        yield* checkReachable(name, url)
+        const real = Scenario.realEndpoints[name]
+        settings.push(Scenario.settingsFor(
+          name,
+          {
+            baseUrl: url,
+            rate: config.rates[name] ?? real.rate,
+            medianMillis: config.latencies[name] ?? real.medianMillis
+          },
+          tuning,
+          config.permits[name]
+        ))
+        continue
+      }
+      const profile = {
+        ...Scenario.standInProfiles[name],
+        ...(config.rates[name] === undefined ? {} : { rate: config.rates[name] }),
+        ...(config.latencies[name] === undefined ? {} : { medianMillis: config.latencies[name] })
+      }
+      const sized = Scenario.settingsFor(name, { baseUrl: "", ...profile }, tuning, config.permits[name])
+      const quota = config.periodQuotas[name]
+      const standIn = yield* StandIns.start(name, {
+        profile,
+        burst: config.burst,
+        concurrency: config.standInConcurrency ?? sized.permits * STAND_IN_CONCURRENCY_FACTOR,
+        port: config.ports?.[name],
+        faults: config.faults[name],
+        quota: quota === undefined ? undefined : { requests: quota, period: config.quotaPeriod },
+        seed: config.seed + settings.length
+      })
+      standIns.push(standIn)
+      settings.push({ ...sized, baseUrl: standIn.url })
+    }
+    return { settings, standIns } as const
+  })
+
+/** The layers of a run: the providers on one connection pool, the store, the call log. */
+export const layer = (settings: ReadonlyArray<Settings>, redis: string | undefined) => {
+  const http = Calls.layerHttpClient.pipe(
+    Layer.provide(HttpPool.layerHttpClient),
+    Layer.provideMerge(HttpPool.layer())
+  )
+  const store = redis === undefined
+    ? RateLimiterStore.layerMemory
+    : RedisRateLimiterStore.layer({ url: redis, prefix: "sluice:geocoding:" })
+  return Geocoders.layer(settings).pipe(
+    Layer.provide(Layer.merge(http, store)),
+    Layer.provideMerge(Calls.layer)
+  )
+}
+
+/** Pipes the batch through providers already prepared. */
+export const batch = (settings: ReadonlyArray<Settings>, config: Config, batchConfig: BatchConfig) =>
+  Effect.gen(function*() {
+    const fs = yield* FileSystem.FileSystem
+    if (batchConfig.fresh && (yield* fs.exists(batchConfig.output))) yield* fs.remove(batchConfig.output)
+    const input: Stream.Stream<Input.Row, Input.InputError, Gazetteer | FileSystem.FileSystem> =
+      batchConfig.input === undefined
+        ? Input.sample({ rows: batchConfig.rows, seed: config.seed, places: SAMPLE_PLACES, skew: SAMPLE_SKEW })
+        : Input.fromFile(batchConfig.input)
+    const total = batchConfig.input === undefined ? batchConfig.rows : yield* Input.countRows(batchConfig.input)
+    return yield* Pipeline.run({
+      input,
+      total,
+      output: batchConfig.output,
+      workers: batchConfig.workers ?? Scenario.workersFor(settings),
+      cacheCapacity: batchConfig.cache,
+      progress: batchConfig.progress
+        ? { tty: process.stderr.isTTY === true, every: `${batchConfig.progressEvery} seconds` }
+        : false
+    }).pipe(Effect.provide(layer(settings, config.redis)))
+  })
+
+const thousands = (n: number) => n.toLocaleString("en-US")
+
+/** The lookups over the sum of the client rates: no batch can finish sooner. */
+export const physicalLimitMillis = (summary: Pipeline.Summary) =>
+  (summary.lookups / summary.providers.reduce((sum, p) => sum + p.clientRate, 0)) * 1000
+
+export const describeProviders = (settings: ReadonlyArray<Settings>, standIns: ReadonlyArray<StandIn.StandIn>) =>
+  settings.map((s) => {
+    const where = standIns.some((standIn) => standIn.url === s.baseUrl) ? "stand-in" : "remote"
+    return `  ${s.name.padEnd(9)} ${where} ${s.baseUrl}  quota ${s.rate}/s, client keeps ${
+      Math.round(s.margin * 100)
+    } % under it; permits ${s.permits} (${s.permitsReason})`
+  }).join("\n")
+
+export const renderSummary = (
+  summary: Pipeline.Summary,
+  servers: ReadonlyArray<{ readonly name: string } & StandIn.Stats>
+): string => {
+  const seconds = summary.durationMillis / 1000
+  const limit = physicalLimitMillis(summary) / 1000
+  const lines = [
+    `${thousands(summary.rows)} rows in ${seconds.toFixed(1)} s: ${thousands(summary.ok)} ok, ${
+      thousands(summary.notFound)
+    } not found, ${thousands(summary.failed)} failed${summary.invalid > 0 ? ` (${summary.invalid} invalid rows)` : ""}${
+      summary.skipped > 0 ? `; ${thousands(summary.skipped)} already done (resumed)` : ""
+    }`,
+    `${thousands(summary.lookups)} distinct lookups sent to providers, ${
+      thousands(summary.deduplicated)
+    } rows answered by the dedup cache or a lookup in flight`,
+    summary.lookups > 0
+      ? `physical limit (lookups ÷ sum of client rates): ${limit.toFixed(1)} s; this run took ${
+        (seconds / limit).toFixed(2)
+      }x that`
+      : "nothing to look up",
+    `results: ${summary.output}`,
+    "",
+    Report.render(summary.providers)
+  ]
+  if (servers.length > 0) {
+    lines.push(
+      "",
+      "what the stand-ins saw (server side):",
+      ...servers.map((s) =>
+        `  ${s.name.padEnd(9)} ${s.requests} requests, ${s.rateLimited + s.concurrencyLimited} answered 429, ${
+          s.quotaExhausted > 0 ? `${s.quotaExhausted} answered 402, ` : ""
+        }peak ${s.peakInWindow} arrivals in one window, peak ${s.peakInFlight} in progress`
+      )
+    )
+  }
+  return lines.join("\n")
+}
+
+/** `run`: prepare, pipe, report. Returns what a test or a benchmark reads. */
+export const run = (config: Config, batchConfig: BatchConfig, options: { readonly json: boolean }) =>
+  Effect.scoped(Effect.gen(function*() {
+    const { settings, standIns } = yield* prepare(config)
+    if (!options.json) {
+      yield* Console.log(
+        [
+          `sluice geocoding example: geocodes ${
+            batchConfig.input === undefined
+              ? `a built-in sample of ${thousands(batchConfig.rows)} real place queries (with duplicates)`
+              : batchConfig.input
+          } across ${settings.length} providers.`,
+          "Every call goes bulkhead → rate limiter → timeout → HTTP; a refusal sends the row to the next provider;",
+          "at the end, a table says which bound held each provider back.",
+          standIns.length > 0
+            ? "The stand-ins are local HTTP servers speaking each provider's real format, enforcing their quotas (429 past them)."
+            : "",
+          describeProviders(settings, standIns),
+          ""
+        ].filter((line) => line !== "").join("\n")
+      )
+    }
+    const summary = yield* batch(settings, config, batchConfig)
+    const servers = yield* StandIns.statsOf(standIns)
+    yield* Console.log(options.json ? JSON.stringify({ summary, servers }) : `\n${renderSummary(summary, servers)}`)
+    return { summary, servers } as const
+  })).pipe(Effect.provide(Gazetteer.Default))

@@ -1,0 +1,43 @@
+/**
+ * The three stand-ins of a run, each on its own loopback port (one origin per provider, as with the
+ * real services), started in the current scope and stopped with it.
+ */
+import * as Effect from "effect/Effect"
+import type { ProviderName } from "../providers/Geocoder.js"
+import type { Profile } from "../Scenario.js"
+import * as StandIn from "./StandIn.js"
+
+export interface Options {
+  readonly profile: Profile
+  readonly burst: number
+  /** Requests in progress the server accepts. */
+  readonly concurrency: number
+  readonly faults?: StandIn.Faults | undefined
+  readonly quota?: StandIn.Options["quota"]
+  readonly apiKey?: string | undefined
+  readonly port?: number | undefined
+  readonly seed: number
+}
+
+export const start = (name: ProviderName, options: Options) =>
+  StandIn.make({
+    format: name,
+    port: options.port,
+    limit: options.profile.rate,
+    window: "1 second",
+    burst: options.burst,
+    concurrency: options.concurrency,
+    latency: { median: Duration(options.profile.medianMillis), p95: Duration(options.profile.p95Millis) },
+    quota: options.quota,
+    apiKey: options.apiKey,
+    faults: options.faults,
+    seed: options.seed
+  })
+
+const Duration = (millis: number) => `${millis} millis` as const
+
+export type { StandIn } from "./StandIn.js"
+
+/** Server-side figures of every stand-in, for the end of a run. */
+export const statsOf = (standIns: ReadonlyArray<StandIn.StandIn>) =>
+  Effect.forEach(standIns, (standIn) => Effect.map(standIn.stats, (stats) => ({ name: standIn.format, ...stats })))

@@ -1,0 +1,58 @@
+/**
+ * Durability with a real crash: the CLI in a child process is killed with SIGKILL mid-run, a torn
+ * line is left at the end of its output, and the rerun on the same output finishes the batch:
+ * every input id is in the output exactly once, the malformed row included (as failed).
+ */
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { expect, it } from "vitest"
+import { collect, lineCount, sleep, spawnCli, tempDir } from "./utils.js"
+
+it("loses and duplicates nothing across kill -9 and resume", async () => {
+  const dir = tempDir()
+  const input = Path.join(dir, "in.jsonl")
+  const output = Path.join(dir, "out.jsonl")
+  const places = ["Paris", "Berlin, DE", "Lyon", "Tokyo", "Lagos", "Lima", "Quito", "Oslo", "Cairo", "Delhi"]
+  const rows = Array.from({ length: 900 }, (_, i) => JSON.stringify({ id: `r${i}`, query: `${places[i % 10]}` }))
+  rows[17] = "{\"id\": \"r17\", \"query\": "
+  // distinct queries, so that the batch takes a few seconds at these quotas
+  for (let i = 20; i < rows.length; i++) rows[i] = JSON.stringify({ id: `r${i}`, query: `Place ${i}` })
+  Fs.writeFileSync(input, rows.join("\n") + "\n")
+  const args = [
+    "run",
+    "--input",
+    input,
+    "--output",
+    output,
+    "--rate",
+    "opencage=100",
+    "--rate",
+    "photon=50",
+    "--rate",
+    "nominatim=25",
+    "--no-progress"
+  ]
+
+  const first = spawnCli(args)
+  const firstDone = collect(first)
+  for (let i = 0; i < 300 && lineCount(output) < 150; i++) await sleep(100)
+  first.kill("SIGKILL")
+  await firstDone
+  const written = lineCount(output)
+  expect(written).toBeGreaterThan(0)
+  expect(written).toBeLessThan(900)
+  // a write torn by the crash
+  Fs.appendFileSync(output, "{\"id\":\"r899\",\"query\":\"Pla")
+
+  const second = await collect(spawnCli([...args, "--json"]))
+  expect(second.code).toBe(0)
+  const lines = Fs.readFileSync(output, "utf8").split("\n").filter((line) => line !== "")
+  const records = lines.map((line) => JSON.parse(line) as { id: string; status: string; error?: string })
+  const ids = records.map((record) => record.id)
+  expect(ids.length).toBe(900)
+  expect(new Set(ids).size).toBe(900)
+  const malformed = records.find((record) => record.id === "r17")
+  expect(malformed?.status).toBe("failed")
+  expect(malformed?.error).toMatch(/^line 18:/)
+  expect(second.stdout + second.stderr).toMatch(/half-written last line/)
+}, 120_000)

@@ -1,0 +1,63 @@
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as Effect from "effect/Effect"
+import { type ChildProcess, spawn } from "node:child_process"
+import * as Fs from "node:fs"
+import * as Os from "node:os"
+import * as Path from "node:path"
+import * as Run from "../src/Run.js"
+
+export const exampleDir = Path.join(import.meta.dirname, "..")
+
+export const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "sluice-geocoding-"))
+
+export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => ({
+  providers: ["opencage", "photon", "nominatim"],
+  rates: {},
+  latencies: {},
+  permits: {},
+  urls: {},
+  faults: {},
+  periodQuotas: {},
+  quotaPeriod: "1 day",
+  margin: 0.05,
+  burst: 1,
+  headroom: 2,
+  contact: "tests@example.com",
+  apiKey: undefined,
+  redis: undefined,
+  seed: 42,
+  ...overrides
+})
+
+export const runInProcess = (config: Run.Config, batch: Partial<Run.BatchConfig> & { readonly output: string }) =>
+  Run.run(config, {
+    input: undefined,
+    rows: 1_000,
+    fresh: true,
+    workers: undefined,
+    cache: 10_000,
+    progress: false,
+    progressEvery: 5,
+    ...batch
+  }, { json: true }).pipe(Effect.provide(NodeContext.layer), Effect.runPromise)
+
+/** The CLI in a child process, through tsx, as a user runs it. */
+export const spawnCli = (args: ReadonlyArray<string>): ChildProcess =>
+  spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+    cwd: exampleDir,
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+
+export const collect = (child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> =>
+  new Promise((resolve) => {
+    let stdout = ""
+    let stderr = ""
+    child.stdout?.on("data", (chunk) => (stdout += chunk))
+    child.stderr?.on("data", (chunk) => (stderr += chunk))
+    child.once("exit", (code) => resolve({ code, stdout, stderr }))
+  })
+
+export const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
+
+export const lineCount = (path: string): number =>
+  Fs.existsSync(path) ? Fs.readFileSync(path, "utf8").split("\n").filter((line) => line !== "").length : 0
