@@ -33,8 +33,14 @@ export class Unresolved {
 /** Refusals that say "busy right now", not "broken": worth another round. */
 const busy = new Set(["BulkheadFull", "PermitWaitTimeout", "RateLimitExceeded"])
 
-const ROUNDS = 4
-/** Doubling from here between rounds: 0.2 s, 0.4 s, 0.8 s; long enough for a burst to drain. */
+/**
+ * Six rounds: the pauses between them (0.2 s doubling to 3.2 s, 6.2 s in all) outlast a circuit's
+ * open period (5 s), so that a lookup refused by a busy provider while another's circuit is open
+ * and a third is paused is still there when the circuit lets probes through again. With four
+ * (1.4 s), the fault scenario failed a row now and then on a loaded machine.
+ */
+const ROUNDS = 6
+/** Doubling from here between rounds: 0.2 s, 0.4 s, ... 3.2 s; long enough for a burst to drain. */
 const ROUND_PAUSE = Duration.millis(200)
 
 export interface Router {

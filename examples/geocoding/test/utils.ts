@@ -61,3 +61,13 @@ export const sleep = (millis: number) => new Promise<void>((resolve) => setTimeo
 
 export const lineCount = (path: string): number =>
   Fs.existsSync(path) ? Fs.readFileSync(path, "utf8").split("\n").filter((line) => line !== "").length : 0
+
+/** The CLI in a child process, run to its end; killed with the scope if it is still running (a failed or interrupted test). */
+export const runCliScoped = (args: ReadonlyArray<string>) =>
+  Effect.acquireRelease(
+    Effect.sync(() => spawnCli(args)),
+    (child) =>
+      Effect.sync(() => {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+      })
+  ).pipe(Effect.flatMap((child) => Effect.promise(() => collect(child))))

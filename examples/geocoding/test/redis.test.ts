@@ -1,0 +1,112 @@
+/**
+ * `--redis URL` across processes: a real redis-server, the stand-ins started once in this process,
+ * and two CLI runs in child processes at once against the same stand-ins, each of which alone
+ * would use 70 % of every quota (together 140 %). Sharing each provider's limiter through Redis,
+ * together they never exceed a quota: the stand-ins (which count server-side) answer no 429 and
+ * see at most `limit + burst` arrivals in any one-second window.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
+import { startRedisServer } from "../../../packages/rate-limiter-redis/test/utils/redisServer.js"
+import { Gazetteer } from "../src/Gazetteer.js"
+import * as Run from "../src/Run.js"
+import * as StandIns from "../src/stand-ins/StandIns.js"
+import { baseConfig, runCliScoped, tempDir } from "./utils.js"
+
+const RATES = { opencage: 40, photon: 20, nominatim: 10 } as const
+const ROWS = 300
+/**
+ * The clients stay 30 % under each quota: the stand-ins count arrivals when their event loop reads
+ * them, and two client processes plus this one on a loaded machine stall independently, bunching
+ * arrivals that left evenly spaced. Without Redis the two runs together ask 1.4x every quota.
+ */
+const MARGIN = 0.3
+
+interface ChildSummary {
+  readonly summary: {
+    readonly rows: number
+    readonly ok: number
+    readonly notFound: number
+    readonly failed: number
+    readonly lookups: number
+    readonly providers: ReadonlyArray<
+      { readonly name: string; readonly requests: number; readonly tooManyRequests: number }
+    >
+  }
+}
+
+describe("--redis across two processes", () => {
+  it.live(
+    "two runs against the same stand-ins share every quota: no 429, no window over its quota",
+    () =>
+      Effect.gen(function*() {
+        const redis = yield* Effect.acquireRelease(
+          Effect.promise(() => startRedisServer()),
+          (server) => Effect.promise(() => server.stop())
+        )
+        // the stand-ins, once: their concurrency is not what Redis shares, so it never binds here
+        const { standIns } = yield* Run.prepare(
+          baseConfig({ rates: { ...RATES }, standInConcurrency: 1_000 })
+        )
+        const dir = tempDir()
+        const inputs = ["a", "b"].map((name) => {
+          const path = Path.join(dir, `${name}.jsonl`)
+          // distinct queries per process: every row is a request, none answered from a cache
+          const rows = Array.from(
+            { length: ROWS },
+            (_, i) => JSON.stringify({ id: `${name}${i}`, query: `Place ${name} ${i}` })
+          )
+          Fs.writeFileSync(path, rows.join("\n") + "\n")
+          return path
+        })
+        const urls = standIns.flatMap((standIn) => ["--url", `${standIn.format}=${standIn.url}`])
+        const rates = Object.entries(RATES).flatMap(([name, rate]) => ["--rate", `${name}=${rate}`])
+        const results = yield* Effect.all(
+          ["a", "b"].map((name, i) =>
+            runCliScoped([
+              "run",
+              "--input",
+              inputs[i],
+              "--output",
+              Path.join(dir, `${name}.out.jsonl`),
+              "--fresh",
+              "--json",
+              ...urls,
+              ...rates,
+              "--margin",
+              String(MARGIN),
+              "--redis",
+              redis.url
+            ])
+          ),
+          { concurrency: "unbounded" }
+        )
+        for (const result of results) {
+          expect(result.code, result.stderr).toBe(0)
+        }
+        const summaries = results.map((result) =>
+          (JSON.parse(result.stdout.trim().split("\n").pop() ?? "") as ChildSummary).summary
+        )
+        for (const summary of summaries) {
+          expect(summary.rows).toBe(ROWS)
+          expect(summary.failed).toBe(0)
+          expect(summary.ok + summary.notFound).toBe(ROWS)
+          expect(summary.providers.map((p) => p.tooManyRequests)).toEqual([0, 0, 0])
+        }
+        const servers = yield* StandIns.statsOf(standIns)
+        // every request of both runs reached the stand-ins: together they are the load measured
+        const sent = summaries.flatMap((s) => s.providers).reduce((total, p) => total + p.requests, 0)
+        expect(servers.reduce((total, s) => total + s.requests, 0)).toBe(sent)
+        expect(sent).toBeGreaterThanOrEqual(2 * ROWS)
+        for (const server of servers) {
+          expect(server.rateLimited, server.name).toBe(0)
+          expect(server.concurrencyLimited, server.name).toBe(0)
+          // the stand-in's window holds limit + burst (1) arrivals
+          expect(server.peakInWindow, server.name).toBeLessThanOrEqual(RATES[server.name] + 1)
+        }
+      }).pipe(Effect.scoped, Effect.provide(Gazetteer.Default)),
+    120_000
+  )
+})
