@@ -2,7 +2,7 @@
 import { Bulkhead } from "@sluice/bulkhead"
 import { RateLimiter, type RateLimiterStore } from "@sluice/rate-limiter"
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
+import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -11,7 +11,9 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRefs from "effect/FiberRefs"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -20,7 +22,10 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
+import * as Runtime from "effect/Runtime"
+import type * as RuntimeFlags from "effect/RuntimeFlags"
 import type * as Scope from "effect/Scope"
+import type * as Tracer from "effect/Tracer"
 import type * as Api from "../Provider.js"
 import { type BreakerSettings, CircuitBreaker, type State as CircuitState } from "./circuitBreaker.js"
 import * as errors from "./errors.js"
@@ -340,6 +345,109 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
 }
 
 // ---------------------------------------------------------------------------------------------
+// the attempt budget
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Runs effects on fibers forked from `parent` as `Effect.fork` would fork them (its refs, its
+ * runtime flags), but started at once and with no parent: the provider supervises them itself.
+ * Forking the refs, rather than letting `Runtime.runFork` set the context anew, keeps `inheritAll`
+ * cheap: only what the fiber changed is merged back, not the whole context.
+ */
+const forker = (
+  parent: Fiber.RuntimeFiber<unknown, unknown>,
+  runtimeFlags: RuntimeFlags.RuntimeFlags
+): <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E> => {
+  const fiberRefs = parent.getFiberRefs()
+  const runtime = Runtime.make({ context: parent.currentContext, runtimeFlags, fiberRefs })
+  const options: Runtime.RunForkOptions = {
+    updateRefs: (_, fiberId) => FiberRefs.forkAs(fiberRefs, fiberId)
+  }
+  return (effect) => Runtime.runFork(runtime, effect, options)
+}
+
+/** A call racing its attempt budget: the state shared by its fiber, its timer and its caller. */
+class TimeoutRace {
+  timer: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
+  resume: ((effect: Effect.Effect<unknown, unknown>) => void) | undefined = undefined
+  result: Effect.Effect<unknown, unknown> | undefined = undefined
+  timedOut: Exit.Exit<never, unknown> | undefined = undefined
+
+  constructor(readonly fiber: Fiber.RuntimeFiber<unknown, unknown>, readonly parentId: FiberId.FiberId) {}
+
+  /** The budget ran out first: the call is interrupted, and fails with `error` once it has ended. */
+  expire(error: unknown): void {
+    if (this.result !== undefined) return
+    this.timedOut = Exit.fail(error)
+    this.fiber.unsafeInterruptAsFork(this.parentId)
+  }
+
+  settle(exit: Exit.Exit<unknown, unknown>): void {
+    if (this.result !== undefined) return
+    this.timer?.unsafeInterruptAsFork(this.parentId)
+    // as `Effect.timeoutFail`'s race: the winner's refs pass on when it succeeded
+    this.result = this.timedOut ?? (Exit.isSuccess(exit) ? Effect.zipRight(this.fiber.inheritAll, exit) : exit)
+    const resume = this.resume
+    if (resume !== undefined) {
+      this.resume = undefined
+      resume(this.result)
+    }
+  }
+
+  wait(resume: (effect: Effect.Effect<unknown, unknown>) => void): void {
+    if (this.result !== undefined) resume(this.result)
+    else this.resume = resume
+  }
+
+  /** The waiting fiber was interrupted: the call is interrupted too, and awaited. */
+  readonly cancel: Effect.Effect<void> = Effect.suspend(() => {
+    if (this.result !== undefined) return Effect.void
+    this.fiber.unsafeInterruptAsFork(this.parentId)
+    return Effect.async<void>((resume) => {
+      if (this.result !== undefined) resume(Effect.void)
+      else this.resume = () => resume(Effect.void)
+    })
+  })
+}
+
+/**
+ * `Effect.timeoutFail` with the same outcome, cheaper: `self` runs on a fiber of its own started at
+ * once, and the timer is started only if `self` suspends. A call that completes at once forks
+ * nothing that waits; a call that times out is interrupted and awaited before `onTimeout`'s error.
+ */
+const timeoutFail = <A, E, R>(
+  self: Effect.Effect<A, E, R>,
+  millis: number,
+  clock: Clock.Clock,
+  onTimeout: () => unknown
+): Effect.Effect<A, unknown, R> =>
+  Effect.withFiberRuntime<A, unknown, R>((parent, status) =>
+    Effect.uninterruptibleMask((restore) => {
+      const run = forker(parent, status.runtimeFlags)
+      // the parent's context provides `R`
+      const fiber = run(self as Effect.Effect<A, E>)
+      const done = fiber.unsafePoll()
+      if (done !== null) return Exit.isSuccess(done) ? Effect.zipRight(fiber.inheritAll, done) : done
+      const race = new TimeoutRace(fiber, parent.id())
+      race.timer = run(
+        Effect.flatMap(Effect.interruptible(clock.sleep(Duration.millis(millis))), () => {
+          race.expire(onTimeout())
+          return Effect.void
+        })
+      )
+      fiber.addObserver((exit) => race.settle(exit))
+      return Effect.matchCauseEffect(
+        restore(Effect.async<unknown, unknown>((resume) => race.wait(resume))),
+        {
+          onFailure: (cause) =>
+            race.result === undefined ? Effect.zipRight(race.cancel, Effect.failCause(cause)) : Effect.failCause(cause),
+          onSuccess: Effect.succeed
+        }
+      ) as Effect.Effect<A, unknown>
+    })
+  )
+
+// ---------------------------------------------------------------------------------------------
 // the provider
 // ---------------------------------------------------------------------------------------------
 
@@ -351,6 +459,30 @@ class CallFailed {
 const wrap = (error: unknown): CallFailed => new CallFailed(error)
 const unwrap = (error: unknown): unknown => error instanceof CallFailed ? error.error : error
 
+/** `Effect.mapError(unwrap)` on an exit: a failure becomes its first error, unwrapped. */
+const unwrapExit = (exit: Exit.Exit<unknown, unknown>): Exit.Exit<unknown, unknown> => {
+  if (Exit.isSuccess(exit)) return exit
+  const failure = Cause.failureOrCause(exit.cause)
+  return Either.isLeft(failure) ? Exit.fail(unwrap(failure.left)) : exit
+}
+
+/**
+ * The `code.stacktrace` of the span `Provider.call`: the line of `call`, as `Effect.withSpan` would
+ * capture it on every call, captured once and formatted only when a span ends in failure.
+ */
+const spanTrace = (): () => string | undefined => {
+  const errorConstructor = Error as { stackTraceLimit?: number | undefined }
+  const limit = errorConstructor.stackTraceLimit
+  errorConstructor.stackTraceLimit = 2
+  const error = new Error()
+  errorConstructor.stackTraceLimit = limit
+  let cache: string | undefined | false = false
+  return () => {
+    if (cache === false) cache = error.stack?.split("\n")[2]?.trim()
+    return cache
+  }
+}
+
 interface PerCall {
   readonly permits: number
   readonly cost: number
@@ -359,14 +491,35 @@ interface PerCall {
   readonly maxAttempts: number
 }
 
-interface CallState {
-  phase: errors.Phase
-  attempt: number
-  readonly startedAt: number
-  /** When the total budget ends; `Infinity` without one. */
-  readonly deadline: number
+/**
+ * One call in flight. Its attempts run in a fiber of their own (`fiber`), so that the provider can
+ * end it from outside (its total budget, shutdown's grace period) while the caller lives on and
+ * sees the provider's error, as it would with a race against a guard, without paying for one.
+ */
+class Call {
+  phase: errors.Phase = "circuit"
+  attempt = 0
   /** When the own budget of the current phase ends (permit wait or attempt); `Infinity` without one. */
-  phaseDeadline: number
+  phaseDeadline = Infinity
+  /** The fiber running the attempts. */
+  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
+  /** The fiber waiting for the total budget, only when there is one. */
+  timer: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
+  /** Resumes the caller, once it waits. */
+  resume: ((effect: Effect.Effect<unknown, unknown>) => void) | undefined = undefined
+  /** What the caller gets: set once the attempts' fiber has ended. */
+  result: Effect.Effect<unknown, unknown> | undefined = undefined
+  /** Set when the provider ends the call from outside: the exit the caller sees, whatever the fiber's. */
+  ending: Exit.Exit<never, unknown> | undefined = undefined
+  callerInterrupted = false
+
+  constructor(
+    readonly startedAt: number,
+    /** When the total budget ends; `Infinity` without one. */
+    readonly deadline: number,
+    readonly span: Tracer.Span,
+    readonly callerId: FiberId.FiberId
+  ) {}
 }
 
 class ProviderImpl {
@@ -390,8 +543,12 @@ class ProviderImpl {
   // shutdown
   closing = false
   readonly drained = Deferred.unsafeMake<void>(FiberId.none)
-  readonly interruptGate = Deferred.unsafeMake<void>(FiberId.none)
+  /** The calls in flight, to end when the grace period has elapsed. */
+  readonly active = new Set<Call>()
   readonly gracePeriod: Duration.Duration
+
+  /** The options of every call's span, made at the first call (see `spanTrace`). */
+  private spanOptions: Tracer.SpanOptions | undefined = undefined
 
   constructor(
     readonly resolved: Resolved,
@@ -428,7 +585,12 @@ class ProviderImpl {
   }
 
   private perCall(options: Api.CallOptions | undefined): PerCall {
-    if (options === undefined) return this.defaults
+    // no option set (an HTTP client passes `{}` on every call): the provider's own, as validated once
+    if (
+      options === undefined ||
+      (options.permits === undefined && options.cost === undefined && options.attemptTimeout === undefined &&
+        options.totalTimeout === undefined && options.retry !== false)
+    ) return this.defaults
     const name = this.name
     return {
       permits: positiveInteger(name, "permits", options.permits, 1),
@@ -444,69 +606,142 @@ class ProviderImpl {
   }
 
   call<A, E, R>(self: Effect.Effect<A, E, R>, options?: Api.CallOptions): Effect.Effect<A, unknown, R> {
-    return Effect.clockWith((clock) =>
-      Effect.suspend(() => {
-        let perCall: PerCall
-        try {
-          perCall = this.perCall(options)
-        } catch (defect) {
-          return Effect.die(defect)
-        }
-        if (this.closing) {
-          this.count("closed")
-          this.calls++
-          return Effect.fail(
-            new errors.ProviderClosed({ provider: this.name, reason: "closing", gracePeriod: this.gracePeriod })
+    const spanOptions = this.spanOptions ??= {
+      attributes: { "sluice.provider": this.name },
+      captureStackTrace: spanTrace()
+    }
+    return Effect.useSpan(
+      "Provider.call",
+      spanOptions,
+      (span) =>
+        Effect.withFiberRuntime<A, unknown, R>((caller, status) =>
+          // the call's fiber is started and registered with no interruption in between, so that it
+          // is never left running without a caller; only the wait for it is interruptible
+          Effect.uninterruptibleMask((restore) =>
+            this.start(self, options, span, caller, status.runtimeFlags, restore) as Effect.Effect<A, unknown, R>
           )
-        }
-        const now = clock.unsafeCurrentTimeMillis()
-        const state: CallState = {
-          phase: "circuit",
-          attempt: 0,
-          startedAt: now,
-          deadline: perCall.totalTimeoutMillis === undefined ? Infinity : now + perCall.totalTimeoutMillis,
-          phaseDeadline: Infinity
-        }
-        this.inFlight++
-        const body = this.attemptFrom(self, perCall, state, clock, 1, undefined)
-        return Effect.raceFirst(body, this.guard(state, perCall, clock)).pipe(
-          Effect.onExit((exit) => this.finish(exit, state)),
-          Effect.mapError(unwrap)
         )
-      })
-    ).pipe(Effect.withSpan("Provider.call", { attributes: { "sluice.provider": this.name } }))
+    )
   }
 
   /**
-   * Ends the call from outside: when the total budget runs out, and when the provider's grace
-   * period ends. When the current phase's own budget (attempt, permit wait) ends at the same
-   * instant, the total steps aside and lets the innermost budget report.
+   * Starts the call: its attempts run in a fiber of their own, started at once (a call that
+   * completes without suspending never suspends its caller), and the caller waits for it. The
+   * total budget, when there is one, runs on a timer fiber beside it.
    */
-  private guard(state: CallState, perCall: PerCall, clock: Clock.Clock): Effect.Effect<never, unknown> {
-    const closed = Effect.zipRight(
-      Deferred.await(this.interruptGate),
-      Effect.fail(
-        new errors.ProviderClosed({
-          provider: this.name,
-          reason: "grace-period-elapsed",
-          gracePeriod: this.gracePeriod
-        })
+  private start<A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    options: Api.CallOptions | undefined,
+    span: Tracer.Span,
+    caller: Fiber.RuntimeFiber<unknown, unknown>,
+    runtimeFlags: RuntimeFlags.RuntimeFlags,
+    restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>
+  ): Effect.Effect<unknown, unknown> {
+    let perCall: PerCall
+    try {
+      perCall = this.perCall(options)
+    } catch (defect) {
+      return Effect.die(defect)
+    }
+    if (this.closing) {
+      this.count("closed")
+      this.calls++
+      return Effect.fail(
+        new errors.ProviderClosed({ provider: this.name, reason: "closing", gracePeriod: this.gracePeriod })
       )
-    )
+    }
+    const clock = Context.get(caller.currentDefaultServices, Clock.Clock)
+    const now = clock.unsafeCurrentTimeMillis()
     const total = perCall.totalTimeoutMillis
-    if (total === undefined) return closed
-    const expire = Effect.suspend(() => {
-      const now = clock.unsafeCurrentTimeMillis()
-      const innerDue = (state.phase === "call" || state.phase === "permit_wait") && state.phaseDeadline <= now
-      return innerDue ? Effect.never : Effect.fail(this.totalTimeout(state, total, now, state.phase))
+    const call = new Call(now, total === undefined ? Infinity : now + total, span, caller.id())
+    this.inFlight++
+    this.active.add(call)
+    // with the caller's runtime flags as they were outside the mask, as a forked fiber would have them
+    const run = forker(caller, runtimeFlags)
+    // the caller's context provides `R`
+    const attempts = this.attemptFrom(self, perCall, call, clock, 1, undefined) as Effect.Effect<A, unknown>
+    const fiber = run(Effect.withParentSpan(attempts, span))
+    call.fiber = fiber
+    if (total !== undefined && fiber.unsafePoll() === null) call.timer = run(this.timer(call, perCall, clock))
+    fiber.addObserver((exit) => this.settle(call, exit))
+    // done without suspending: no wait at all
+    if (call.result !== undefined) return call.result
+    return Effect.matchCauseEffect(restore(Effect.async<unknown, unknown>((resume) => this.wait(call, resume))), {
+      // the caller was interrupted before the call ended: the call's fiber is interrupted, and awaited
+      onFailure: (cause) =>
+        call.result === undefined
+          ? Effect.zipRight(this.cancel(call), Effect.failCause(cause))
+          : Effect.failCause(cause),
+      onSuccess: Effect.succeed
     })
-    return Effect.raceFirst(Effect.zipRight(clock.sleep(Duration.millis(total)), expire), closed)
   }
 
-  private totalTimeout(state: CallState, total: number, now: number, phase: errors.Phase): errors.TotalTimeout {
+  private wait(call: Call, resume: (effect: Effect.Effect<unknown, unknown>) => void): void {
+    if (call.result !== undefined) resume(call.result)
+    else call.resume = resume
+  }
+
+  /**
+   * The total budget: when it runs out, the call ends with `TotalTimeout`. When the current phase's
+   * own budget (attempt, permit wait) ends at the same instant, the total steps aside and lets the
+   * innermost budget report: the call then ends by itself, since no attempt starts past the total.
+   */
+  private timer(call: Call, perCall: PerCall, clock: Clock.Clock): Effect.Effect<void> {
+    // interruptible even for a caller that is not: the timer goes as soon as the call has ended
+    return Effect.flatMap(Effect.interruptible(clock.sleep(Duration.millis(call.deadline - call.startedAt))), () => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const innerDue = (call.phase === "call" || call.phase === "permit_wait") && call.phaseDeadline <= now
+      if (!innerDue) this.end(call, Exit.fail(this.totalTimeout(call, perCall, now, call.phase)))
+      return Effect.void
+    })
+  }
+
+  /** Ends a call from outside: its fiber is interrupted, and the caller gets `exit` once it has ended. */
+  private end(call: Call, exit: Exit.Exit<never, unknown>): void {
+    if (call.result !== undefined || call.ending !== undefined) return
+    call.ending = exit
+    call.fiber?.unsafeInterruptAsFork(call.callerId)
+  }
+
+  /** The caller was interrupted while it waited: the call's fiber is interrupted, and awaited. */
+  private cancel(call: Call): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (call.result !== undefined) return Effect.void
+      call.callerInterrupted = true
+      call.fiber?.unsafeInterruptAsFork(call.callerId)
+      return Effect.async<void>((resume) => {
+        if (call.result !== undefined) resume(Effect.void)
+        else call.resume = () => resume(Effect.void)
+      })
+    })
+  }
+
+  /** The call's fiber has ended (on the fiber's side): the bookkeeping, then the caller resumes. */
+  private settle(call: Call, exit: Exit.Exit<unknown, unknown>): void {
+    if (call.result !== undefined) return
+    this.active.delete(call)
+    call.timer?.unsafeInterruptAsFork(call.callerId)
+    const ending = call.ending
+    // counted as the caller saw it: interrupted, ended by the provider, or as the attempts ended
+    this.finish(call.callerInterrupted ? Exit.interrupt(call.callerId) : ending ?? exit, call)
+    if (ending !== undefined) {
+      call.result = unwrapExit(ending)
+    } else {
+      // as the winner of a race would: what the call changed in its fiber's refs passes to the caller
+      const fiber = call.fiber as Fiber.RuntimeFiber<unknown, unknown>
+      call.result = Effect.zipRight(fiber.inheritAll, unwrapExit(exit))
+    }
+    const resume = call.resume
+    if (resume !== undefined) {
+      call.resume = undefined
+      resume(call.result)
+    }
+  }
+
+  private totalTimeout(state: Call, perCall: PerCall, now: number, phase: errors.Phase): errors.TotalTimeout {
     return new errors.TotalTimeout({
       provider: this.name,
-      timeout: Duration.millis(total),
+      timeout: Duration.millis(perCall.totalTimeoutMillis ?? Infinity),
       elapsed: Duration.millis(now - state.startedAt),
       attempts: state.attempt,
       phase
@@ -517,7 +752,7 @@ class ProviderImpl {
   private attemptFrom<A, E, R>(
     self: Effect.Effect<A, E, R>,
     perCall: PerCall,
-    state: CallState,
+    state: Call,
     clock: Clock.Clock,
     attempt: number,
     lastError: unknown
@@ -581,7 +816,7 @@ class ProviderImpl {
   private afterFailure<A, E, R>(
     self: Effect.Effect<A, E, R>,
     perCall: PerCall,
-    state: CallState,
+    state: Call,
     clock: Clock.Clock,
     attempt: number,
     probe: boolean,
@@ -623,7 +858,7 @@ class ProviderImpl {
       if (now >= state.deadline) return Effect.fail(error)
       if (now + delay >= state.deadline) {
         return Effect.fail(
-          this.totalTimeout(state, perCall.totalTimeoutMillis ?? Infinity, now, "backoff")
+          this.totalTimeout(state, perCall, now, "backoff")
         )
       }
       state.phase = "backoff"
@@ -639,7 +874,7 @@ class ProviderImpl {
   private attemptOnce<A, E, R>(
     self: Effect.Effect<A, E, R>,
     perCall: PerCall,
-    state: CallState,
+    state: Call,
     clock: Clock.Clock
   ): Effect.Effect<A, unknown, R> {
     const queuedAt = clock.unsafeCurrentTimeMillis()
@@ -648,6 +883,9 @@ class ProviderImpl {
     const holding = Effect.suspend(() => {
       const granted = clock.unsafeCurrentTimeMillis()
       this.permitWait.add(granted - queuedAt)
+      // a permit granted as the total runs out (say, freed by a call that timed out at that
+      // instant) comes too late, whichever of the grant and the total's timer ran first
+      if (granted >= state.deadline) return Effect.fail(this.totalTimeout(state, perCall, granted, "permit_wait"))
       const limiter = this.limiter
       if (limiter === undefined) return this.callPhase(self, perCall, state, clock)
       state.phase = "limiter_wait"
@@ -660,7 +898,9 @@ class ProviderImpl {
       return Effect.zipRight(
         take,
         Effect.suspend(() => {
-          this.limiterWait.add(clock.unsafeCurrentTimeMillis() - granted)
+          const passed = clock.unsafeCurrentTimeMillis()
+          this.limiterWait.add(passed - granted)
+          if (passed >= state.deadline) return Effect.fail(this.totalTimeout(state, perCall, passed, "limiter_wait"))
           return this.callPhase(self, perCall, state, clock)
         })
       )
@@ -671,24 +911,23 @@ class ProviderImpl {
   private callPhase<A, E, R>(
     self: Effect.Effect<A, E, R>,
     perCall: PerCall,
-    state: CallState,
+    state: Call,
     clock: Clock.Clock
   ): Effect.Effect<A, unknown, R> {
     const start = clock.unsafeCurrentTimeMillis()
     state.phase = "call"
-    const timeout = perCall.attemptTimeoutMillis
+    // an infinite attempt budget (a stream's, say) is no budget: no timer for it
+    const budget = perCall.attemptTimeoutMillis
+    const timeout = budget === Infinity ? undefined : budget
     state.phaseDeadline = timeout === undefined ? Infinity : start + timeout
     const call = Effect.mapError(self, wrap)
-    const timed = timeout === undefined ? call : Effect.timeoutFail(call, {
-      duration: Duration.millis(timeout),
-      onTimeout: () =>
-        new errors.CallTimeout({
-          provider: this.name,
-          timeout: Duration.millis(timeout),
-          attempt: state.attempt,
-          maxAttempts: perCall.maxAttempts
-        })
-    })
+    const timed = timeout === undefined ? call : timeoutFail(call, timeout, clock, () =>
+      new errors.CallTimeout({
+        provider: this.name,
+        timeout: Duration.millis(timeout),
+        attempt: state.attempt,
+        maxAttempts: perCall.maxAttempts
+      }))
     return Effect.onExit(timed, () =>
       Effect.sync(() => {
         const took = clock.unsafeCurrentTimeMillis() - start
@@ -702,21 +941,19 @@ class ProviderImpl {
     outcomesTotal.unsafeUpdate(1, this.outcomeLabels[outcome])
   }
 
-  private finish(exit: Exit.Exit<unknown, unknown>, state: CallState): Effect.Effect<void> {
+  private finish(exit: Exit.Exit<unknown, unknown>, call: Call): void {
     this.inFlight--
     this.calls++
     const outcome = outcomeOf(exit)
     this.count(outcome)
     if (this.closing && this.inFlight === 0) Deferred.unsafeDone(this.drained, Exit.void)
+    const span = call.span
+    span.attribute("sluice.provider.attempts", call.attempt)
+    span.attribute("sluice.provider.outcome", outcome)
     if (outcome === "interrupted") {
-      interruptedTotal.unsafeUpdate(1, this.phaseLabels[state.phase])
-      return Effect.annotateCurrentSpan({
-        "sluice.provider.attempts": state.attempt,
-        "sluice.provider.outcome": outcome,
-        "sluice.provider.interrupted_phase": state.phase
-      })
+      interruptedTotal.unsafeUpdate(1, this.phaseLabels[call.phase])
+      span.attribute("sluice.provider.interrupted_phase", call.phase)
     }
-    return Effect.annotateCurrentSpan({ "sluice.provider.attempts": state.attempt, "sluice.provider.outcome": outcome })
   }
 
   /** Stops admitting, waits for the calls in flight up to the grace period, then interrupts them. */
@@ -728,11 +965,27 @@ class ProviderImpl {
       Effect.timeoutTo({
         duration: this.gracePeriod,
         onSuccess: () => Effect.void,
-        onTimeout: () => Effect.zipRight(Deferred.succeed(this.interruptGate, undefined), Deferred.await(this.drained))
+        onTimeout: () => Effect.zipRight(Effect.sync(() => this.endAll()), Deferred.await(this.drained))
       }),
       Effect.flatten
     )
   })
+
+  /** The grace period has elapsed: every call still in flight ends with `ProviderClosed`. */
+  private endAll(): void {
+    for (const call of this.active) {
+      this.end(
+        call,
+        Exit.fail(
+          new errors.ProviderClosed({
+            provider: this.name,
+            reason: "grace-period-elapsed",
+            gracePeriod: this.gracePeriod
+          })
+        )
+      )
+    }
+  }
 
   get stats(): Effect.Effect<Api.Stats> {
     return Effect.map(this.bulkhead.stats, (bulkhead) => {

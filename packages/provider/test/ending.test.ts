@@ -1,0 +1,174 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Provider } from "@sluice/provider"
+import { Deferred, Effect, Exit, Fiber, FiberRef, Scope, TestClock } from "effect"
+import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
+
+describe("ending a call from outside: budgets, shutdown and interruption", () => {
+  it.scoped("a call that times out is interrupted, its finalizers done, before CallTimeout is seen", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("attempt-finalizer"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "1 second"
+      })
+      let finalized = 0
+      const fiber = yield* Effect.fork(
+        Effect.flip(provider.call(Effect.onInterrupt(Effect.never, () => Effect.sync(() => finalized++))))
+      )
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.strictEqual(finalized, 1)
+      yield* expectIdle(provider.bulkhead)
+    }))
+
+  it.scoped("a caller interrupted in a call with an attempt budget: the call is interrupted and awaited", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("interrupt-attempt")
+      const provider = yield* Provider.make({ name, bulkhead: { permits: 1 }, attemptTimeout: "10 seconds" })
+      let finalized = 0
+      const fiber = yield* Effect.fork(
+        provider.call(Effect.onInterrupt(Effect.never, () => Effect.sync(() => finalized++)))
+      )
+      yield* settle()
+      yield* Fiber.interrupt(fiber)
+      assert.strictEqual(finalized, 1)
+      yield* expectIdle(provider.bulkhead)
+      assert.strictEqual((yield* metricOf(Provider.interrupted, name, { phase: "call" })).count, 1)
+      // the attempt's timer is gone with it: nothing happens when its time comes
+      yield* TestClock.adjust("10 seconds")
+      const stats = yield* provider.stats
+      assert.deepInclude(stats.outcomes, { interrupted: 1, call_timeout: 0 })
+      assert.strictEqual(stats.inFlight, 0)
+    }))
+
+  it.scoped("a caller interrupted before its total budget runs out: no TotalTimeout afterwards", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("interrupt-total"),
+        bulkhead: { permits: 1 },
+        totalTimeout: "5 seconds"
+      })
+      const fiber = yield* Effect.fork(provider.call(Effect.never))
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.interrupt(fiber)
+      yield* TestClock.adjust("10 seconds")
+      const stats = yield* provider.stats
+      assert.deepInclude(stats.outcomes, { interrupted: 1, total_timeout: 0 })
+      yield* expectIdle(provider.bulkhead)
+    }))
+
+  it.scoped("calls that complete at once under a total budget end with their own result", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("total-sync"),
+        bulkhead: { permits: 1 },
+        totalTimeout: "1 second",
+        attemptTimeout: "1 second"
+      })
+      for (let i = 0; i < 3; i++) assert.strictEqual(yield* provider.call(Effect.succeed(i)), i)
+      assert.strictEqual(yield* Effect.flip(provider.call(Effect.fail("nope"))) as Effect.Effect<unknown>, "nope")
+      yield* TestClock.adjust("2 seconds")
+      assert.deepInclude((yield* provider.stats).outcomes, { success: 3, call_error: 1, total_timeout: 0 })
+    }))
+
+  it.effect("the grace period ends calls in every phase: queued for a permit, in the call, in a backoff", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const provider = yield* Provider.make({
+        name: uniqueName("shutdown-phases"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "1 second",
+        retry: { maxAttempts: 2, backoff: { initial: "1 minute", jitter: 0 }, budget: false },
+        gracePeriod: "5 seconds"
+      }).pipe(Scope.extend(scope))
+      // times out at 1 s, then waits a minute before its retry
+      const backingOff = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      const inCall = yield* Effect.fork(Effect.flip(provider.call(Effect.never, { attemptTimeout: "1 hour" })))
+      yield* settle()
+      const queued = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
+      yield* settle()
+      assert.deepInclude(yield* provider.bulkhead.stats, { inFlight: 1, waiting: 1 })
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle()
+      yield* TestClock.adjust("5 seconds")
+      for (const fiber of [backingOff, inCall, queued]) {
+        const error = yield* Fiber.join(fiber)
+        assert.strictEqual(error._tag, "ProviderClosed")
+        if (error._tag === "ProviderClosed") assert.strictEqual(error.reason, "grace-period-elapsed")
+      }
+      yield* Fiber.join(closing)
+      assert.strictEqual(yield* now, 6000)
+      yield* expectIdle(provider.bulkhead)
+      const stats = yield* provider.stats
+      assert.strictEqual(stats.outcomes.closed, 3)
+      assert.strictEqual(stats.inFlight, 0)
+    }))
+
+  it.effect("a call that ends on its own as the grace period ends is counted once", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const provider = yield* Provider.make({
+        name: uniqueName("shutdown-tie"),
+        bulkhead: { permits: 2 },
+        gracePeriod: "1 second"
+      }).pipe(Scope.extend(scope))
+      const gate = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(Effect.either(provider.call(Deferred.await(gate))))
+      yield* settle()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle()
+      yield* Deferred.succeed(gate, undefined)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.join(closing)
+      yield* Fiber.join(fiber)
+      const stats = yield* provider.stats
+      assert.strictEqual(stats.calls, 1)
+      assert.strictEqual(stats.outcomes.success + stats.outcomes.closed, 1)
+      yield* expectIdle(provider.bulkhead)
+    }))
+})
+
+describe("the call runs as if in its caller", () => {
+  it.scoped("fiber refs set by the call pass to the caller, as they would without a provider", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("refs"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "1 second",
+        totalTimeout: "2 seconds"
+      })
+      const ref = yield* FiberRef.make(0)
+      yield* provider.call(FiberRef.set(ref, 1))
+      assert.strictEqual(yield* FiberRef.get(ref), 1)
+      // and after a suspension too
+      const fiber = yield* Effect.fork(
+        Effect.zipRight(
+          provider.call(Effect.zipRight(Effect.sleep("10 millis"), FiberRef.set(ref, 2))),
+          FiberRef.get(ref)
+        )
+      )
+      yield* settle()
+      yield* TestClock.adjust("10 millis")
+      assert.strictEqual(yield* Fiber.join(fiber), 2)
+    }))
+
+  it.scoped("the call sees the caller's services and span", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ name: uniqueName("context"), bulkhead: { permits: 1 } })
+      const [parent, inner] = yield* Effect.withSpan(
+        Effect.zip(Effect.currentSpan, provider.call(Effect.currentSpan)),
+        "outer"
+      )
+      assert.strictEqual(inner.name, "Provider.call")
+      assert.strictEqual(inner.parent._tag, "Some")
+      if (inner.parent._tag === "Some") assert.strictEqual(inner.parent.value.spanId, parent.spanId)
+      // the caller's own span is back once the call is over
+      const after = yield* Effect.withSpan(Effect.zipRight(provider.call(Effect.void), Effect.currentSpan), "outer-2")
+      assert.strictEqual(after.name, "outer-2")
+    }))
+})
