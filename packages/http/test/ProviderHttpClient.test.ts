@@ -283,6 +283,27 @@ describe("budgets and bodies", () => {
       assert.strictEqual(server.counters.aborted, 1)
     })))
 
+  it.live("a Content-Length past maxBodySize is refused before the body is read", () =>
+    run(Effect.gen(function*() {
+      const body = JSON.stringify(Array.from({ length: 20_000 }, (_, i) => i))
+      const server = yield* testServer({
+        "/declared": (_req, res) => {
+          res.setHeader("content-type", "application/json")
+          res.setHeader("content-length", String(Buffer.byteLength(body)))
+          res.end(body)
+        },
+        "/small": json([1, 2, 3])
+      })
+      const provider = yield* Provider.make({ name: uniqueName("declared"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
+      const error = yield* Effect.flip(client.text(HttpClientRequest.get("/declared")))
+      assert.strictEqual(error._tag, "BodyTooLarge")
+      if (error._tag === "BodyTooLarge") assert.strictEqual(error.received, Buffer.byteLength(body))
+      // a declared body within the limit is read whole, as before
+      assert.deepStrictEqual(yield* client.json(HttpClientRequest.get("/small"), Anything), [1, 2, 3])
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+
   it.live("5xx is retried through the provider, 4xx is not, and POST only when idempotent", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({

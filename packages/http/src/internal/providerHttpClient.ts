@@ -208,8 +208,30 @@ export const make = <Err>(
       return idempotent ? rest : { ...rest, retry: false }
     }
 
-    /** The whole body, failing as soon as it passes `maxBodySize`. */
+    const tooLarge = (request: HttpClientRequest.HttpClientRequest, received: number) =>
+      new errors.BodyTooLarge({ provider: name, url: urlOf(request), limit: settings.maxBodySize, received })
+
+    /**
+     * The whole body, failing as soon as it passes `maxBodySize`. A body with a Content-Length is
+     * checked against the header before a byte is read and then read in one piece (undici fails a
+     * body that does not match its Content-Length); a chunked body is counted chunk by chunk as it
+     * arrives, and the request is aborted at the first chunk past the limit.
+     */
     const readBody = (
+      request: HttpClientRequest.HttpClientRequest,
+      response: HttpClientResponse.HttpClientResponse
+    ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> => {
+      const declared = response.headers["content-length"]
+      if (declared !== undefined && /^\d+$/.test(declared)) {
+        const length = Number(declared)
+        return length > settings.maxBodySize
+          ? Effect.fail(tooLarge(request, length))
+          : Effect.map(response.arrayBuffer, (buffer) => new Uint8Array(buffer))
+      }
+      return readChunked(request, response)
+    }
+
+    const readChunked = (
       request: HttpClientRequest.HttpClientRequest,
       response: HttpClientResponse.HttpClientResponse
     ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> =>
@@ -219,16 +241,7 @@ export const make = <Err>(
           { chunks: [], size: 0 } as BodyAccumulator,
           (state, chunk): Effect.Effect<BodyAccumulator, errors.BodyTooLarge> => {
             state.size += chunk.length
-            if (state.size > settings.maxBodySize) {
-              return Effect.fail(
-                new errors.BodyTooLarge({
-                  provider: name,
-                  url: urlOf(request),
-                  limit: settings.maxBodySize,
-                  received: state.size
-                })
-              )
-            }
+            if (state.size > settings.maxBodySize) return Effect.fail(tooLarge(request, state.size))
             state.chunks.push(chunk)
             return Effect.succeed(state)
           }
