@@ -1,7 +1,6 @@
 import { RetryableTypeId } from "@sluice/provider/Provider"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
-import * as Predicate from "effect/Predicate"
 
 /** @internal */
 export const ErrorTypeId: unique symbol = Symbol.for("@sluice/http/HttpError")
@@ -145,6 +144,3 @@ export class PoolTooSmall extends Data.TaggedError("PoolTooSmall")<{
       `a smaller pool would queue calls that hold a permit where no metric sees them`
   }
 }
-
-/** @internal */
-export const isHttpError = (u: unknown): boolean => Predicate.hasProperty(u, ErrorTypeId)
