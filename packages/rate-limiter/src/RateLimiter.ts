@@ -3,9 +3,9 @@
  *
  * Each take is one decision: the store computes the caller's start time (reserving it on every
  * limit) or refuses at once when that start is further away than `maxWait`; the caller then
- * sleeps until its start, with no polling. Within a process one dispatcher fiber with a single
- * timer releases the sleepers, pacing the actual starts by the same limits, so late timers never
- * let more than `burst` starts bunch together.
+ * sleeps until its start on its own timer, with no polling. Within a process a pacer checks the
+ * actual starts against the same limits: when late timers wake several callers together, at most
+ * `burst` start at once and the rest queue in order, so late timers never bunch starts.
  *
  * @since 0.1.0
  */
@@ -16,7 +16,6 @@ import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Scope from "effect/Scope"
 import * as errors from "./internal/errors.js"
 import * as internal from "./internal/rateLimiter.js"
 import type * as RateLimiterStore from "./RateLimiterStore.js"
@@ -201,7 +200,7 @@ export const isRateLimiter: (u: unknown) => u is RateLimiter = internal.isRateLi
 export const isRateLimiterError: (u: unknown) => u is RateLimiterError = errors.isRateLimiterError
 
 /**
- * Creates a rate limiter whose dispatcher lives in the current scope. The store is
+ * Creates a rate limiter. It holds no fiber and no timer of its own. The store is
  * `options.store` or else the `RateLimiterStore` service. Invalid options (a limit or window ≤ 0,
  * NaN, a burst on a window algorithm, ...) are a defect whose message names the limiter and the
  * value; so is a take whose cost no limit can ever hold.
@@ -228,10 +227,10 @@ export const isRateLimiterError: (u: unknown) => u is RateLimiterError = errors.
 export const make: {
   (
     options: Options & { readonly store: RateLimiterStore.Service }
-  ): Effect.Effect<RateLimiter, never, Scope.Scope>
+  ): Effect.Effect<RateLimiter>
   (
     options: Options & { readonly store?: undefined }
-  ): Effect.Effect<RateLimiter, never, Scope.Scope | RateLimiterStore.RateLimiterStore>
+  ): Effect.Effect<RateLimiter, never, RateLimiterStore.RateLimiterStore>
 } = internal.make as never
 
 /**

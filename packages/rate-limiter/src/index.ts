@@ -3,9 +3,9 @@
  *
  * Each take is one decision: the store computes the caller's start time (reserving it on every
  * limit) or refuses at once when that start is further away than `maxWait`; the caller then
- * sleeps until its start, with no polling. Within a process one dispatcher fiber with a single
- * timer releases the sleepers, pacing the actual starts by the same limits, so late timers never
- * let more than `burst` starts bunch together.
+ * sleeps until its start on its own timer, with no polling. Within a process a pacer checks the
+ * actual starts against the same limits: when late timers wake several callers together, at most
+ * `burst` start at once and the rest queue in order, so late timers never bunch starts.
  *
  * @since 0.1.0
  */

@@ -114,7 +114,7 @@ describe("RateLimiter", () => {
       }))
   })
 
-  describe("the dispatcher paces actual starts", () => {
+  describe("the pacer holds actual starts to the limits", () => {
     it.scoped("even when the store lets everyone start at once", () =>
       Effect.gen(function*() {
         const limiter = yield* RateLimiter.make({
@@ -146,19 +146,41 @@ describe("RateLimiter", () => {
         expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([300, 300, 1000, 1000, 2000])
       }))
 
-    it.scoped("stops with its scope", () =>
+    it.scoped("late callers queue in order; an interrupted head hands its turn on", () =>
       Effect.gen(function*() {
-        const fiber = yield* Effect.scoped(
-          Effect.gen(function*() {
-            const limiter = yield* make({ name: "scoped", limit: 1, window: "1 second" })
-            yield* limiter.take()
-            return yield* taker(limiter)
-          })
-        )
-        yield* TestClock.adjust("5 seconds")
-        // the dispatcher is gone with the scope, so the sleeper is never released
-        assert.isTrue(Option.isNone(yield* Fiber.poll(fiber)))
-        yield* Fiber.interrupt(fiber)
+        const limiter = yield* RateLimiter.make({ name: "queue-head", limit: 10, window: "1 second", store: permissiveStore })
+        const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
+        yield* TestClock.adjust("50 millis")
+        // the first started at once; the second heads the queue, asleep until 100 ms
+        assert.isTrue(Option.isSome(yield* Fiber.poll(fibers[0])))
+        yield* Fiber.interrupt(fibers[1])
+        yield* TestClock.adjust("1 second")
+        expect(yield* Effect.forEach([fibers[0], fibers[2], fibers[3]], Fiber.join)).toEqual([0, 100, 200])
+      }))
+
+    it.scoped("an interrupted caller in the middle of the queue leaves it", () =>
+      Effect.gen(function*() {
+        const limiter = yield* RateLimiter.make({ name: "queue-middle", limit: 10, window: "1 second", store: permissiveStore })
+        const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
+        yield* TestClock.adjust("50 millis")
+        yield* Fiber.interrupt(fibers[2])
+        yield* TestClock.adjust("1 second")
+        expect(yield* Effect.forEach([fibers[0], fibers[1], fibers[3]], Fiber.join)).toEqual([0, 100, 200])
+      }))
+
+    it.scoped("holds callers that wake during a pause, then paces them", () =>
+      Effect.gen(function*() {
+        const limiter = yield* RateLimiter.make({
+          name: "queue-pause",
+          limit: 10,
+          window: "1 second",
+          burst: 2,
+          store: permissiveStore
+        })
+        yield* limiter.pauseFor("1 second")
+        const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
+        yield* TestClock.adjust("2 seconds")
+        expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([1000, 1000, 1100, 1200])
       }))
   })
 

@@ -218,6 +218,25 @@ export const earliestAll = (
 }
 
 /**
+ * `earliestAll(...).start` without the allocation: the hot path of the local pacer.
+ *
+ * @internal
+ */
+export const earliestStartAll = (
+  specs: ReadonlyArray<RateLimiterStore.LimitSpec>,
+  states: ReadonlyArray<LimitState>,
+  from: number,
+  cost: number
+): number => {
+  let start = from
+  for (let i = 0; i < specs.length; i++) {
+    const e = earliest(specs[i], states[i], from, cost)
+    if (e > start) start = e
+  }
+  return start
+}
+
+/**
  * Charges every limit at `start`.
  *
  * @internal

@@ -2,14 +2,12 @@
 import * as Arr from "effect/Array"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -17,12 +15,10 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
-import type * as Scope from "effect/Scope"
 import type * as RateLimiter from "../RateLimiter.js"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import * as errors from "./errors.js"
-import { Heap } from "./heap.js"
 import { nowMillis } from "./memoryStore.js"
 
 /** @internal */
@@ -47,11 +43,11 @@ const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
   incremental: true
 })
 
-/** From 0.1 ms doubling to ~3.3 s: how late the dispatcher's timer fired. */
+/** From 0.1 ms doubling to ~3.3 s: how late a caller's timer fired after its reserved start. */
 const timerLatenessSeconds = Metric.histogram(
   "sluice_limiter_timer_lateness_seconds",
   MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
-  "How late each rate limiter dispatcher timer fired, in seconds"
+  "How late each caller of a rate limiter woke after its reserved start, in seconds"
 )
 
 // -----------------------------------------------------------------------------
@@ -171,31 +167,37 @@ const illegal = (name: string, message: string) =>
 // the limiter
 // -----------------------------------------------------------------------------
 
-const QUEUED = 0
-const RELEASED = 1
-const CANCELLED = 2
+/** Sleeping on its own timer until its reserved start. */
+const SLEEPING = 0
+/** Due, held in the pacer's queue until the actual starts of this process allow it. */
+const QUEUED = 1
+/** Started, or gone (interrupted): nothing more to do for it. */
+const DONE = 2
 
+/**
+ * A caller between its reservation and its start. The callers the pacer holds form a FIFO queue
+ * linked through `prev`/`next`; only its head keeps a timer.
+ */
 interface Waiter {
-  readonly target: number
-  /** Arrival order, to break ties between equal targets. */
-  readonly order: number
   readonly cost: number
   readonly reservation: number
-  state: typeof QUEUED | typeof RELEASED | typeof CANCELLED
-  /** When the dispatcher let it start. */
-  startedAt: number
+  /** When its reservation lets it start, on this process's clock. */
+  readonly target: number
+  /** When the store answered. */
+  readonly decidedAt: number
+  state: typeof SLEEPING | typeof QUEUED | typeof DONE
+  prev: Waiter | undefined
+  next: Waiter | undefined
+  /** Set while it waits in the queue for its turn at the head. */
   resume: ((effect: Effect.Effect<void>) => void) | undefined
 }
-
-const before = (a: Waiter, b: Waiter): boolean => a.target < b.target || (a.target === b.target && a.order < b.order)
 
 const makeWith = (
   name: string,
   resolved: Resolved,
   store: RateLimiterStore.Service
-): Effect.Effect<RateLimiter.RateLimiter, never, Scope.Scope> =>
-  Effect.gen(function*() {
-    const clock: Clock.Clock = yield* Effect.clock
+): Effect.Effect<RateLimiter.RateLimiter> =>
+  Effect.map(Effect.clock, (clock) => {
     const { limits, maxCost, specs } = resolved
     const key = name
     const labels = [MetricLabel.make("name", name)]
@@ -204,122 +206,92 @@ const makeWith = (
     const defaultMaxWait = Duration.millis(resolved.maxWaitMillis)
 
     // The local pacer: the same limits, applied to the actual starts of this process. Reservations
-    // already obey them, so with a punctual clock it never delays anyone (exact starts under
-    // TestClock); when timers fire late it keeps the late sleepers from starting in a bunch.
+    // already obey them, so with punctual timers it never holds anyone (exact starts under
+    // TestClock). When the event loop is late, sleepers wake together; the pacer lets at most
+    // `burst` of them start at once and queues the rest, first in first out, released one by one
+    // by the queue's head, which alone keeps a timer. No fiber of the limiter's own is involved:
+    // every caller sleeps and starts in its own fiber.
     const pacer = specs.map(algorithm.initialState)
-    const sleepers = new Heap<Waiter>(before)
-    let queued = 0
-    let arrivals = 0
+    let head: Waiter | undefined
+    let tail: Waiter | undefined
     let localPauseUntil = Number.NEGATIVE_INFINITY
 
-    // The dispatcher: one fiber and at most one live timer, armed for the earliest instant anything
-    // can start. Everything below runs synchronously between its suspensions.
-    const wake = yield* Effect.makeLatch(false)
-    let timerAt = Number.POSITIVE_INFINITY
-    let timerGeneration = 0
-    let timer: Fiber.RuntimeFiber<void> | undefined
-
-    const conformsNow = (now: number, cost: number): boolean =>
-      algorithm.earliestAll(specs, pacer, now, cost).start <= now + algorithm.EPSILON_MILLIS
-
-    /** Starts every sleeper that may start now; returns when the next one may. */
-    const drain = (now: number): number => {
-      for (;;) {
-        const head = sleepers.peek()
-        if (head === undefined) return Number.POSITIVE_INFINITY
-        if (head.state !== QUEUED) {
-          sleepers.pop()
-          continue
-        }
-        if (localPauseUntil > now + algorithm.EPSILON_MILLIS) return localPauseUntil
-        if (head.target > now + algorithm.EPSILON_MILLIS) return head.target
-        const start = algorithm.earliestAll(specs, pacer, now, head.cost).start
-        if (start > now + algorithm.EPSILON_MILLIS) return start
-        algorithm.commitAll(specs, pacer, now, now, head.cost)
-        sleepers.pop()
-        queued -= 1
-        head.state = RELEASED
-        head.startedAt = now
-        if (head.resume !== undefined) head.resume(Effect.void)
-      }
-    }
-
-    const fire = (generation: number) =>
-      Effect.sync(() => {
-        if (generation !== timerGeneration) return
-        const lateness = nowMillis(clock) - timerAt
-        timerLatenessSeconds.unsafeUpdate(Math.max(0, lateness) / 1000, labels)
-        timerAt = Number.POSITIVE_INFINITY
-        timer = undefined
-        wake.unsafeOpen()
-      })
-
-    const step = Effect.suspend(() => {
-      wake.unsafeClose()
-      const now = nowMillis(clock)
-      const wakeAt = drain(now)
-      // An armed timer that fires no later is kept: it will wake the dispatcher to look again.
-      if (wakeAt === Number.POSITIVE_INFINITY || wakeAt >= timerAt - algorithm.EPSILON_MILLIS) return Effect.void
-      const previous = timer
-      const generation = ++timerGeneration
-      timerAt = wakeAt
-      const arm = Effect.fork(Effect.zipRight(clock.sleep(Duration.millis(wakeAt - now)), fire(generation))).pipe(
-        Effect.map((fiber) => {
-          if (generation === timerGeneration) timer = fiber
-        })
-      )
-      return previous === undefined ? arm : Effect.zipRight(Fiber.interruptFork(previous), arm)
-    })
-
-    yield* Effect.forkScoped(Effect.forever(Effect.zipRight(wake.await, step)))
+    const mayStartAt = (now: number, cost: number): boolean =>
+      now + algorithm.EPSILON_MILLIS >= localPauseUntil &&
+      algorithm.earliestStartAll(specs, pacer, now, cost) <= now + algorithm.EPSILON_MILLIS
 
     const started = (waitMillis: number): Effect.Effect<void> => {
       waitSeconds.unsafeUpdate(waitMillis / 1000, labels)
       return Effect.annotateCurrentSpan("sluice.limiter.wait_ms", waitMillis)
     }
 
-    const cancel = (waiter: Waiter, cost: number): Effect.Effect<void> =>
+    const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
+      algorithm.commitAll(specs, pacer, now, now, waiter.cost)
+      waiter.state = DONE
+      return started(now - waiter.decidedAt)
+    }
+
+    const enqueue = (waiter: Waiter): void => {
+      waiter.state = QUEUED
+      waiter.prev = tail
+      if (tail === undefined) head = waiter
+      else tail.next = waiter
+      tail = waiter
+    }
+
+    /** Takes `waiter` out of the queue; a new head is woken to take over the timer. */
+    const unlink = (waiter: Waiter): void => {
+      const { next, prev } = waiter
+      if (prev === undefined) head = next
+      else prev.next = next
+      if (next === undefined) tail = prev
+      else next.prev = prev
+      waiter.prev = undefined
+      waiter.next = undefined
+      if (prev === undefined && next !== undefined && next.resume !== undefined) {
+        const resume = next.resume
+        next.resume = undefined
+        resume(Effect.void)
+      }
+    }
+
+    /** The head of the queue: start when the pacer allows, sleeping until then. */
+    const lead = (waiter: Waiter): Effect.Effect<void> =>
       Effect.suspend(() => {
-        if (waiter.state !== QUEUED) return Effect.void
-        waiter.state = CANCELLED
-        queued -= 1
-        // The store gives the slot back only where that cannot add a start to any window; a store
-        // that fails to answer loses the slot, which errs on the side of the quota.
-        return Effect.ignore(store.refund({ key, limits: specs, cost, reservation: waiter.reservation }))
+        const now = nowMillis(clock)
+        const at = Math.max(localPauseUntil, algorithm.earliestStartAll(specs, pacer, now, waiter.cost))
+        if (at > now + algorithm.EPSILON_MILLIS) return Effect.zipRight(clock.sleep(Duration.millis(at - now)), lead(waiter))
+        unlink(waiter)
+        return begin(waiter, now)
       })
 
-    const sleepUntilStart = (
-      reservation: RateLimiterStore.Reserved,
-      cost: number
-    ): Effect.Effect<void> => {
-      const now = nowMillis(clock)
-      if (
-        queued === 0 && reservation.delayMillis <= algorithm.EPSILON_MILLIS &&
-        now + algorithm.EPSILON_MILLIS >= localPauseUntil && conformsNow(now, cost)
-      ) {
-        algorithm.commitAll(specs, pacer, now, now, cost)
-        return started(0)
-      }
-      const waiter: Waiter = {
-        target: now + reservation.delayMillis,
-        order: arrivals++,
-        cost,
-        reservation: reservation.reservation,
-        state: QUEUED,
-        startedAt: now,
-        resume: undefined
-      }
-      return Effect.zipRight(
-        Effect.async<void>((resume) => {
-          waiter.resume = resume
-          sleepers.push(waiter)
-          queued += 1
-          if (waiter.target < timerAt - algorithm.EPSILON_MILLIS) wake.unsafeOpen()
-          return cancel(waiter, cost)
-        }),
-        Effect.suspend(() => started(waiter.startedAt - now))
-      )
-    }
+    const awaitTurn = (waiter: Waiter): Effect.Effect<void> =>
+      Effect.async<void>((resume) => {
+        if (waiter === head) resume(Effect.void)
+        else waiter.resume = resume
+      })
+
+    /** The reserved start has come: start now, or join the queue if others are held or the pacer says no. */
+    const admit = (waiter: Waiter, slept: boolean): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        const now = nowMillis(clock)
+        if (slept) timerLatenessSeconds.unsafeUpdate(Math.max(0, now - waiter.target) / 1000, labels)
+        if (head === undefined && mayStartAt(now, waiter.cost)) return begin(waiter, now)
+        enqueue(waiter)
+        return waiter === head ? lead(waiter) : Effect.zipRight(awaitTurn(waiter), lead(waiter))
+      })
+
+    /** Interrupted before it started: leave the queue, and give the slot back where the store can. */
+    const abandon = (waiter: Waiter): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        if (waiter.state === DONE) return Effect.void
+        if (waiter.state === QUEUED) unlink(waiter)
+        waiter.state = DONE
+        waiter.resume = undefined
+        // The store gives the slot back only where that cannot add a start to any window; a store
+        // that fails to answer loses the slot, which errs on the side of the quota.
+        return Effect.ignore(store.refund({ key, limits: specs, cost: waiter.cost, reservation: waiter.reservation }))
+      })
 
     const refused = (refusal: RateLimiterStore.Refused, cost: number, maxWaitMillis: number) => {
       const paused = refusal.binding < 0
@@ -336,12 +308,41 @@ const makeWith = (
       )
     }
 
+    const reserved = (
+      result: RateLimiterStore.ReserveResult,
+      cost: number,
+      maxWaitMillis: number,
+      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+    ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
+      if (result._tag === "Refused") return refused(result, cost, maxWaitMillis)
+      const now = nowMillis(clock)
+      const delay = result.delayMillis
+      if (delay <= algorithm.EPSILON_MILLIS && head === undefined && mayStartAt(now, cost)) {
+        algorithm.commitAll(specs, pacer, now, now, cost)
+        return started(0)
+      }
+      const waiter: Waiter = {
+        cost,
+        reservation: result.reservation,
+        target: now + delay,
+        decidedAt: now,
+        state: SLEEPING,
+        prev: undefined,
+        next: undefined,
+        resume: undefined
+      }
+      const wait = delay <= algorithm.EPSILON_MILLIS
+        ? admit(waiter, false)
+        : Effect.zipRight(clock.sleep(Duration.millis(delay)), admit(waiter, true))
+      return Effect.onInterrupt(restore(wait), () => abandon(waiter))
+    }
+
     const take = (
       options?: RateLimiter.TakeOptions | undefined
     ): Effect.Effect<void, RateLimiter.RateLimiterError> =>
       Effect.suspend(() => {
         const cost = options?.cost ?? 1
-        if (!isPositiveInteger(cost) || cost > maxCost) {
+        if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
           return illegal(
             name,
             isPositiveInteger(cost)
@@ -357,14 +358,11 @@ const makeWith = (
           if (Either.isLeft(decoded)) return illegal(name, decoded.left)
           maxWaitMillis = decoded.right
         }
-        // Reserving and queueing are one step: an interruption in between would lose the slot.
+        // Reserving and sleeping are one step: an interruption in between would lose the slot.
         return Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(
             store.reserve({ key, limits: specs, cost, maxWaitMillis }),
-            (result) =>
-              result._tag === "Refused"
-                ? refused(result, cost, maxWaitMillis)
-                : restore(sleepUntilStart(result, cost))
+            (result) => reserved(result, cost, maxWaitMillis, restore)
           )
         )
       })
@@ -376,8 +374,8 @@ const makeWith = (
         const millis = decoded.right
         return Effect.zipRight(
           store.pause(key, millis),
-          // Sleepers of this process already hold reservations from before the pause: hold them
-          // too (the dispatcher re-checks when its timer fires).
+          // Callers of this process already hold reservations from before the pause: the pacer
+          // holds them too, whenever they wake.
           Effect.sync(() => {
             localPauseUntil = Math.max(localPauseUntil, nowMillis(clock) + millis)
           })
@@ -400,7 +398,7 @@ const makeWith = (
 /** @internal */
 export const make = (
   options: RateLimiter.Options & { readonly store?: RateLimiterStore.Service | undefined }
-): Effect.Effect<RateLimiter.RateLimiter, never, Scope.Scope | RateLimiterStore.RateLimiterStore> =>
+): Effect.Effect<RateLimiter.RateLimiter, never, RateLimiterStore.RateLimiterStore> =>
   Effect.suspend(() => {
     const name: unknown = options.name
     if (typeof name !== "string" || name.length === 0) {
@@ -434,14 +432,14 @@ export const withRateLimiter = dual<
 export const layer = <I>(
   tag: Context.Tag<I, RateLimiter.RateLimiter>,
   options: RateLimiter.Options
-): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.scoped(tag, make(options))
+): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.effect(tag, make(options))
 
 /** @internal */
 export const layerConfig = <I>(
   tag: Context.Tag<I, RateLimiter.RateLimiter>,
   config: Config.Config<RateLimiter.Options>
 ): Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> =>
-  Layer.scoped(tag, Effect.flatMap(config, make))
+  Layer.effect(tag, Effect.flatMap(config, make))
 
 /** @internal */
 export const config: Config.Config<RateLimiter.Settings> = Config.all({
