@@ -148,7 +148,12 @@ describe("RateLimiter", () => {
 
     it.scoped("late callers queue in order; an interrupted head hands its turn on", () =>
       Effect.gen(function*() {
-        const limiter = yield* RateLimiter.make({ name: "queue-head", limit: 10, window: "1 second", store: permissiveStore })
+        const limiter = yield* RateLimiter.make({
+          name: "queue-head",
+          limit: 10,
+          window: "1 second",
+          store: permissiveStore
+        })
         const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
         yield* TestClock.adjust("50 millis")
         // the first started at once; the second heads the queue, asleep until 100 ms
@@ -160,7 +165,12 @@ describe("RateLimiter", () => {
 
     it.scoped("an interrupted caller in the middle of the queue leaves it", () =>
       Effect.gen(function*() {
-        const limiter = yield* RateLimiter.make({ name: "queue-middle", limit: 10, window: "1 second", store: permissiveStore })
+        const limiter = yield* RateLimiter.make({
+          name: "queue-middle",
+          limit: 10,
+          window: "1 second",
+          store: permissiveStore
+        })
         const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
         yield* TestClock.adjust("50 millis")
         yield* Fiber.interrupt(fibers[2])

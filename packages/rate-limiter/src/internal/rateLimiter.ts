@@ -260,7 +260,9 @@ const makeWith = (
       Effect.suspend(() => {
         const now = nowMillis(clock)
         const at = Math.max(localPauseUntil, algorithm.earliestStartAll(specs, pacer, now, waiter.cost))
-        if (at > now + algorithm.EPSILON_MILLIS) return Effect.zipRight(clock.sleep(Duration.millis(at - now)), lead(waiter))
+        if (at > now + algorithm.EPSILON_MILLIS) {
+          return Effect.zipRight(clock.sleep(Duration.millis(at - now)), lead(waiter))
+        }
         unlink(waiter)
         return begin(waiter, now)
       })
