@@ -173,7 +173,7 @@ export const errorsTotal: Metric.Metric.Counter<number> = internal.errorsTotal
 
 /**
  * The Redis keys of one limiter: its state (counters, pause, GCRA and fixed-window state, one
- * MessagePack value), then one list per limit (the log of a sliding window). All share the hash tag
+ * binary string), then one list per limit (the log of a sliding window). All share the hash tag
  * `{key}`.
  *
  * @since 0.1.0

@@ -147,12 +147,22 @@ describe("RedisRateLimiterStore on the server's TIME", () => {
       for (const key of keys) expect(key.startsWith(`${prefix}{geo:eu}`)).toBe(true)
       // the refusal charged nothing: three starts in the log, and the day window counts three
       assert.strictEqual(yield* call(() => redis.llen(`${prefix}{geo:eu}:log:2`)), 3)
-      // the state is { n, id, latest, floor, pause, then per limit: signature, a, b }
-      const [n, dayCount] = (yield* call(() =>
-        redis.eval("local s = cmsgpack.unpack(redis.call('GET', KEYS[1])) return { s[1], s[5 + 2 * 3 + 3] }", 1, hash)
-      )) as [number, number]
+      // the state is n, id, latest, floor, pause (doubles), then per limit two doubles and the
+      // zero-terminated signature: the day window (the third limit) has its base and count there
+      const [n, dayCount, daySignature] = (yield* call(() =>
+        redis.eval(
+          `local raw = redis.call('GET', KEYS[1])
+          local n, _, _, _, _, pos = struct.unpack('<ddddd', raw)
+          local base, count, sig
+          for i = 1, n do base, count, sig, pos = struct.unpack('<dds', raw, pos) end
+          return { n, count, sig }`,
+          1,
+          hash
+        )
+      )) as [number, number, string]
       assert.strictEqual(n, 3)
       assert.strictEqual(dayCount, 3, "the day window counts three")
+      assert.strictEqual(daySignature, "f:100:86400000:100")
     }).pipe(Effect.scoped))
 })
 

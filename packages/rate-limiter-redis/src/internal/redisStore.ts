@@ -148,6 +148,8 @@ export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<R
 // keys and arguments
 // -----------------------------------------------------------------------------
 
+const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}`
+
 /**
  * The keys of one limiter: its state, then one log key per limit (used by sliding windows). They
  * share the hash tag `{key}`, so Redis Cluster puts them in one slot.
@@ -155,7 +157,7 @@ export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<R
  * @internal
  */
 export const keysOf = (prefix: string, key: string, limits: number): Array<string> => {
-  const state = `${prefix}{${key}}`
+  const state = stateKeyOf(prefix, key)
   const keys = [state]
   for (let i = 1; i <= limits; i++) keys.push(`${state}:log:${i}`)
   return keys
@@ -163,6 +165,57 @@ export const keysOf = (prefix: string, key: string, limits: number): Array<strin
 
 const algorithmCode = (algorithm: RateLimiterStore.Algorithm): string =>
   algorithm === "gcra" ? "g" : algorithm === "fixed-window" ? "f" : "s"
+
+/**
+ * A limiter's limits as its commands carry them, encoded once per array: a limiter passes the same
+ * array with every take, so a take re-encodes nothing.
+ */
+interface Encoded {
+  /** For `reserve` and `refund`: n, then per limit algorithm, limit, window, burst and signature. */
+  readonly limitArgs: ReadonlyArray<string>
+  /** Set when the limits are a single GCRA limit: `reserveGcra` decides then. */
+  readonly gcra: GcraArgs | undefined
+  /** The Redis keys of the last key used with these limits (a limiter always uses one key). */
+  keys: { readonly key: string; readonly state: string; readonly all: ReadonlyArray<string> } | undefined
+}
+
+interface GcraArgs {
+  readonly spec: RateLimiterStore.LimitSpec
+  readonly signature: string
+  /** The increments for `cost` (almost always 1, so computed once), as `reserveGcra` takes them. */
+  cost: number
+  slack: string
+  advance: string
+}
+
+const encode = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): Encoded => {
+  const limitArgs = [String(limits.length)]
+  for (const spec of limits) {
+    const fields = [algorithmCode(spec.algorithm), String(spec.limit), String(spec.windowMillis), String(spec.burst)]
+    limitArgs.push(...fields, fields.join(":"))
+  }
+  const gcra: GcraArgs | undefined = limits.length === 1 && limits[0].algorithm === "gcra"
+    ? { spec: limits[0], signature: limitArgs[5], cost: Number.NaN, slack: "", advance: "" }
+    : undefined
+  return { limitArgs, gcra, keys: undefined }
+}
+
+/**
+ * GCRA's increments for `cost`, with `algorithm.ts`' own expressions, so that `reserveGcra` adds
+ * the very doubles the memory store adds (`String` and Lua's `tonumber` round-trip a double
+ * exactly).
+ */
+const gcraIncrements = (gcra: GcraArgs, cost: number): GcraArgs => {
+  if (gcra.cost !== cost) {
+    const interval = gcra.spec.windowMillis / gcra.spec.limit
+    gcra.slack = String((cost - gcra.spec.burst) * interval)
+    gcra.advance = String(cost * interval)
+    gcra.cost = cost
+  }
+  return gcra
+}
+
+const maxWaitArgument = (millis: number): string => millis === Number.POSITIVE_INFINITY ? "-1" : String(millis)
 
 /** Scales a quota to the share one process may use alone while Redis is down. */
 const scaleLimits = (
@@ -177,10 +230,44 @@ const scaleLimits = (
 
 const errorText = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
 
-const isNoScript = (error: RateLimiterStore.RateLimiterStoreError): boolean =>
-  errorText(error.cause).startsWith("NOSCRIPT")
+const isNoScript = (cause: unknown): boolean => errorText(cause).startsWith("NOSCRIPT")
 
 const nowArgument = (clock: Clock.Clock): string => String(Number(clock.unsafeCurrentTimeNanos()) / 1_000_000)
+
+// -----------------------------------------------------------------------------
+// replies
+// -----------------------------------------------------------------------------
+
+/** What a decoder answers for a reply it does not recognise. */
+const invalid: unique symbol = Symbol("invalid reply")
+
+type Decoder<A> = (reply: unknown) => A | typeof invalid
+
+const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
+  // the common answer: a start that may happen at once, as its bare reservation id
+  if (typeof reply === "number") return { _tag: "Reserved", delayMillis: 0, reservation: reply }
+  if (Array.isArray(reply)) {
+    if (reply[0] === "R") return { _tag: "Reserved", delayMillis: Number(reply[1]), reservation: Number(reply[2]) }
+    if (reply[0] === "X") {
+      return {
+        _tag: "Refused",
+        delayMillis: Number(reply[1]),
+        retryAfterMillis: Number(reply[2]),
+        binding: Number(reply[3])
+      }
+    }
+  }
+  return invalid
+}
+
+const decodeRefund: Decoder<boolean> = (reply) => reply === 1 ? true : reply === 0 ? false : invalid
+
+const decodeVoid: Decoder<void> = () => undefined
+
+const decodePause: Decoder<number> = (reply) => {
+  const millis = Number(reply)
+  return Number.isFinite(millis) ? millis : invalid
+}
 
 // -----------------------------------------------------------------------------
 // the store
@@ -192,13 +279,19 @@ interface Script {
   readonly sha: string
 }
 
-const loadScripts = (): Record<ScriptName, Script> => {
+const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
   const make = (name: ScriptName): Script => ({
     name,
     lua: scripts[name],
     sha: createHash("sha1").update(scripts[name]).digest("hex")
   })
-  return { reserve: make("reserve"), refund: make("refund"), pause: make("pause"), readPause: make("readPause") }
+  return {
+    reserveGcra: make("reserveGcra"),
+    reserve: make("reserve"),
+    refund: make("refund"),
+    pause: make("pause"),
+    readPause: make("readPause")
+  }
 }
 
 const connect = (settings: Resolved): Effect.Effect<Redis, never, Scope.Scope> =>
@@ -255,7 +348,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
   Effect.gen(function*() {
     const { prefix } = settings
     const labels = [MetricLabel.make("prefix", prefix)]
-    const ttlPad = settings.clock === "client" ? clientClockTtlPadMillis : 0
+    const ttlPad = String(settings.clock === "client" ? clientClockTtlPadMillis : 0)
     const local = yield* RateLimiterStore.makeMemory
     const redis = yield* connect(settings)
     const loaded = loadScripts()
@@ -271,107 +364,6 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
         try: () => redis.script("LOAD", script.lua),
         catch: (cause) => storeError(`SCRIPT LOAD ${script.name}`, key, cause)
       })
-
-    const evalsha = (script: Script, key: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
-      Effect.tryPromise({
-        try: () => redis.evalsha(script.sha, keys.length, ...keys, ...args),
-        catch: (cause) => storeError(script.name, key, cause)
-      })
-
-    /** One EVALSHA; after a Redis restart (or SCRIPT FLUSH) the script is loaded again, once. */
-    const run = (script: Script, key: string, keys: ReadonlyArray<string>, args: ReadonlyArray<string>) =>
-      Effect.catchIf(
-        evalsha(script, key, keys, args),
-        isNoScript,
-        () => Effect.zipRight(load(script, key), evalsha(script, key, keys, args))
-      )
-
-    /** The script's ARGV head: the deciding instant (empty: the server's `TIME`) and the TTL pad. */
-    const withNow = <A, E>(f: (now: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      settings.clock === "server" ? f("") : Effect.clockWith((clock) => f(nowArgument(clock)))
-
-    const specArgs = new WeakMap<ReadonlyArray<RateLimiterStore.LimitSpec>, ReadonlyArray<string>>()
-    const argsOf = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): ReadonlyArray<string> => {
-      let args = specArgs.get(limits)
-      if (args === undefined) {
-        const list = [String(limits.length)]
-        for (const spec of limits) {
-          const fields = [
-            algorithmCode(spec.algorithm),
-            String(spec.limit),
-            String(spec.windowMillis),
-            String(spec.burst)
-          ]
-          list.push(...fields, fields.join(":"))
-        }
-        args = list
-        specArgs.set(limits, args)
-      }
-      return args
-    }
-
-    const protocolError = (operation: string, key: string, reply: unknown) =>
-      Effect.fail(storeError(operation, key, new Error(`unexpected reply ${JSON.stringify(reply)}`)))
-
-    const redisReserve = (request: RateLimiterStore.ReserveRequest) =>
-      withNow((now) =>
-        Effect.flatMap(
-          run(loaded.reserve, request.key, keysOf(prefix, request.key, request.limits.length), [
-            now,
-            String(ttlPad),
-            String(request.cost),
-            String(request.maxWaitMillis === Number.POSITIVE_INFINITY ? -1 : request.maxWaitMillis),
-            ...argsOf(request.limits)
-          ]),
-          (reply): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
-            if (Array.isArray(reply)) {
-              if (reply[0] === "R") {
-                return Effect.succeed({
-                  _tag: "Reserved",
-                  delayMillis: Number(reply[1]),
-                  reservation: Number(reply[2])
-                })
-              }
-              if (reply[0] === "X") {
-                return Effect.succeed({
-                  _tag: "Refused",
-                  delayMillis: Number(reply[1]),
-                  retryAfterMillis: Number(reply[2]),
-                  binding: Number(reply[3])
-                })
-              }
-            }
-            return protocolError("reserve", request.key, reply)
-          }
-        )
-      )
-
-    const redisRefund = (request: RateLimiterStore.RefundRequest) =>
-      withNow((now) =>
-        Effect.map(
-          run(loaded.refund, request.key, keysOf(prefix, request.key, request.limits.length), [
-            now,
-            String(ttlPad),
-            String(request.cost),
-            String(request.reservation),
-            ...argsOf(request.limits)
-          ]),
-          (reply) => reply === 1
-        )
-      )
-
-    const redisPause = (key: string, millis: number) =>
-      withNow((now) =>
-        Effect.asVoid(run(loaded.pause, key, keysOf(prefix, key, 0), [now, String(ttlPad), String(millis)]))
-      )
-
-    const redisReadPause = (key: string) =>
-      withNow((now) =>
-        Effect.flatMap(run(loaded.readPause, key, keysOf(prefix, key, 0), [now, String(ttlPad)]), (reply) => {
-          const millis = Number(reply)
-          return Number.isFinite(millis) ? Effect.succeed(millis) : protocolError("readPause", key, reply)
-        })
-      )
 
     // -------------------------------------------------------------------------
     // degraded mode
@@ -403,26 +395,73 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
     })
 
     /**
-     * Runs `effect` on Redis, or answers with `fallback` when Redis fails. While degraded and
-     * disconnected, Redis is not even asked (the command would fail at once anyway); the first
-     * command after ioredis reconnects ends the degraded mode.
+     * Runs one script in one round trip and answers its decoded reply, or `fallback`'s answer when
+     * Redis fails (the store then reports itself degraded). While degraded and disconnected, Redis
+     * is not even asked (the command would fail at once anyway); the first command that succeeds
+     * after ioredis reconnects ends the degraded mode. After a Redis restart (or `SCRIPT FLUSH`)
+     * the script is loaded again and the call repeated, once: `NOSCRIPT` means it never ran.
+     *
+     * This is a take's whole client side, so it is one `Effect.async` around ioredis' promise:
+     * the retry and the fallback are decided in the promise's callbacks, where layering
+     * `tryPromise`, `catchIf` and `matchEffect` cost several effects per take.
      */
-    const guarded = <A>(
+    const runScript = <A>(
       operation: string,
       key: string,
-      effect: Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>,
+      script: Script,
+      keyCount: number,
+      args: ReadonlyArray<string>,
+      decode: Decoder<A>,
       fallback: (
         error: RateLimiterStore.RateLimiterStoreError
       ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
-    ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> => {
-      if (degraded && redis.status !== "ready") {
-        errorsTotal.unsafeUpdate(1, labels)
-        return fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`)))
-      }
-      return Effect.matchEffect(effect, {
-        onSuccess: (a) => degraded ? Effect.as(cameBack, a) : Effect.succeed(a),
-        onFailure: (error) => Effect.zipRight(wentDown(error), fallback(error))
+    ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> =>
+      Effect.async<A, RateLimiterStore.RateLimiterStoreError>((resume) => {
+        if (degraded && redis.status !== "ready") {
+          errorsTotal.unsafeUpdate(1, labels)
+          resume(fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`))))
+          return
+        }
+        const fail = (cause: unknown) => {
+          const error = storeError(operation, key, cause)
+          resume(Effect.zipRight(wentDown(error), fallback(error)))
+        }
+        const succeed = (reply: unknown) => {
+          const decoded = decode(reply)
+          if (decoded === invalid) fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
+          else resume(degraded ? Effect.as(cameBack, decoded) : Effect.succeed(decoded))
+        }
+        const send = () => redis.evalsha(script.sha, keyCount, ...args)
+        send().then(succeed, (cause) => {
+          if (!isNoScript(cause)) return fail(cause)
+          redis.script("LOAD", script.lua).then(send).then(succeed, fail)
+        })
       })
+
+    /**
+     * The script's ARGV head: the deciding instant (empty: the server's `TIME`). On the server's
+     * clock the command is built at once; only the client clock needs the fiber's `Clock`.
+     */
+    const withNow = <A, E>(f: (now: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      settings.clock === "server" ? f("") : Effect.clockWith((clock) => f(nowArgument(clock)))
+
+    const encodings = new WeakMap<ReadonlyArray<RateLimiterStore.LimitSpec>, Encoded>()
+    const encoded = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): Encoded => {
+      let found = encodings.get(limits)
+      if (found === undefined) {
+        found = encode(limits)
+        encodings.set(limits, found)
+      }
+      return found
+    }
+    const keysFor = (encoding: Encoded, key: string, limits: number) => {
+      let keys = encoding.keys
+      if (keys === undefined || keys.key !== key) {
+        const all = keysOf(prefix, key, limits)
+        keys = { key, state: all[0], all }
+        encoding.keys = keys
+      }
+      return keys
     }
 
     const policyOf = (key: string): Policy => settings.policies.get(key) ?? settings.defaultPolicy
@@ -461,44 +500,121 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
       }
     }
 
-    const service: RateLimiterStore.Service = {
-      reserve: (request) =>
-        guarded("reserve", request.key, redisReserve(request), (error) => reserveDown(request, error)),
-      refund: (request) => {
-        if (request.reservation < 0) {
-          const share = policyOf(request.key).localShare
-          return local.refund({
-            ...request,
-            limits: scaleLimits(request.limits, share),
-            reservation: -request.reservation
-          })
-        }
-        if (request.reservation === 0) return Effect.succeed(false)
-        return guarded(
+    const reserve = (
+      request: RateLimiterStore.ReserveRequest
+    ): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
+      const encoding = encoded(request.limits)
+      const keys = keysFor(encoding, request.key, request.limits.length)
+      const maxWait = maxWaitArgument(request.maxWaitMillis)
+      const down = (error: RateLimiterStore.RateLimiterStoreError) => reserveDown(request, error)
+      const gcra = encoding.gcra
+      if (gcra !== undefined) {
+        const { advance, signature, slack } = gcraIncrements(gcra, request.cost)
+        return withNow((now) =>
+          runScript(
+            "reserve",
+            request.key,
+            loaded.reserveGcra,
+            1,
+            [
+              keys.state,
+              now,
+              ttlPad,
+              maxWait,
+              signature,
+              slack,
+              advance
+            ],
+            decodeReserve,
+            down
+          )
+        )
+      }
+      return withNow((now) =>
+        runScript(
+          "reserve",
+          request.key,
+          loaded.reserve,
+          keys.all.length,
+          [
+            ...keys.all,
+            now,
+            ttlPad,
+            String(request.cost),
+            maxWait,
+            ...encoding.limitArgs
+          ],
+          decodeReserve,
+          down
+        )
+      )
+    }
+
+    const refund = (
+      request: RateLimiterStore.RefundRequest
+    ): Effect.Effect<boolean, RateLimiterStore.RateLimiterStoreError> => {
+      if (request.reservation < 0) {
+        const share = policyOf(request.key).localShare
+        return local.refund({
+          ...request,
+          limits: scaleLimits(request.limits, share),
+          reservation: -request.reservation
+        })
+      }
+      if (request.reservation === 0) return Effect.succeed(false)
+      const encoding = encoded(request.limits)
+      const keys = keysFor(encoding, request.key, request.limits.length)
+      return withNow((now) =>
+        runScript(
           "refund",
           request.key,
-          redisRefund(request),
+          loaded.refund,
+          keys.all.length,
+          [
+            ...keys.all,
+            now,
+            ttlPad,
+            String(request.cost),
+            String(request.reservation),
+            ...encoding.limitArgs
+          ],
+          decodeRefund,
           (error) =>
             policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.succeed(false)
         )
-      },
+      )
+    }
+
+    const service: RateLimiterStore.Service = {
+      reserve,
+      refund,
       pause: (key, millis) =>
         // Kept locally as well: when Redis goes down, this process still honours what it learned.
         Effect.zipRight(
           local.pause(key, millis),
-          guarded(
-            "pause",
-            key,
-            redisPause(key, millis),
-            (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : Effect.void
+          withNow((now) =>
+            runScript(
+              "pause",
+              key,
+              loaded.pause,
+              1,
+              [stateKeyOf(prefix, key), now, ttlPad, String(millis)],
+              decodeVoid,
+              (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : Effect.void
+            )
           )
         ),
       readPause: (key) =>
-        guarded(
-          "readPause",
-          key,
-          redisReadPause(key),
-          (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : local.readPause(key)
+        withNow((now) =>
+          runScript(
+            "readPause",
+            key,
+            loaded.readPause,
+            1,
+            [stateKeyOf(prefix, key), now, ttlPad],
+            decodePause,
+            (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : local.readPause(key)
+          )
         )
     }
 

@@ -8,12 +8,14 @@
  * Layout, for a limiter key `k` under the prefix `p` (all keys share the hash tag `{k}`, so they sit
  * in one Redis Cluster slot and one script may touch them all):
  *
- * - `p{k}`: the limiter's state, one MessagePack array (`cmsgpack`, built into Redis' Lua): the
- *   number of limits, the reservation counters (last id given, latest live id, floor), the pause
- *   (an instant of the deciding clock), then per limit its signature (`algorithm:limit:window:burst`)
- *   and its state (GCRA's theoretical arrival time, or a fixed window's base index and count).
- *   One GET and one SET with PX per decision: the fewest commands a script can run (doubles are
- *   stored exactly, `-inf` included).
+ * - `p{k}`: the limiter's state, one binary string written with the `struct` library built into
+ *   Redis' Lua: a header of five little-endian doubles — the number of limits, the reservation
+ *   counters (last id given, latest live id, floor) and the pause (an instant of the deciding
+ *   clock, `-inf` for none) — then per limit two doubles (GCRA's theoretical arrival time and 0,
+ *   or a fixed window's base index and count) and its signature (`algorithm:limit:window:burst`,
+ *   zero-terminated). Doubles round-trip exactly, and fixed-width fields decode into locals with
+ *   one call and no table: one GET and one SET with PX per decision, the fewest commands a script
+ *   can run.
  * - `p{k}:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
  *   first, trimmed to `2 × limit` entries, written with `%.17g`).
  *
@@ -21,7 +23,8 @@
  * full again, the last window is over, the log has slid out, the pause is over), plus `ttlPad`.
  *
  * Replies carry whole numbers as integers and others as exact decimal strings (Redis truncates a
- * Lua number to an integer).
+ * Lua number to an integer). `reserve` answers a start that may happen at once with the bare
+ * reservation id: the most common answer costs neither Redis nor the client an array.
  *
  * ARGV of every script starts with `now` (milliseconds; empty: read the server's `TIME`) and
  * `ttlPad` (milliseconds added to every TTL; 0 on the server's clock).
@@ -29,19 +32,27 @@
  * @internal
  */
 
-const prelude = `
-local EPS = 0.001
-local NEG = -math.huge
-local state_key = KEYS[1]
-local now
-if ARGV[1] == "" then
+/** The deciding instant (the server's `TIME`, or the caller's clock for the contract suite). */
+const clock = `
+local now = ARGV[1]
+if now == "" then
   local t = redis.call("TIME")
-  now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
+  now = t[1] * 1000 + t[2] / 1000
 else
-  now = tonumber(ARGV[1])
+  now = tonumber(now)
 end
 local pad = tonumber(ARGV[2])
-local function fmt(x) return string.format("%.17g", x) end
+`
+
+const helpers = `
+local EPS = 0.001
+local NEG = -math.huge
+-- the state's header (limits, last id, latest live id, floor, pause) and one limit's record
+local HEADER = "<ddddd"
+local HEADER_BYTES = 40
+local LIMIT = "<dds"
+-- the header, then the first limit's record
+local HEADER_AND_LIMIT = "<ddddddds"
 -- A whole number goes back as an integer reply; anything else as an exact decimal string.
 local function out(x)
   if x == math.floor(x) and x > -9e15 and x < 9e15 then return x end
@@ -52,25 +63,78 @@ end
 local function first_id()
   return math.max(0, math.floor(now)) * 1000
 end
-local raw = redis.call("GET", state_key)
-local state = nil
-if raw then state = cmsgpack.unpack(raw) end
+local function ttl_until(at)
+  return math.max(1, math.ceil(at - now)) + pad
+end
 `
 
 /**
- * Reads the specs (`n` at ARGV[first]) and their states, resetting a limit whose spec changed.
- * State layout: `{ n, id, latest, floor, pause, then per limit: signature, a, b }` where `a`/`b`
- * are GCRA's theoretical arrival time (and 0), or a fixed window's base index and count.
+ * The common decision on its own: a limiter with a single GCRA limit, whatever the cost, the wait
+ * budget or the pause. It reads and writes the state `reserve` does and decides exactly as
+ * `reserve` would, with the three commands every decision needs (TIME, GET, SET) and no table:
+ * the header and the limit's record are unpacked straight into locals.
+ *
+ * KEYS: the state. ARGV: now, ttlPad, maxWait (-1: none), the limit's signature, then GCRA's two
+ * increments, computed by the caller with `algorithm.ts`' own expressions (so they are the same
+ * doubles): `(cost - burst) × T`, which the earliest start adds to the theoretical arrival time,
+ * and `cost × T`, which the start adds to it (`T` = window / limit).
+ *
+ * Answers like `reserve`.
+ */
+const reserveGcra = `${clock}${helpers}
+local key, sig = KEYS[1], ARGV[4]
+local raw = redis.call("GET", key)
+local id, latest, floor, pause
+local tat = NEG
+if raw then
+  local n, zero, stored_sig
+  if #raw > HEADER_BYTES then
+    n, id, latest, floor, pause, tat, zero, stored_sig = struct.unpack(HEADER_AND_LIMIT, raw)
+    -- a limit whose parameters changed starts afresh: its old state measures something else
+    if stored_sig ~= sig then tat = NEG end
+  else
+    -- only a pause was ever written
+    n, id, latest, floor, pause = struct.unpack(HEADER, raw)
+  end
+else
+  id = first_id()
+  latest, floor, pause = id, id, NEG
+end
+
+local from = math.max(now, pause)
+local start = from
+local binding = -1
+local earliest = tat + tonumber(ARGV[5])
+if earliest > start + EPS then
+  start = earliest
+  binding = 0
+end
+local delay = math.max(0, start - now)
+local max_wait = tonumber(ARGV[3])
+if max_wait >= 0 and delay > max_wait + EPS then
+  return { "X", out(delay), out(delay - max_wait), binding }
+end
+
+tat = math.max(tat, start) + tonumber(ARGV[6])
+if latest ~= id then floor = id end
+id = id + 1
+redis.call("SET", key, struct.pack(HEADER_AND_LIMIT, 1, id, id, floor, pause, tat, 0, sig), "PX", ttl_until(math.max(tat, pause)))
+if delay == 0 then return id end
+return { "R", out(delay), id }
+`
+
+/**
+ * Reads the state and the specs (`n` at ARGV[first]), resetting a limit whose spec changed.
+ * `last_id`, `latest`, `floor` and `pause` come from the header; `states[i]` holds GCRA's `tat`,
+ * or a fixed window's `base` and `count`.
  */
 const stateCode = (first: number): string => `
+local state_key = KEYS[1]
+local raw = redis.call("GET", state_key)
+local stored_n, last_id, latest, floor, pause, pos = 0, nil, nil, nil, NEG, 1
+if raw then stored_n, last_id, latest, floor, pause, pos = struct.unpack(HEADER, raw) end
 local FIRST = ${first}
 local n = tonumber(ARGV[FIRST])
-local stored_n = 0
-local pause = NEG
-if state then
-  stored_n = state[1]
-  pause = state[5]
-end
 local specs = {}
 local states = {}
 for i = 1, n do
@@ -83,18 +147,19 @@ for i = 1, n do
     sig = ARGV[a + 4],
     log = KEYS[1 + i]
   }
-  local o = 5 + (i - 1) * 3
-  local same = i <= stored_n and state[o + 1] == spec.sig
+  local x, y, sig = 0, 0, nil
+  if i <= stored_n then x, y, sig, pos = struct.unpack(LIMIT, raw, pos) end
+  local same = sig == spec.sig
   local st = {}
   if spec.algo == "g" then
     st.tat = NEG
-    if same then st.tat = state[o + 2] end
+    if same then st.tat = x end
   elseif spec.algo == "f" then
     st.base = NEG
     st.count = 0
     if same then
-      st.base = state[o + 2]
-      st.count = state[o + 3]
+      st.base = x
+      st.count = y
     end
   elseif not same then
     redis.call("DEL", spec.log)
@@ -117,35 +182,30 @@ end
 
 -- Writes the state with a TTL: until no part of it can change a decision any more.
 local function save(id, latest, floor)
-  local packed = { n, id, latest, floor, pause }
+  local packed = { struct.pack(HEADER, n, id, latest, floor, pause) }
   local expire = pause
   for i = 1, n do
     local spec, st = specs[i], states[i]
-    local o = 5 + (i - 1) * 3
-    packed[o + 1] = spec.sig
     local at
     if spec.algo == "g" then
-      packed[o + 2] = st.tat
-      packed[o + 3] = 0
+      packed[i + 1] = struct.pack(LIMIT, st.tat, 0, spec.sig)
       at = st.tat
     elseif spec.algo == "f" then
-      packed[o + 2] = st.base
-      packed[o + 3] = st.count
+      packed[i + 1] = struct.pack(LIMIT, st.base, st.count, spec.sig)
       at = NEG
       if st.base ~= NEG then at = (st.base + math.ceil(st.count / spec.limit)) * spec.window end
     else
-      packed[o + 2] = 0
-      packed[o + 3] = 0
+      packed[i + 1] = struct.pack(LIMIT, 0, 0, spec.sig)
       at = NEG
       local last = redis.call("LINDEX", spec.log, -1)
       if last then
         at = tonumber(last) + spec.window
-        redis.call("PEXPIRE", spec.log, math.max(1, math.ceil(at - now)) + pad)
+        redis.call("PEXPIRE", spec.log, ttl_until(at))
       end
     end
     if at > expire then expire = at end
   end
-  redis.call("SET", state_key, cmsgpack.pack(packed), "PX", math.max(1, math.ceil(expire - now)) + pad)
+  redis.call("SET", state_key, table.concat(packed), "PX", ttl_until(expire))
 end
 `
 
@@ -161,9 +221,10 @@ end
  * per limit algorithm (`g`, `f`, `s`), limit, window (ms), burst and its signature (the four
  * joined with `:`, built once by the caller).
  *
- * Answers `{"R", delay, id}` or `{"X", delay, retryAfter, binding}` (binding from 0, -1: the pause).
+ * Answers the reservation id when the start may happen at once, `{"R", delay, id}` when it is
+ * later, or `{"X", delay, retryAfter, binding}` when it is refused (binding from 0, -1: the pause).
  */
-const reserve = `${prelude}
+const reserve = `${clock}${helpers}
 local cost = tonumber(ARGV[3])
 local max_wait = tonumber(ARGV[4])
 ${stateCode(5)}
@@ -214,22 +275,20 @@ for i = 1, n do
     end
   else
     local times = {}
-    for j = 1, cost do times[j] = fmt(start) end
+    for j = 1, cost do times[j] = string.format("%.17g", start) end
     redis.call("RPUSH", spec.log, unpack(times))
     redis.call("LTRIM", spec.log, -2 * spec.limit, -1)
   end
 end
 
-local last_id, latest, floor
-if state then
-  last_id, latest, floor = state[2], state[3], state[4]
-else
+if not raw then
   last_id = first_id()
   latest, floor = last_id, last_id
 end
 if latest ~= last_id then floor = last_id end
 last_id = last_id + 1
 save(last_id, last_id, floor)
+if delay == 0 then return last_id end
 return { "R", out(delay), last_id }
 `
 
@@ -237,12 +296,11 @@ return { "R", out(delay), last_id }
  * KEYS: the state, then one log key per limit. ARGV: now, ttlPad, cost, reservation, n, then the
  * limits as for `reserve`. Answers 1 when refunded, 0 when not.
  */
-const refund = `${prelude}
+const refund = `${clock}${helpers}
 local cost = tonumber(ARGV[3])
 local reservation = tonumber(ARGV[4])
 ${stateCode(5)}
-if not state then return 0 end
-local last_id, latest, floor = state[2], state[3], state[4]
+if not raw then return 0 end
 if reservation ~= latest or reservation <= floor then return 0 end
 for i = 1, n do
   local spec, st = specs[i], states[i]
@@ -261,28 +319,38 @@ save(last_id, latest - 1, floor)
 return 1
 `
 
-/** KEYS: the state. ARGV: now, ttlPad, millis. Extends the pause, never shortens it. */
-const pause = `${prelude}
-local millis = tonumber(ARGV[3])
-if not state then
+/**
+ * KEYS: the state. ARGV: now, ttlPad, millis. Extends the pause, never shortens it; the rest of the
+ * state is copied as it is.
+ */
+const pause = `${clock}${helpers}
+local state_key = KEYS[1]
+local until_at = now + tonumber(ARGV[3])
+local raw = redis.call("GET", state_key)
+if raw then
+  local n, id, latest, floor, pause = struct.unpack(HEADER, raw)
+  if pause > until_at then until_at = pause end
+  raw = struct.pack(HEADER, n, id, latest, floor, until_at) .. string.sub(raw, HEADER_BYTES + 1)
+else
   local id = first_id()
-  state = { 0, id, id, id, NEG }
+  raw = struct.pack(HEADER, 0, id, id, id, until_at)
 end
-state[5] = math.max(state[5], now + millis)
 -- the rest of the state may need longer than the pause
-local ttl = math.max(redis.call("PTTL", state_key), math.max(1, math.ceil(state[5] - now)) + pad)
-redis.call("SET", state_key, cmsgpack.pack(state), "PX", ttl)
+local ttl = math.max(redis.call("PTTL", state_key), ttl_until(until_at))
+redis.call("SET", state_key, raw, "PX", ttl)
 return 1
 `
 
 /** KEYS: the state. ARGV: now, ttlPad. Answers the milliseconds left of the pause. */
-const readPause = `${prelude}
-if not state then return 0 end
-return out(math.max(0, state[5] - now))
+const readPause = `${clock}${helpers}
+local raw = redis.call("GET", KEYS[1])
+if not raw then return 0 end
+local _, _, _, _, pause = struct.unpack(HEADER, raw)
+return out(math.max(0, pause - now))
 `
 
 /** @internal */
-export const scripts = { reserve, refund, pause, readPause } as const
+export const scripts = { reserveGcra, reserve, refund, pause, readPause } as const
 
 /** @internal */
 export type ScriptName = keyof typeof scripts
