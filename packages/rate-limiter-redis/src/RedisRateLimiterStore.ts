@@ -62,8 +62,8 @@ export interface Options {
   /** `redis://[user:password@]host:port[/db]` (or `rediss://`). Default `redis://127.0.0.1:6379`. */
   readonly url?: string | Redacted.Redacted<string> | undefined
   /**
-   * More ioredis options (TLS, credentials, `retryStrategy`, `enableAutoPipelining` — on by
-   * default, ...). The store always sets
+   * More ioredis options (TLS, credentials, `retryStrategy`, ...). Auto-pipelining is off by
+   * default: the store sends the takes of one tick in one socket write itself. The store always sets
    * `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and `commandTimeout`, which keep a take
    * from hanging and a decision from being sent twice.
    */
