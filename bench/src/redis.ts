@@ -6,6 +6,11 @@
  *    RateLimiterRedis and @effect/experimental's Redis RateLimiter, beside a bare ioredis PING loop
  *    with the same 64 in flight (one round trip per acquire is the ceiling). Rounds interleave the
  *    contenders; the median round counts.
+ *    Each round also measures what an acquire costs: Redis' CPU (INFO cpu, its process), the time
+ *    Redis spent in the contender's script (INFO commandstats, EVALSHA's usec_per_call; every
+ *    contender but PING runs one script per acquire) and this process's CPU (the client side).
+ *    Redis and the client share the machine's cores, so on a quiet machine throughput is bounded
+ *    by their sum (when the client's writes come in bursts) or by the larger of the two.
  * 2. Round trips per acquire: every command the clients send, counted with MONITOR (which tells a
  *    client's commands from the ones a Lua script runs inside Redis); and every command Redis
  *    executed, scripts' included, from INFO commandstats.
@@ -329,6 +334,42 @@ const roundTrips = async (running: Running, port: number) => {
 }
 
 // -----------------------------------------------------------------------------
+// cost per acquire
+// -----------------------------------------------------------------------------
+
+interface Costs {
+  /** Redis' CPU (user + system, all threads) per acquire, in µs. */
+  readonly redisCpu: number
+  /** Average time of one EVALSHA inside Redis, in µs; NaN when the contender ran none. */
+  readonly scriptMicros: number
+  /** This process's CPU per acquire, in µs. */
+  readonly clientCpu: number
+}
+
+const redisCpuSeconds = (info: string): number => {
+  let total = 0
+  for (const match of info.matchAll(/^used_cpu_(?:sys|user):([\d.]+)/gm)) total += Number(match[1])
+  return total
+}
+
+/** Runs one round of `running` and measures what its acquires cost Redis and this process. */
+const measuredRound = async (running: Running, admin: Redis, millis: number) => {
+  await admin.config("RESETSTAT")
+  const redisBefore = redisCpuSeconds(await admin.info("cpu"))
+  const clientBefore = process.cpuUsage()
+  const acquires = await running.run(millis)
+  const client = process.cpuUsage(clientBefore)
+  const redisAfter = redisCpuSeconds(await admin.info("cpu"))
+  const evalsha = /^cmdstat_evalsha:calls=\d+,usec=\d+,usec_per_call=([\d.]+)/m.exec(await admin.info("commandstats"))
+  const costs: Costs = {
+    redisCpu: ((redisAfter - redisBefore) * 1e6) / acquires,
+    scriptMicros: evalsha === null ? Number.NaN : Number(evalsha[1]),
+    clientCpu: (client.user + client.system) / acquires
+  }
+  return { acquires, costs }
+}
+
+// -----------------------------------------------------------------------------
 // the run
 // -----------------------------------------------------------------------------
 
@@ -346,14 +387,18 @@ const parent = async () => {
     console.log(`redis-server on port ${port}`)
     const running = await Promise.all(contenders.map((c) => c.unbound(url, port)))
     for (const r of running) await r.run(WARMUP_MILLIS)
+    const admin = new Redis({ host: "127.0.0.1", port })
     const rounds: Array<Array<number>> = contenders.map(() => [])
+    const costs: Array<Array<Costs>> = contenders.map(() => [])
     for (let round = 0; round < ROUNDS; round++) {
       for (const [i, r] of running.entries()) {
-        const count = await r.run(ROUND_MILLIS)
-        rounds[i].push(count / (ROUND_MILLIS / 1000))
+        const measured = await measuredRound(r, admin, ROUND_MILLIS)
+        rounds[i].push(measured.acquires / (ROUND_MILLIS / 1000))
+        costs[i].push(measured.costs)
       }
       console.log(`round ${round + 1}/${ROUNDS}: ${rounds.map((r) => fmt(r[round])).join(", ")} acquires/s`)
     }
+    admin.disconnect()
     const trips: Array<{ readonly perAcquire: number; readonly executedPerAcquire: number }> = []
     for (const r of running) trips.push(await roundTrips(r, port))
     for (const r of running) await r.close()
@@ -371,6 +416,7 @@ const parent = async () => {
     }
 
     const throughput = rounds.map(median)
+    const medianCost = (i: number, pick: (c: Costs) => number) => median(costs[i].map(pick))
     const ping = throughput[0]
     const rlf = throughput[contenders.findIndex((c) => c.label === "rate-limiter-flexible")]
     const header = [
@@ -379,6 +425,9 @@ const parent = async () => {
       "acquires/s (64 in flight)",
       "vs PING",
       "vs RLF",
+      "Redis CPU µs / acquire",
+      "script µs / call",
+      "client CPU µs / acquire",
       "round trips / acquire",
       "commands executed / acquire",
       `2 processes at ${fmt(PRECISION_LIMIT)}/s: achieved`,
@@ -392,6 +441,9 @@ const parent = async () => {
         fmt(throughput[i]),
         formatRatio(throughput[i] / ping),
         formatRatio(throughput[i] / rlf),
+        fmt(medianCost(i, (c) => c.redisCpu), 1),
+        fmt(medianCost(i, (c) => c.scriptMicros), 1),
+        fmt(medianCost(i, (c) => c.clientCpu), 1),
         fmt(trips[i].perAcquire, 2),
         fmt(trips[i].executedPerAcquire, 2),
         p === undefined
@@ -441,7 +493,9 @@ const parent = async () => {
         `acquires in flight, a limit that never binds; ${ROUNDS} interleaved rounds of ${
           ROUND_MILLIS / 1000
         } s after ` +
-        `a ${WARMUP_MILLIS / 1000} s warm-up, median round. Round trips: the commands clients sent per acquire, ` +
+        `a ${WARMUP_MILLIS / 1000} s warm-up, median round. Costs per acquire, median round: Redis' CPU (INFO cpu), ` +
+        `the time one EVALSHA took inside Redis (INFO commandstats usec_per_call) and the bench process's CPU ` +
+        `(the client side); Redis and the client share the machine's cores. Round trips: the commands clients sent per acquire, ` +
         `counted with MONITOR over ${MONITOR_MILLIS} ms (commands a Lua script runs inside Redis excluded; ` +
         `"executed" counts them too, as INFO commandstats does). Precision: ${PRECISION_PROCESSES} processes share ` +
         `${fmt(PRECISION_LIMIT)} per second for ${PRECISION_SECONDS} s, ${IN_FLIGHT} acquires in flight each, ` +
