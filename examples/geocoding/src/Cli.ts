@@ -82,11 +82,14 @@ const providerOptions = {
   quotaPeriod: Options.text("quota-period").pipe(Options.withDefault("1 day")),
   margin: Options.float("margin").pipe(
     Options.withDescription("Share of each quota the client leaves unused, against arrival jitter"),
-    Options.withDefault(0.05)
+    Options.withDefault(0.03)
   ),
   burst: Options.integer("burst").pipe(
-    Options.withDescription("Starts allowed at the same instant (client and stand-ins)"),
-    Options.withDefault(1)
+    Options.withDescription(
+      "Starts allowed at the same instant, client and stand-ins (default: 3 against stand-ins, whose quota admits " +
+        "it; 1 against a real service, whose published limit does not)"
+    ),
+    Options.optional
   ),
   headroom: Options.float("headroom").pipe(Options.withDefault(2)),
   contact: Options.text("contact").pipe(
@@ -145,7 +148,9 @@ export const toConfig = (args: ProviderArgs) =>
       })
     }
     if (!(args.margin >= 0 && args.margin < 1)) return yield* new UsageError({ reason: "--margin must be in [0, 1)" })
-    if (args.burst < 1) return yield* new UsageError({ reason: "--burst must be ≥ 1" })
+    if (Option.isSome(args.burst) && args.burst.value < 1) {
+      return yield* new UsageError({ reason: "--burst must be ≥ 1" })
+    }
     if (!(args.headroom >= 1)) return yield* new UsageError({ reason: "--headroom must be ≥ 1" })
     const slow = yield* perProvider("slow", args.slow, positive)
     const errorRate = yield* perProvider("error-rate", args.errorRate, share)
@@ -172,7 +177,7 @@ export const toConfig = (args: ProviderArgs) =>
       periodQuotas: yield* perProvider("period-quota", args.periodQuota, integer),
       quotaPeriod: args.quotaPeriod as never,
       margin: args.margin,
-      burst: args.burst,
+      burst: Option.getOrUndefined(args.burst),
       headroom: args.headroom,
       contact: args.contact,
       apiKey: Option.getOrUndefined(args.opencageKey),

@@ -1,11 +1,16 @@
 /**
- * Routing and fallback. Each lookup starts at the provider a smooth weighted round-robin picks
- * (weights: the quotas, so every provider gets its share of the batch and all of them saturate
- * together), then falls to the next provider on any refusal: a full or timed-out bulkhead, the
- * limiter, an open circuit, a timeout, a 429 or 5xx, a body that does not decode, an exhausted
- * quota. When every provider refused only because it was busy (bulkhead, limiter), the lookup
- * tries another round after a short pause rather than fail an item that a moment later would pass.
+ * Routing and fallback. Each lookup goes to the provider that would finish it soonest: the one
+ * with the fewest lookups in hand for its rate (lookups sent and not yet answered ÷ client rate;
+ * by Little's law, how long the ones in hand will take). So every provider gets lookups as fast as
+ * it answers them, all of them saturate together, one that slows down gets fewer, and at the end
+ * of a batch the last lookups go where they finish first. A provider that said when it will answer
+ * again (an open circuit, a spent quota, a paused limiter) is asked last until then. A lookup falls
+ * to the next provider, in the same order, on any refusal: a full or timed-out bulkhead, the limiter, an open circuit, a timeout, a 429 or
+ * 5xx, a body that does not decode, an exhausted quota. When every provider refused only because
+ * it was busy (bulkhead, limiter), the lookup tries another round after a short pause rather than
+ * fail an item that a moment later would pass.
  */
+import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -50,19 +55,58 @@ export interface Router {
 }
 
 export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
-  // Smooth weighted round-robin (as nginx does): deterministic, and no provider gets two turns in
-  // a row more often than its weight says.
-  const weights = geocoders.map((geocoder) => geocoder.settings.rate)
-  const total = weights.reduce((a, b) => a + b, 0)
-  const current = weights.map(() => 0)
-  const pick = (): number => {
-    let best = 0
-    for (let i = 0; i < current.length; i++) {
-      current[i] += weights[i]
-      if (current[i] > current[best]) best = i
+  // Join the shortest queue, queues measured in seconds of work. A provider that said when it will
+  // take calls again (an open circuit, a spent quota, a paused limiter) is asked last until then.
+  const rates = geocoders.map((geocoder) => geocoder.settings.rate * (1 - geocoder.settings.margin))
+  const inHand = geocoders.map(() => 0)
+  const awayUntil = geocoders.map(() => 0)
+  const order = (now: number): Array<number> =>
+    geocoders.map((_, i) => i).sort((a, b) =>
+      Number(awayUntil[a] > now) - Number(awayUntil[b] > now) ||
+      (inHand[a] + 1) / rates[a] - (inHand[b] + 1) / rates[b] ||
+      a - b
+    )
+
+  // A provider holds at most its permits plus its bulkhead's queue; past that it would answer
+  // BulkheadFull at once. When every provider that is not away is that full, a lookup waits here
+  // for the first one to free a place (first come, first served) instead of bouncing off all of
+  // them and sleeping between rounds.
+  const capacity = geocoders.map((geocoder) => geocoder.settings.permits + geocoder.settings.maxWaiting)
+  const waiters: Array<() => void> = []
+  const release = (index: number) => {
+    inHand[index]--
+    waiters.shift()?.()
+  }
+  const placeFreed = Effect.async<void>((resume) => {
+    const waiter = () => resume(Effect.void)
+    waiters.push(waiter)
+    return Effect.sync(() => {
+      const at = waiters.indexOf(waiter)
+      if (at >= 0) waiters.splice(at, 1)
+    })
+  })
+  /** Every provider that is not away is full, or others already wait their turn. */
+  const mustWait = (now: number, woken: boolean): boolean => {
+    let present = false
+    for (let i = 0; i < geocoders.length; i++) {
+      if (awayUntil[i] > now) continue
+      present = true
+      if (inHand[i] < capacity[i]) return !woken && waiters.length > 0
     }
-    current[best] -= total
-    return best
+    return present
+  }
+  /** Until when a refusal says the provider will refuse again, in Clock milliseconds, or 0. */
+  const awayFor = (error: SearchError, now: number): number => {
+    switch (error._tag) {
+      case "QuotaExhausted":
+        return error.resetAt
+      case "CircuitOpen":
+        return now + Duration.toMillis(error.retryAfter)
+      case "RateLimitExceeded":
+        return error.reason === "paused" ? now + Duration.toMillis(error.retryAfter) : 0
+      default:
+        return 0
+    }
   }
   const counts = new Map<ProviderName, Map<string, number>>(geocoders.map((g) => [g.name, new Map()]))
   const count = (provider: ProviderName, reason: string) => {
@@ -72,28 +116,35 @@ export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
 
   const reasonOf = (error: SearchError): string => error._tag === "UpstreamStatus" ? `${error.status}` : error._tag
 
-  const round = (query: string): Effect.Effect<Resolution, Unresolved> =>
-    Effect.suspend(() => {
-      const start = pick()
+  const round = (query: string, woken = false): Effect.Effect<Resolution, Unresolved> =>
+    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      if (mustWait(now, woken)) return Effect.zipRight(placeFreed, round(query, true))
+      const providers = order(now)
       const refusals: Array<Refusal> = []
-      const attempt = (offset: number): Effect.Effect<Resolution, Unresolved> => {
-        if (offset === geocoders.length) return Effect.fail(new Unresolved(refusals))
-        // the picked provider first, then the others in order of preference
-        const index = offset === 0 ? start : offset <= start ? offset - 1 : offset
+      const attempt = (n: number): Effect.Effect<Resolution, Unresolved> => {
+        if (n === providers.length) return Effect.fail(new Unresolved(refusals))
+        const index = providers[n]
         const geocoder = geocoders[index]
-        return geocoder.search(query).pipe(
+        return Effect.acquireUseRelease(
+          Effect.sync(() => inHand[index]++),
+          () => geocoder.search(query),
+          () => Effect.sync(() => release(index))
+        ).pipe(
           Effect.map((place): Resolution =>
             Option.match(place, {
               onNone: () => ({ _tag: "NotFound", provider: geocoder.name }),
               onSome: (place) => ({ _tag: "Found", provider: geocoder.name, place })
             })
           ),
-          Effect.catchAll((error) => {
-            const reason = reasonOf(error)
-            count(geocoder.name, reason)
-            refusals.push({ provider: geocoder.name, reason, message: error.message })
-            return attempt(offset + 1)
-          })
+          Effect.catchAll((error) =>
+            Effect.flatMap(Clock.currentTimeMillis, (now) => {
+              const reason = reasonOf(error)
+              count(geocoder.name, reason)
+              refusals.push({ provider: geocoder.name, reason, message: error.message })
+              awayUntil[index] = Math.max(awayUntil[index], awayFor(error, now))
+              return attempt(n + 1)
+            })
+          )
         )
       }
       return attempt(0)

@@ -42,7 +42,8 @@ export interface Config {
   readonly periodQuotas: PerProvider<number>
   readonly quotaPeriod: Duration.DurationInput
   readonly margin: number
-  readonly burst: number
+  /** Starts allowed at the same instant; by default 3 against stand-ins, 1 against a real service. */
+  readonly burst: number | undefined
   readonly headroom: number
   readonly contact: string
   readonly apiKey: Redacted.Redacted<string> | undefined
@@ -110,16 +111,25 @@ export const realMedian = (name: ProviderName) => Scenario.realEndpoints[name].m
 /** Stand-ins accept twice the client's permits: the client's bulkhead, not the server, is what binds. */
 const STAND_IN_CONCURRENCY_FACTOR = 2
 
+/**
+ * A burst of 3 lets the client's limiter absorb timer lateness of up to two emission intervals
+ * without losing the time (its pacer never lets late starts catch up faster than the limit
+ * allows); the stand-ins admit `limit + burst` per window, so it stays within their quota.
+ */
+const STAND_IN_BURST = 3
+/** Real services publish limits such as "an absolute maximum of 1 request per second": no burst. */
+const REAL_SERVICE_BURST = 1
+
 /** Settings for every provider of the run, starting a stand-in for each one without a URL. */
 export const prepare = (config: Config) =>
   Effect.gen(function*() {
-    const tuning: Scenario.Tuning = {
-      burst: config.burst,
+    const tuning = (burst: number): Scenario.Tuning => ({
+      burst,
       margin: config.margin,
       headroom: config.headroom,
       userAgent: Scenario.defaultUserAgent(config.contact),
       apiKey: config.apiKey
-    }
+    })
     const settings: Array<Settings> = []
     const standIns: Array<StandIn.StandIn> = []
     for (const name of config.providers) {
@@ -134,7 +144,7 @@ export const prepare = (config: Config) =>
             rate: config.rates[name] ?? real.rate,
             medianMillis: config.latencies[name] ?? real.medianMillis
           },
-          tuning,
+          tuning(config.burst ?? REAL_SERVICE_BURST),
           config.permits[name]
         ))
         continue
@@ -144,11 +154,12 @@ export const prepare = (config: Config) =>
         ...(config.rates[name] === undefined ? {} : { rate: config.rates[name] }),
         ...(config.latencies[name] === undefined ? {} : { medianMillis: config.latencies[name] })
       }
-      const sized = Scenario.settingsFor(name, { baseUrl: "", ...profile }, tuning, config.permits[name])
+      const burst = config.burst ?? STAND_IN_BURST
+      const sized = Scenario.settingsFor(name, { baseUrl: "", ...profile }, tuning(burst), config.permits[name])
       const quota = config.periodQuotas[name]
       const standIn = yield* StandIns.start(name, {
         profile,
-        burst: config.burst,
+        burst,
         concurrency: config.standInConcurrency ?? sized.permits * STAND_IN_CONCURRENCY_FACTOR,
         port: config.ports?.[name],
         faults: config.faults[name],
@@ -250,11 +261,18 @@ export const renderSummary = (
   return lines.join("\n")
 }
 
-/** `run`: prepare, pipe, report. Returns what a test or a benchmark reads. */
-export const run = (config: Config, batchConfig: BatchConfig, options: { readonly json: boolean }) =>
+/**
+ * `run`: prepare, pipe, report. Returns what a test or a benchmark reads; `quiet` prints nothing
+ * (the caller reads the result instead).
+ */
+export const run = (
+  config: Config,
+  batchConfig: BatchConfig,
+  options: { readonly json: boolean; readonly quiet?: boolean | undefined }
+) =>
   Effect.scoped(Effect.gen(function*() {
     const { settings, standIns } = yield* prepare(config)
-    if (!options.json) {
+    if (!options.json && options.quiet !== true) {
       yield* Console.log(
         [
           `sluice geocoding example: geocodes ${
@@ -274,6 +292,8 @@ export const run = (config: Config, batchConfig: BatchConfig, options: { readonl
     }
     const summary = yield* batch(settings, config, batchConfig)
     const servers = yield* StandIns.statsOf(standIns)
-    yield* Console.log(options.json ? JSON.stringify({ summary, servers }) : `\n${renderSummary(summary, servers)}`)
+    if (options.quiet !== true) {
+      yield* Console.log(options.json ? JSON.stringify({ summary, servers }) : `\n${renderSummary(summary, servers)}`)
+    }
     return { summary, servers } as const
   })).pipe(Effect.provide(Gazetteer.Default))

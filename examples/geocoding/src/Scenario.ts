@@ -84,6 +84,6 @@ export const settingsFor = (
   }
 }
 
-/** Worker fibers: every permit busy, plus half of the bulkhead queues to absorb the round-robin's unevenness. */
+/** Worker fibers: every permit busy, plus half of the bulkhead queues, so that every provider has lookups queued. */
 export const workersFor = (settings: ReadonlyArray<Settings>): number =>
   Math.max(1, Math.ceil(settings.reduce((sum, s) => sum + s.permits + s.maxWaiting / 2, 0)))

@@ -46,9 +46,10 @@ describe("--redis across two processes", () => {
           Effect.promise(() => startRedisServer()),
           (server) => Effect.promise(() => server.stop())
         )
-        // the stand-ins, once: their concurrency is not what Redis shares, so it never binds here
+        // the stand-ins, once: their concurrency is not what Redis shares, so it never binds here;
+        // burst 1, as the runs use against a --url
         const { standIns } = yield* Run.prepare(
-          baseConfig({ rates: { ...RATES }, standInConcurrency: 1_000 })
+          baseConfig({ rates: { ...RATES }, burst: 1, standInConcurrency: 1_000 })
         )
         const dir = tempDir()
         const inputs = ["a", "b"].map((name) => {

@@ -19,8 +19,8 @@ export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => (
   faults: {},
   periodQuotas: {},
   quotaPeriod: "1 day",
-  margin: 0.05,
-  burst: 1,
+  margin: 0.03,
+  burst: undefined,
   headroom: 2,
   contact: "tests@example.com",
   apiKey: undefined,
@@ -39,7 +39,7 @@ export const runInProcess = (config: Run.Config, batch: Partial<Run.BatchConfig>
     progress: false,
     progressEvery: 5,
     ...batch
-  }, { json: true }).pipe(Effect.provide(NodeContext.layer), Effect.runPromise)
+  }, { json: true, quiet: true }).pipe(Effect.provide(NodeContext.layer), Effect.runPromise)
 
 /** The CLI in a child process, through tsx, as a user runs it. */
 export const spawnCli = (args: ReadonlyArray<string>): ChildProcess =>
