@@ -195,6 +195,42 @@ describe("keys and TTLs", () => {
       expect(yield* call(() => redis.keys(`${prefix}*`))).toEqual([])
     }).pipe(Effect.scoped))
 
+  it.live("a busy key's TTL always covers its state, though takes in one millisecond share one expiry", () =>
+    Effect.gen(function*() {
+      const prefix = uniquePrefix("busy")
+      const s = yield* store({ url, prefix })
+      const redis = yield* inspector(url)
+      // 10 per millisecond, with room for every take at once: each take moves the theoretical
+      // arrival time 0.1 ms further, faster than time passes, so the state outlives the rounds of
+      // takes; a take keeps the TTL the previous one set (KEEPTTL) while it still covers the state
+      const request = { key: "busy", limits: [gcra(10_000, 1000, 10_000)], cost: 1, maxWaitMillis: 0 }
+      // Redis keeps a key through the millisecond of its expiry: it must stay until the bucket is
+      // full again, the theoretical arrival time (the first limit's first double)
+      const covers = call(() =>
+        redis.eval(
+          `local raw = redis.call('GET', KEYS[1])
+          if not raw then return -1 end
+          local _, _, _, _, _, tat = struct.unpack('<dddddd', raw)
+          if redis.call('PEXPIRETIME', KEYS[1]) + 1 >= tat then return 1 end
+          return 0`,
+          1,
+          `${prefix}{busy}`
+        )
+      )
+      const checks: Array<unknown> = []
+      for (let round = 0; round < 12; round++) {
+        yield* Effect.forEach(Array.from({ length: 256 }), () => s.reserve(request), {
+          concurrency: "unbounded",
+          discard: true
+        })
+        checks.push(yield* covers)
+      }
+      // -1: the key was gone, which only happens once its state is over (a loaded machine may
+      // take longer between the last take and the check than the state lasts)
+      expect(checks.filter((c) => c === 0)).toEqual([])
+      expect(checks, "the state outlived some rounds").toContain(1)
+    }).pipe(Effect.scoped))
+
   it.live("a take costs exactly one command (EVALSHA), and survives SCRIPT FLUSH", () =>
     Effect.gen(function*() {
       // its own server: INFO commandstats counts every client of the server

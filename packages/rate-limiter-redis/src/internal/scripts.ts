@@ -11,16 +11,19 @@
  * - `p{k}`: the limiter's state, one binary string written with the `struct` library built into
  *   Redis' Lua: a header of five little-endian doubles — the number of limits, the reservation
  *   counters (last id given, latest live id, floor) and the pause (an instant of the deciding
- *   clock, `-inf` for none) — then per limit two doubles (GCRA's theoretical arrival time and 0,
- *   or a fixed window's base index and count) and its signature (`algorithm:limit:window:burst`,
- *   zero-terminated). Doubles round-trip exactly, and fixed-width fields decode into locals with
- *   one call and no table: one GET and one SET with PX per decision, the fewest commands a script
- *   can run.
+ *   clock, `-inf` for none) — then per limit two doubles (GCRA's theoretical arrival time and the
+ *   instant the key's TTL is known to cover, 0 when unknown; or a fixed window's base index and
+ *   count) and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles
+ *   round-trip exactly, and fixed-width fields decode into locals with one call and no table: one
+ *   GET and one SET per decision, the fewest commands a script can run.
  * - `p{k}:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
  *   first, trimmed to `2 × limit` entries, written with `%.17g`).
  *
  * Every write sets a TTL: the time until the state can no longer change a decision (the bucket is
  * full again, the last window is over, the log has slid out, the pause is over), plus `ttlPad`.
+ * `reserveGcra` keeps the TTL instead (`KEEPTTL`) when the one set before already covers the new
+ * state: the setting of an expiry is the dearest part of a SET, and the takes that share a
+ * millisecond on a busy key share one.
  *
  * Replies carry whole numbers as integers and others as exact decimal strings (Redis truncates a
  * Lua number to an integer). `reserve` answers a start that may happen at once with the bare
@@ -96,13 +99,15 @@ local key, sig = KEYS[1], ARGV[4]
 local raw = redis.call("GET", key)
 local id, latest, floor, pause
 local tat = -math.huge
+-- the instant until which the key's current TTL keeps it (0: unknown, as the other scripts write)
+local covered = 0
 if raw then
-  local n, zero, stored_sig
+  local n, stored_sig
   -- the header (40 bytes), then the first limit's record: none when only a pause was written
   if #raw > 40 then
-    n, id, latest, floor, pause, tat, zero, stored_sig = struct.unpack("<ddddddds", raw)
+    n, id, latest, floor, pause, tat, covered, stored_sig = struct.unpack("<ddddddds", raw)
     -- a limit whose parameters changed starts afresh: its old state measures something else
-    if stored_sig ~= sig then tat = -math.huge end
+    if stored_sig ~= sig then tat, covered = -math.huge, 0 end
   else
     n, id, latest, floor, pause = struct.unpack("<ddddd", raw)
   end
@@ -135,9 +140,17 @@ if latest ~= id then floor = id end
 id = id + 1
 local expire = tat
 if pause > expire then expire = pause end
-local ttl = math.ceil(expire - now)
-if ttl < 1 then ttl = 1 end
-redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, 0, sig), "PX", ttl + tonumber(ARGV[2]))
+local pad = ARGV[2]
+-- Redis keeps a key through the whole millisecond of its expiry, so a TTL of ceil(expire - now)
+-- covers until now + ttl: takes whose state expires before that keep it. (On the client clock the
+-- TTL is padded and runs on another clock than the decisions: always set then.)
+if expire <= covered and pad == "0" then
+  redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, covered, sig), "KEEPTTL")
+else
+  local ttl = math.ceil(expire - now)
+  if ttl < 1 then ttl = 1 end
+  redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, now + ttl, sig), "PX", ttl + pad)
+end
 if delay == 0 then return id end
 return { "R", string.format("%.17g", delay), id }
 `
