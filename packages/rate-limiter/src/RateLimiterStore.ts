@@ -75,6 +75,12 @@ export interface Reserved {
   readonly delayMillis: number
   /** The reservation's id under its key, for `refund`. Ids are never reused. */
   readonly reservation: number
+  /**
+   * Milliseconds left of the key's pause when the store decided, 0 (or absent) when not paused.
+   * The limiter holds its callers that already reserved for that long too: a cooldown that
+   * another process learned reaches callers of this one that reserved before it.
+   */
+  readonly pausedMillis?: number | undefined
 }
 
 /**
@@ -128,7 +134,13 @@ export interface Service {
    * slot. A repeated refund of the same id is a no-op.
    */
   readonly refund: (request: RefundRequest) => Effect.Effect<boolean, RateLimiterStoreError>
-  /** Pauses the key for `millis` from now (extends a pause, never shortens one). */
+  /**
+   * Pauses the key for `millis` from now (extends a pause, never shortens one). Reservations
+   * already made are not cancelled (their callers are held until the pause ends, then paced), so
+   * a GCRA limit with callers still waiting moves its schedule past the pause by the time the
+   * pause was extended: later reservations queue after the held callers instead of starting
+   * beside them when the pause ends.
+   */
   readonly pause: (key: string, millis: number) => Effect.Effect<void, RateLimiterStoreError>
   /** Milliseconds left of the key's pause, 0 when not paused. */
   readonly readPause: (key: string) => Effect.Effect<number, RateLimiterStoreError>

@@ -194,6 +194,28 @@ export const refund = (
 }
 
 /**
+ * A pause that starts or grows by `extension` milliseconds at `now`. Reservations already made
+ * stand, and their callers are held until the pause ends; a GCRA limit with such callers moves its
+ * schedule past the pause by `extension`, so that new reservations queue after the held callers
+ * instead of starting beside them when the pause ends. (A delayed GCRA reservation starts at
+ * `tat − burst·T`, so callers are still waiting exactly when that is later than `now`; when none
+ * is, the pause alone delays the next start.) Window limits keep their counts: a held caller
+ * starts in a later window than it was counted in, which its own window never notices.
+ *
+ * @internal
+ */
+export const postpone = (
+  spec: RateLimiterStore.LimitSpec,
+  state: LimitState,
+  now: number,
+  extension: number
+): void => {
+  if (state._tag === "gcra" && extension > 0 && state.tat - spec.burst * emissionInterval(spec) > now) {
+    state.tat += extension
+  }
+}
+
+/**
  * The earliest instant at or after `from` that every limit allows, and which limit binds. Reads
  * only.
  *

@@ -72,7 +72,12 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     if (state.latest !== state.lastId) state.floor = state.lastId
     state.lastId += 1
     state.latest = state.lastId
-    return { _tag: "Reserved", delayMillis, reservation: state.lastId }
+    return {
+      _tag: "Reserved",
+      delayMillis,
+      reservation: state.lastId,
+      pausedMillis: Math.max(0, state.pauseUntil - now)
+    }
   }
 
   const refundSync = (request: RateLimiterStore.RefundRequest): boolean => {
@@ -92,7 +97,14 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     pause: (key, millis) =>
       Effect.sync(() => {
         const state = stateOf(key)
-        state.pauseUntil = Math.max(state.pauseUntil, nowMillis(clock) + millis)
+        const now = nowMillis(clock)
+        const until = now + millis
+        const extension = until - Math.max(now, state.pauseUntil)
+        if (extension <= 0) return
+        for (let i = 0; i < state.states.length; i++) {
+          algorithm.postpone(state.specs[i], state.states[i], now, extension)
+        }
+        state.pauseUntil = until
       }),
     readPause: (key) =>
       Effect.sync(() => {

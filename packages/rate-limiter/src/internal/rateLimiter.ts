@@ -318,6 +318,11 @@ const makeWith = (
     ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
       if (result._tag === "Refused") return refused(result, cost, maxWaitMillis)
       const now = nowMillis(clock)
+      // A pause another process set reaches this one with its next decision: hold the callers
+      // that reserved before it too.
+      if (result.pausedMillis !== undefined && result.pausedMillis > 0) {
+        localPauseUntil = Math.max(localPauseUntil, now + result.pausedMillis)
+      }
       const delay = result.delayMillis
       if (delay <= algorithm.EPSILON_MILLIS && head === undefined && mayStartAt(now, cost)) {
         algorithm.commitAll(specs, pacer, now, now, cost)
