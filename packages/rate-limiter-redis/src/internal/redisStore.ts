@@ -244,10 +244,17 @@ const invalid: unique symbol = Symbol("invalid reply")
 type Decoder<A> = (reply: unknown) => A | typeof invalid
 
 const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
-  // the common answer: a start that may happen at once, as its bare reservation id
+  // the common answer: a start that may happen at once (so not paused), as its bare reservation id
   if (typeof reply === "number") return { _tag: "Reserved", delayMillis: 0, reservation: reply }
   if (Array.isArray(reply)) {
-    if (reply[0] === "R") return { _tag: "Reserved", delayMillis: Number(reply[1]), reservation: Number(reply[2]) }
+    if (reply[0] === "R") {
+      return {
+        _tag: "Reserved",
+        delayMillis: Number(reply[1]),
+        reservation: Number(reply[2]),
+        pausedMillis: Number(reply[3])
+      }
+    }
     if (reply[0] === "X") {
       return {
         _tag: "Refused",
@@ -523,7 +530,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
             (pause): RateLimiterStore.ReserveResult =>
               pause > request.maxWaitMillis
                 ? { _tag: "Refused", delayMillis: pause, retryAfterMillis: pause - request.maxWaitMillis, binding: -1 }
-                : { _tag: "Reserved", delayMillis: pause, reservation: 0 }
+                : { _tag: "Reserved", delayMillis: pause, reservation: 0, pausedMillis: pause }
           )
         case "local":
           // Local reservations get negative ids, so that their refunds go back to the local store.

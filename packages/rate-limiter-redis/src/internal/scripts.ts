@@ -127,10 +127,13 @@ if earliest > start + 0.001 then
   binding = 0
 end
 local delay = start - now
-local max_wait = tonumber(ARGV[3])
-if max_wait >= 0 and delay > max_wait + 0.001 then
-  -- (a delay goes back as an exact decimal string, whole or not: the client reads both alike)
-  return { "X", string.format("%.17g", delay), string.format("%.17g", delay - max_wait), binding }
+-- (no budget is exceeded by a start within a microsecond: the budget is read only when it may be)
+if delay > 0.001 then
+  local max_wait = tonumber(ARGV[3])
+  if max_wait >= 0 and delay > max_wait + 0.001 then
+    -- a delay goes back as an exact decimal string, whole or not: the client reads both alike
+    return { "X", string.format("%.17g", delay), string.format("%.17g", delay - max_wait), binding }
+  end
 end
 
 -- commit, the reservation counters, then save() with the TTL until the bucket is full again
@@ -152,7 +155,9 @@ else
   redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, now + ttl, sig), "PX", ttl + pad)
 end
 if delay == 0 then return id end
-return { "R", string.format("%.17g", delay), id }
+local paused = pause - now
+if paused < 0 then paused = 0 end
+return { "R", string.format("%.17g", delay), id, string.format("%.17g", paused) }
 `
 
 /**
@@ -253,8 +258,10 @@ end
  * per limit algorithm (`g`, `f`, `s`), limit, window (ms), burst and its signature (the four
  * joined with `:`, built once by the caller).
  *
- * Answers the reservation id when the start may happen at once, `{"R", delay, id}` when it is
- * later, or `{"X", delay, retryAfter, binding}` when it is refused (binding from 0, -1: the pause).
+ * Answers the reservation id when the start may happen at once, `{"R", delay, id, paused}` when
+ * it is later (`paused`: what is left of the key's pause, which the limiter holds its earlier
+ * callers for), or `{"X", delay, retryAfter, binding}` when it is refused (binding from 0, -1: the
+ * pause).
  */
 const reserve = `${clock}${helpers}
 local cost = tonumber(ARGV[3])
@@ -321,7 +328,7 @@ if latest ~= last_id then floor = last_id end
 last_id = last_id + 1
 save(last_id, last_id, floor)
 if delay == 0 then return last_id end
-return { "R", out(delay), last_id }
+return { "R", out(delay), last_id, out(math.max(0, pause - now)) }
 `
 
 /**
@@ -352,23 +359,41 @@ return 1
 `
 
 /**
- * KEYS: the state. ARGV: now, ttlPad, millis. Extends the pause, never shortens it; the rest of the
- * state is copied as it is.
+ * KEYS: the state. ARGV: now, ttlPad, millis. Extends the pause, never shortens it (a pause that
+ * would not end later changes nothing). Reservations already made stand: their callers are held
+ * until the pause ends. A GCRA limit with callers still waiting (its theoretical arrival time minus
+ * `burst × T` is after now) moves its schedule past the pause by the extension, so that new
+ * reservations queue after the held callers (`algorithm.ts`' `postpone`); the limit's parameters
+ * are read back from its signature.
  */
 const pause = `${clock}${helpers}
 local state_key = KEYS[1]
 local until_at = now + tonumber(ARGV[3])
 local raw = redis.call("GET", state_key)
+local expire = until_at
 if raw then
-  local n, id, latest, floor, pause = struct.unpack(HEADER, raw)
-  if pause > until_at then until_at = pause end
-  raw = struct.pack(HEADER, n, id, latest, floor, until_at) .. string.sub(raw, HEADER_BYTES + 1)
+  local n, id, latest, floor, pause, pos = struct.unpack(HEADER, raw)
+  local extension = until_at - math.max(now, pause)
+  if extension <= 0 then return 1 end
+  local packed = { struct.pack(HEADER, n, id, latest, floor, until_at) }
+  for i = 1, n do
+    local a, b, sig
+    a, b, sig, pos = struct.unpack(LIMIT, raw, pos)
+    local limit, window, burst = string.match(sig, "^g:([^:]+):([^:]+):([^:]+)$")
+    if limit and a - tonumber(burst) * (tonumber(window) / tonumber(limit)) > now then
+      a = a + extension
+      if a > expire then expire = a end
+    end
+    packed[i + 1] = struct.pack(LIMIT, a, b, sig)
+  end
+  raw = table.concat(packed)
 else
   local id = first_id()
   raw = struct.pack(HEADER, 0, id, id, id, until_at)
 end
--- the rest of the state may need longer than the pause
-local ttl = math.max(redis.call("PTTL", state_key), ttl_until(until_at))
+-- the rest of the state may need longer than the pause (which is why the TTL only grows, and a
+-- TTL a GCRA record says covers it still does)
+local ttl = math.max(redis.call("PTTL", state_key), ttl_until(expire))
 redis.call("SET", state_key, raw, "PX", ttl)
 return 1
 `
