@@ -16,6 +16,7 @@ import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
 import * as errors from "./internal/errors.js"
 import * as internal from "./internal/rateLimiter.js"
 import type * as RateLimiterStore from "./RateLimiterStore.js"
@@ -326,3 +327,30 @@ export const layerConfig: <I>(
  * @category config
  */
 export const config: Config.Config<Settings> = internal.config
+
+/**
+ * `sluice_limiter_wait_seconds`: per take that started, the time from the store's decision to the
+ * start (the store's round trip excluded), by `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const waitSeconds: Metric.Metric.Histogram<number> = internal.waitSeconds
+
+/**
+ * `sluice_limiter_rejected_total`: takes refused because the start would come later than
+ * `maxWait`, by `name` and `reason` (`quota` or `paused`).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTotal
+
+/**
+ * `sluice_limiter_timer_lateness_seconds`: per caller that slept, how late it woke after its
+ * reserved start, by `name`. What the cross-process bound `limit + burst + rate × lateness` reads.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const timerLatenessSeconds: Metric.Metric.Histogram<number> = internal.timerLatenessSeconds

@@ -86,7 +86,7 @@ export const isBulkhead = (u: unknown): u is Api.Bulkhead => Predicate.hasProper
  *
  * @internal
  */
-export const waitBoundaries = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 18 })
+export const waitBoundaries = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 19 })
 
 /** @internal */
 export const permitWaitSeconds = Metric.histogram(

@@ -31,20 +31,26 @@ export const isRateLimiter = (u: unknown): u is RateLimiter.RateLimiter => Predi
 // metrics
 // -----------------------------------------------------------------------------
 
-/** From 0.5 ms doubling to ~4.4 min: a paced start waits milliseconds, a daily quota hours. */
-const waitSeconds = Metric.histogram(
+/**
+ * From 0.5 ms doubling to ~131 s: a paced start waits milliseconds; longer waits (behind a daily
+ * quota) land in the last bucket.
+ */
+/** @internal */
+export const waitSeconds = Metric.histogram(
   "sluice_limiter_wait_seconds",
   MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 20 }),
-  "Time from take to start, in seconds, per rate limiter"
+  "Time from the store's decision to the start, in seconds, per rate limiter"
 )
 
-const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
+/** @internal */
+export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
   description: "Takes refused because the start would come later than maxWait, by limiter and reason",
   incremental: true
 })
 
-/** From 0.1 ms doubling to ~3.3 s: how late a caller's timer fired after its reserved start. */
-const timerLatenessSeconds = Metric.histogram(
+/** From 0.1 ms doubling to ~1.6 s: how late a caller's timer fired after its reserved start. */
+/** @internal */
+export const timerLatenessSeconds = Metric.histogram(
   "sluice_limiter_timer_lateness_seconds",
   MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
   "How late each caller of a rate limiter woke after its reserved start, in seconds"
