@@ -391,6 +391,38 @@ export const storeContract = <E>(
           })
         ))
 
+      it.scoped("moves a GCRA backlog past the pause: new callers queue after the held ones", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 10, window: "1 second" })
+            const held = yield* takers(limiter, 5)
+            yield* TestClock.adjust(50)
+            yield* limiter.pauseFor("1 second")
+            const late = yield* takers(limiter, 1)
+            yield* TestClock.adjust("3 seconds")
+            // the held four start when the pause ends, paced; the newcomer after them, not beside them
+            expect(yield* startsOf([...held, ...late])).toEqual([0, 1050, 1150, 1250, 1350, 1500])
+          })
+        ))
+
+      it.scoped("reaches the sleepers of another limiter on the key with its next decision", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const name = uniqueName("learned")
+            const one = yield* limiterOn(store, { name, limit: 10, window: "1 second" })
+            const two = yield* limiterOn(store, { name, limit: 10, window: "1 second" })
+            const asleep = yield* takers(two, 3)
+            yield* TestClock.adjust(50)
+            // one learns of a cooldown (say from a 429) that two's sleepers know nothing about...
+            yield* one.pauseFor("1 second")
+            yield* TestClock.adjust(10)
+            // ...until two decides again: then its sleepers are held too
+            const next = yield* takers(two, 1)
+            yield* TestClock.adjust("3 seconds")
+            expect(yield* startsOf([...asleep, ...next])).toEqual([0, 1050, 1150, 1300])
+          })
+        ))
+
       it.scoped("is shared by limiters on the same key", () =>
         withStore((store) =>
           Effect.gen(function*() {
