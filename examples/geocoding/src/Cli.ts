@@ -221,7 +221,7 @@ const serve = Command.make("serve", {
         "geocode against them from other processes, sharing the quotas through Redis:",
         `  pnpm start run ${settings.map((s) => `--url ${s.name}=${s.baseUrl}`).join(" ")} ${
           settings.map((s) => `--rate ${s.name}=${s.rate}`).join(" ")
-        } --redis redis://127.0.0.1:6379 --output a.jsonl`
+        } --burst ${settings[0]?.burst ?? 1} --redis redis://127.0.0.1:6379 --output a.jsonl`
       ].join("\n")
     )
     return yield* Effect.never

