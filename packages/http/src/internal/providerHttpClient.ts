@@ -14,7 +14,7 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
 import * as Schema from "effect/Schema"
-import type * as Scope from "effect/Scope"
+import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
@@ -124,7 +124,7 @@ export const make = <Err>(
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
     const headers = { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers }
     // withScope: the connection's lifetime is the attempt's scope, closed before the permit goes
-    // back: a body nobody read is aborted there, not left to the garbage collector
+    // back: a body nobody read is aborted there, not left to the garbage collector (see `attempt`)
     const client = (yield* HttpClient.HttpClient).pipe(
       HttpClient.mapRequest((request) =>
         HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, baseUrl), headers)
@@ -185,18 +185,33 @@ export const make = <Err>(
         return yield* Effect.fail(new errors.UpstreamStatus({ provider: name, status, url: urlOf(request), body }))
       })
 
-    /** One attempt: send, check the status, hand the body to `handle`; the scope aborts what is left. */
+    /**
+     * One attempt: send, check the status, hand the response to `handle`, in a scope of its own that
+     * `withScope` ties the request to: closing it aborts whatever is left of the body. `readsBody`
+     * says that `handle`, when it succeeds, has read the body to its end: the connection is then
+     * back in the pool already, and the scope is dropped unclosed, since aborting a finished request
+     * does nothing but build an AbortError (a DOMException and its stack trace, some microseconds on
+     * every request). Any other ending (a failure, an error status, an interruption by the caller or
+     * the attempt budget, a handler that may have left part of the body) closes it, and so aborts.
+     */
     const attempt = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
-      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E | Api.HttpError, R> =>
-      Effect.scoped(
-        Effect.flatMap(
-          client.execute(request),
-          (response): Effect.Effect<A, E | Api.HttpError, R> =>
-            response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
-        )
-      )
+      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>,
+      readsBody: boolean
+    ): Effect.Effect<A, E | Api.HttpError, Exclude<R, Scope.Scope>> =>
+      Effect.flatMap(Scope.make(), (scope) =>
+        Effect.onExit(
+          Effect.provideService(
+            Effect.flatMap(
+              client.execute(request),
+              (response): Effect.Effect<A, E | Api.HttpError, R | Scope.Scope> =>
+                response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+            ),
+            Scope.Scope,
+            scope
+          ),
+          (exit) => readsBody && Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)
+        ))
 
     const callOptions = (
       request: HttpClientRequest.HttpClientRequest,
@@ -212,21 +227,20 @@ export const make = <Err>(
       new errors.BodyTooLarge({ provider: name, url: urlOf(request), limit: settings.maxBodySize, received })
 
     /**
-     * The whole body, failing as soon as it passes `maxBodySize`. A body with a Content-Length is
-     * checked against the header before a byte is read and then read in one piece (undici fails a
-     * body that does not match its Content-Length); a chunked body is counted chunk by chunk as it
-     * arrives, and the request is aborted at the first chunk past the limit.
+     * The whole body as text (UTF-8), failing as soon as it passes `maxBodySize`. A body with a
+     * Content-Length is checked against the header before a byte is read, then read in one piece by
+     * the client (undici fails a body that does not match its Content-Length); a chunked body is
+     * counted chunk by chunk as it arrives, and the request is aborted at the first chunk past the
+     * limit.
      */
-    const readBody = (
+    const readText = (
       request: HttpClientRequest.HttpClientRequest,
       response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> => {
+    ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> => {
       const declared = response.headers["content-length"]
       if (declared !== undefined && /^\d+$/.test(declared)) {
         const length = Number(declared)
-        return length > settings.maxBodySize
-          ? Effect.fail(tooLarge(request, length))
-          : Effect.map(response.arrayBuffer, (buffer) => new Uint8Array(buffer))
+        return length > settings.maxBodySize ? Effect.fail(tooLarge(request, length)) : response.text
       }
       return readChunked(request, response)
     }
@@ -234,7 +248,7 @@ export const make = <Err>(
     const readChunked = (
       request: HttpClientRequest.HttpClientRequest,
       response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> =>
+    ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> =>
       Effect.map(
         Stream.runFoldEffect(
           response.stream,
@@ -246,17 +260,17 @@ export const make = <Err>(
             return Effect.succeed(state)
           }
         ),
-        (state) => concat(state.chunks, state.size)
+        (state) => new TextDecoder().decode(concat(state.chunks, state.size))
       )
 
-    const readText = (request: HttpClientRequest.HttpClientRequest, response: HttpClientResponse.HttpClientResponse) =>
-      Effect.map(readBody(request, response), (bytes) => new TextDecoder().decode(bytes))
-
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
-      provider.call(attempt(request, handle), callOptions(request, options)) as never
+      provider.call(attempt(request, handle, false), callOptions(request, options)) as never
 
     const text: Api.ProviderHttpClient<Err>["text"] = (request, options) =>
-      provider.call(attempt(request, (response) => readText(request, response)), callOptions(request, options)) as never
+      provider.call(
+        attempt(request, (response) => readText(request, response), true),
+        callOptions(request, options)
+      ) as never
 
     const json: Api.ProviderHttpClient<Err>["json"] = <A, I, R>(
       request: HttpClientRequest.HttpClientRequest,
@@ -288,7 +302,7 @@ export const make = <Err>(
               }))
           )
         )
-      return provider.call(attempt(request, handle), callOptions(request, options)) as never
+      return provider.call(attempt(request, handle, true), callOptions(request, options)) as never
     }
 
     const stream: Api.ProviderHttpClient<Err>["stream"] = (request, options) =>
@@ -322,7 +336,9 @@ export const make = <Err>(
             )
           )
         const perCall = callOptions(request, options)
-        const call = provider.call(attempt(request, pump), {
+        // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
+        // consumer stopped early is aborted
+        const call = provider.call(attempt(request, pump, false), {
           ...perCall,
           // the stream's budget is its idle timeout, not the attempt's
           attemptTimeout: perCall.attemptTimeout ?? Duration.infinity
