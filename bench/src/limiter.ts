@@ -110,6 +110,19 @@ const timerFloor: Submit = (limit, n, started) =>
     }
   })
 
+/**
+ * The same fan-out where each fiber sleeps (Effect's Clock) until its evenly spaced start: what an
+ * Effect limiter that puts every caller to sleep on its own timer pays before any bookkeeping.
+ */
+const effectSleepers: Submit = (limit, n, started) =>
+  Effect.runPromise(
+    Effect.forEach(
+      Array.from({ length: n }, (_, i) => i),
+      (i) => Effect.zipRight(Effect.sleep((i * 1000) / limit), Effect.sync(started)),
+      { concurrency: "unbounded", discard: true }
+    )
+  )
+
 const contenders: ReadonlyArray<readonly [string, string, Submit]> = [
   ["sluice", `gcra, burst ${BURST}`, sluice],
   ["effect RateLimiter", "token-bucket", effectCore("token-bucket")],
@@ -122,7 +135,8 @@ const contenders: ReadonlyArray<readonly [string, string, Submit]> = [
   ["rate-limiter-flexible", "RateLimiterQueue", flexibleQueue],
   ["limiter", "token bucket", tokenLimiter],
   ["baseline: Effect fan-out", "5,000 fibers, no limiter", effectFanOut],
-  ["baseline: timers", "one setTimeout per start, 1 ms apart", timerFloor]
+  ["baseline: timers", "one setTimeout per start, 1 ms apart", timerFloor],
+  ["baseline: Effect sleepers", "the fan-out, each fiber asleep until its start", effectSleepers]
 ]
 
 /** A run that has not finished after this long is cut off and reported over the starts so far. */
@@ -218,27 +232,33 @@ const parent = () => {
       fmt(own.cpuPerTakeMicros, 1)
     } µs vs ${fmt(referenceCpu, 1)} µs) — ${verdict(own.cpuPerTakeMicros <= referenceCpu)}`
   ]
-  const fanOut = runs.find(([label]) => label === "baseline: Effect fan-out")?.[2]
-  const timers = runs.find(([label]) => label === "baseline: timers")?.[2]
-  if (own !== undefined && fanOut !== undefined && timers !== undefined) {
-    const ownShare = own.cpuPerTakeMicros - fanOut.cpuPerTakeMicros - timers.cpuPerTakeMicros
+  const baseline = (label: string) => runs.find(([l]) => l === label)?.[2]
+  const fanOut = baseline("baseline: Effect fan-out")
+  const timers = baseline("baseline: timers")
+  const sleepers = baseline("baseline: Effect sleepers")
+  if (own !== undefined && fanOut !== undefined && timers !== undefined && sleepers !== undefined) {
     targets.push(
       "",
-      `Where sluice's CPU goes: the harness's ${TAKERS.toLocaleString("en")} Effect fibers cost ${
-        fmt(fanOut.cpuPerTakeMicros, 1)
-      } µs per take with no limiter at all, and one event-loop wake-up per evenly spaced start costs ${
-        fmt(timers.cpuPerTakeMicros, 1)
-      } µs (the two baseline rows); the rest, ${fmt(ownShare, 1)} µs, is the limiter's own. ` +
-        `A limiter that spaces starts 1 ms apart cannot spend less than the timer floor; rate-limiter-flexible's ` +
-        `queue and p-queue spend less because they release a whole window's worth at once (their worst 10 ms ` +
+      `Where sluice's CPU goes (the three baseline rows, same run): the harness's ${
+        TAKERS.toLocaleString("en")
+      } Effect fibers cost ${fmt(fanOut.cpuPerTakeMicros, 1)} µs per take with no limiter at all; one ` +
+        `event-loop wake-up per evenly spaced start costs ${fmt(timers.cpuPerTakeMicros, 1)} µs with bare ` +
+        `timers; the same fibers each asleep on Effect's Clock until its start cost ${
+          fmt(sleepers.cpuPerTakeMicros, 1)
+        } µs (the CPU figures are process CPU, V8's garbage-collector threads included: thousands of fibers ` +
+        `alive for seconds are what the collector keeps marking). sluice's own share, over that last ` +
+        `baseline, is ${fmt(own.cpuPerTakeMicros - sleepers.cpuPerTakeMicros, 1)} µs per take. A limiter ` +
+        `that spaces starts 1 ms apart cannot spend less than the timer floor, and an Effect limiter whose ` +
+        `callers are fibers not less than the sleepers' row; rate-limiter-flexible's queue and p-queue spend ` +
+        `less because their callers are promises and they release a whole window at once (their worst 10 ms ` +
         `window is the full quota).`,
       "",
       `Why "achieved" trails "sustained": the fan-out keeps the event loop busy for about ${
         fmt(fanOut.spanMillis)
-      } ms (the Effect baseline's span, first start to last), and no timer fires meanwhile. sluice's pacer ` +
-        `never lets late starts catch up faster than the limits allow — an upstream enforcing the same GCRA ` +
-        `would refuse them — so an event loop stalled at the start costs that much time once; after it, ` +
-        `starts run at the quota.`
+      } ms (the Effect fan-out baseline's span, first start to last), and no timer fires meanwhile. ` +
+        `sluice's pacer never lets late starts catch up faster than the limits allow — an upstream ` +
+        `enforcing the same GCRA would refuse them — so an event loop stalled at the start costs that much ` +
+        `time once; after it, starts run at the quota.`
     )
   }
   console.log()
