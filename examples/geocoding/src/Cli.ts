@@ -232,7 +232,12 @@ const serve = Command.make("serve", {
 const tune = Command.make("tune", {
   ...providerOptions,
   provider: Options.choice("provider", providerNames).pipe(Options.withDefault("photon" as ProviderName)),
-  chunk: Options.integer("chunk").pipe(Options.withDescription("Distinct lookups per step"), Options.withDefault(600)),
+  chunk: Options.integer("chunk").pipe(
+    Options.withDescription(
+      "Rows of the built-in sample per step (each step a fresh sample: no answer is cached across steps)"
+    ),
+    Options.withDefault(600)
+  ),
   maxSteps: Options.integer("max-steps").pipe(Options.withDefault(5))
 }, (args) => Effect.flatMap(toConfig(args), (config) => Tune.run(config, args))).pipe(
   Command.withDescription("The tuning loop: start from rate × median latency, double while it helps")
