@@ -173,6 +173,9 @@ const illegal = (name: string, message: string) =>
 // the limiter
 // -----------------------------------------------------------------------------
 
+/** The span attribute that carries the limiter wait, set on the caller's current span if any. */
+const waitAttribute = "sluice.limiter.wait_ms"
+
 /** Sleeping on its own timer until its reserved start. */
 const SLEEPING = 0
 /** Due, held in the pacer's queue until the actual starts of this process allow it. */
@@ -226,10 +229,15 @@ const makeWith = (
       now + algorithm.EPSILON_MILLIS >= localPauseUntil &&
       algorithm.earliestStartAll(specs, pacer, now, cost) <= now + algorithm.EPSILON_MILLIS
 
-    const started = (waitMillis: number): Effect.Effect<void> => {
-      waitSeconds.unsafeUpdate(waitMillis / 1000, labels)
-      return Effect.annotateCurrentSpan("sluice.limiter.wait_ms", waitMillis)
-    }
+    // Read the span off the fiber: `Effect.annotateCurrentSpan` builds a NoSuchElementException,
+    // stack trace and all, on every call made outside a span.
+    const started = (waitMillis: number): Effect.Effect<void> =>
+      Effect.withFiberRuntime((fiber) => {
+        waitSeconds.unsafeUpdate(waitMillis / 1000, labels)
+        const span = fiber.currentSpan
+        if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
+        return Effect.void
+      })
 
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
       algorithm.commitAll(specs, pacer, now, now, waiter.cost)
