@@ -60,9 +60,9 @@ describe("RedisRateLimiterStore on the server's TIME", () => {
       const sorted = [...starts].sort((a, b) => a - b)
       // 50 ms apart on Redis' clock. Each instant is read from Redis after the take returns, so it
       // carries a read delay that varies on a loaded machine (never negative): every other start is
-      // 100 ms later, which leaves 50 ms for that variation, and the six span 250 ms less one delay
+      // 100 ms later and the six span 250 ms: both leave 50 ms for that variation
       for (let i = 2; i < sorted.length; i++) expect(sorted[i] - sorted[i - 2]).toBeGreaterThan(50)
-      expect(sorted[5] - sorted[0]).toBeGreaterThanOrEqual(225)
+      expect(sorted[5] - sorted[0]).toBeGreaterThan(200)
     }).pipe(Effect.scoped))
 
   it.live("aligns fixed windows to the server's clock", () =>
