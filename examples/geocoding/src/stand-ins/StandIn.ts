@@ -112,6 +112,9 @@ const retryAfterSeconds = (millis: number): string => String(Math.max(1, Math.ce
 export const make = (options: Options) =>
   Effect.gen(function*() {
     const gazetteer = yield* Gazetteer
+    // Load the gazetteer before listening: decoding it blocks the event loop for a second or so,
+    // and arrivals queued behind that would reach the quota's sliding log in one bunch.
+    gazetteer.size()
     const server = yield* NodeHttpServer.make(() => Http.createServer(), {
       port: options.port ?? 0,
       host: "127.0.0.1"
