@@ -5,7 +5,9 @@
  *
  * Each variant runs in a process of its own: warm-up, then ROUNDS timed rounds; the table shows the
  * median. "no spans" variants switch off Effect's HTTP client spans (`withTracerDisabledWhen`),
- * which is the first thing to try when the client's own overhead dominates.
+ * which is the first thing to try when the client's own overhead dominates; "tracing off" runs
+ * the requests with `Effect.withTracerEnabled(false)`, which also drops sluice's `Provider.call`
+ * span.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -53,6 +55,12 @@ const inRuntime = async <R>(
   return () => runtime.runPromise(round)
 }
 
+/** What tracing a variant keeps: everything, all but the HTTP client's spans, nothing. */
+type Tracing = "spans" | "no spans" | "tracing off"
+
+const traced = (tracing: Tracing) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  tracing === "tracing off" ? Effect.withTracerEnabled(effect, false) : effect
+
 const platformLayer = (spans: boolean) => {
   const dispatcher = Layer.scoped(
     NodeHttpClient.Dispatcher,
@@ -68,20 +76,20 @@ const platformLayer = (spans: boolean) => {
   ).pipe(Layer.provide(client))
 }
 
-const platformVariant = (spans: boolean): Variant => (url, latency, requests) =>
+const platformVariant = (tracing: Tracing): Variant => (url, latency, requests) =>
   inRuntime(
-    platformLayer(spans),
+    platformLayer(tracing !== "no spans"),
     Effect.flatMap(HttpClient.HttpClient, (client) => {
       const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
-      return effectPerSecond(requests, one)
+      return effectPerSecond(requests, traced(tracing)(one))
     })
   )
 
 class Bench extends Provider.Tag("bench")<Bench>() {}
 class BenchHttp extends ProviderHttpClient.Tag("bench")<BenchHttp>() {}
 
-const sluiceVariant = (spans: boolean): Variant => (url, latency, requests) => {
-  const pool = spans ? HttpPool.layerWithHttpClient() : Layer.effect(
+const sluiceVariant = (tracing: Tracing): Variant => (url, latency, requests) => {
+  const pool = tracing !== "no spans" ? HttpPool.layerWithHttpClient() : Layer.effect(
     HttpClient.HttpClient,
     Effect.map(HttpClient.HttpClient, HttpClient.withTracerDisabledWhen(() => true))
   ).pipe(Layer.provideMerge(HttpPool.layerWithHttpClient()))
@@ -93,7 +101,7 @@ const sluiceVariant = (spans: boolean): Variant => (url, latency, requests) => {
     layer,
     Effect.flatMap(
       BenchHttp,
-      (http) => effectPerSecond(requests, http.text(HttpClientRequest.get(`/r?delay=${latency}`)))
+      (http) => effectPerSecond(requests, traced(tracing)(http.text(HttpClientRequest.get(`/r?delay=${latency}`))))
     )
   )
 }
@@ -107,10 +115,12 @@ const variants: Record<string, Variant> = {
         await res.body.text()
       })
   },
-  "@effect/platform": platformVariant(true),
-  "@effect/platform, no spans": platformVariant(false),
-  "sluice": sluiceVariant(true),
-  "sluice, no spans": sluiceVariant(false)
+  "@effect/platform": platformVariant("spans"),
+  "@effect/platform, no spans": platformVariant("no spans"),
+  "@effect/platform, tracing off": platformVariant("tracing off"),
+  "sluice": sluiceVariant("spans"),
+  "sluice, no spans": sluiceVariant("no spans"),
+  "sluice, tracing off": sluiceVariant("tracing off")
 }
 
 const runChild = async (name: string, url: string, latency: number): Promise<void> => {
@@ -188,7 +198,8 @@ const main = async (): Promise<void> => {
         "",
         ...targets.map((t) => `- ${t}`),
         "- \"no spans\": `HttpClient.withTracerDisabledWhen(() => true)` on the underlying client, which switches off " +
-        "the span @effect/platform records for every request."
+        "the span @effect/platform records for every request; \"tracing off\": `Effect.withTracerEnabled(false)` " +
+        "around each request, which drops every span, sluice's `Provider.call` included."
       ].join("\n")
     )
   } finally {
