@@ -13,6 +13,7 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
+import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -660,7 +661,10 @@ class ProviderImpl {
     const run = forker(caller, runtimeFlags)
     // the caller's context provides `R`
     const attempts = this.attemptFrom(self, perCall, call, clock, 1, undefined) as Effect.Effect<A, unknown>
-    const fiber = run(Effect.withParentSpan(attempts, span))
+    // the call's own spans are children of this one; with tracing switched off every span is a
+    // no-op, and a parent for them would only cost the context update and its merge back
+    const traced = caller.getFiberRef(FiberRef.currentTracerEnabled)
+    const fiber = run(traced ? Effect.withParentSpan(attempts, span) : attempts)
     call.fiber = fiber
     if (total !== undefined && fiber.unsafePoll() === null) call.timer = run(this.timer(call, perCall, clock))
     fiber.addObserver((exit) => this.settle(call, exit))
