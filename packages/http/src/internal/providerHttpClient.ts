@@ -132,6 +132,8 @@ export const make = <Err>(
       HttpClient.withTracerPropagation(options.tracePropagation ?? false),
       HttpClient.withScope
     )
+    // one for the client: a decode without `stream` keeps no state between calls
+    const utf8 = new TextDecoder()
     // query strings stay out of errors: they often carry API keys
     const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
 
@@ -151,7 +153,7 @@ export const make = <Err>(
             return state
           }
         ),
-        Effect.map((state) => new TextDecoder().decode(concat(state.excerpt, state.excerptSize))),
+        Effect.map((state) => utf8.decode(concat(state.excerpt, state.excerptSize))),
         Effect.orElseSucceed(() => "")
       )
 
@@ -228,8 +230,8 @@ export const make = <Err>(
 
     /**
      * The whole body as text (UTF-8), failing as soon as it passes `maxBodySize`. A body with a
-     * Content-Length is checked against the header before a byte is read, then read in one piece by
-     * the client (undici fails a body that does not match its Content-Length); a chunked body is
+     * Content-Length is checked against the header before a byte is read, then read in one piece
+     * (undici fails a body that does not match its Content-Length); a chunked body is
      * counted chunk by chunk as it arrives, and the request is aborted at the first chunk past the
      * limit.
      */
@@ -240,7 +242,10 @@ export const make = <Err>(
       const declared = response.headers["content-length"]
       if (declared !== undefined && /^\d+$/.test(declared)) {
         const length = Number(declared)
-        return length > settings.maxBodySize ? Effect.fail(tooLarge(request, length)) : response.text
+        if (length > settings.maxBodySize) return Effect.fail(tooLarge(request, length))
+        // arrayBuffer rather than the response's text, which the client memoises (Effect.cached)
+        // at a cost per request that this one-shot read has no use for
+        return Effect.map(response.arrayBuffer, (buffer) => utf8.decode(buffer))
       }
       return readChunked(request, response)
     }
@@ -260,7 +265,7 @@ export const make = <Err>(
             return Effect.succeed(state)
           }
         ),
-        (state) => new TextDecoder().decode(concat(state.chunks, state.size))
+        (state) => utf8.decode(concat(state.chunks, state.size))
       )
 
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
