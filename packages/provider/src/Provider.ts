@@ -316,6 +316,13 @@ export interface VerdictInput {
   readonly permitWait: PhaseSummary
   readonly limiterWait: PhaseSummary
   readonly callTime: PhaseSummary
+  /** Calls started per second over the recent attempts (those the phase summaries cover). */
+  readonly startRate?: number | undefined
+  /**
+   * The rate of the limiter's limit with the shortest window (say 10 per second of "10 per second
+   * and 1,000 per day"), per second; absent without a limiter.
+   */
+  readonly limiterRate?: number | undefined
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -615,9 +622,13 @@ export const withProvider: {
 } = internal.withProvider as never
 
 /**
- * The verdict on phase times: which bound binds, and why, in one sentence. The limiter sits inside
- * the bulkhead, so a quota-bound batch raises permit wait too; the verdict therefore reads how
- * the time a permit is held splits between limiter sleep and the call.
+ * The verdict on phase times: which bound binds, and why, in one sentence. Upstream pushback (429s,
+ * 5xx on 5 % of attempts or more) first. Then, since the limiter sits inside the bulkhead and a
+ * quota-bound batch raises permit wait too, the verdict reads how the time a permit is held splits
+ * between limiter sleep and the call: mostly asleep in the limiter is `limiter`. So are calls
+ * starting at 90 % or more of the limiter's rate, however short the sleep (a burst absorbs it):
+ * the quota binds even when the call holds the permit longer. Only then does a permit wait of a
+ * tenth of the call or more read `bulkhead`.
  *
  * @since 0.1.0
  * @category stats

@@ -35,6 +35,26 @@ describe("verdict", () => {
       assert.match(stats.verdict.reason, /asleep in the limiter/)
     }).pipe(memory))
 
+  it.scoped("calls starting at the limiter's rate → limiter, though the call holds the permits longer", () =>
+    Effect.gen(function*() {
+      // 3 permits × 200 ms calls could carry 15/s; the limiter allows 10/s (burst 3): each permit is
+      // held about 300 ms, 200 of them by the call, and callers queue for permits
+      const provider = yield* Provider.make({
+        name: uniqueName("rate-bound"),
+        bulkhead: { permits: 3 },
+        rateLimiter: { limit: 10, window: "1 second", burst: 3 }
+      })
+      const fiber = yield* Effect.fork(batch(provider, 60, Effect.sleep("200 millis")))
+      yield* settle()
+      yield* TestClock.adjust("10 seconds")
+      yield* Fiber.join(fiber)
+      const stats = yield* provider.stats
+      assert.isBelow(stats.limiterWait.meanMillis, stats.callTime.meanMillis) // the split alone says "the call"
+      assert.isAbove(stats.permitWait.meanMillis, 1000)
+      assert.strictEqual(stats.verdict.binding, "limiter")
+      assert.match(stats.verdict.reason, /of the limiter's 10\/s/)
+    }).pipe(memory))
+
   it.scoped("a latency-bound batch: permits held by slow calls while callers queue → bulkhead", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({
@@ -93,6 +113,22 @@ describe("verdict", () => {
     assert.strictEqual(v(1, 10, 500), "none")
     assert.strictEqual(v(900, 300, 100, 5), "upstream")
     assert.strictEqual(v(900, 300, 100, 4), "limiter") // 4 % pushback is noise
+    // calls starting at 90 % or more of the limiter's rate: the quota binds, whatever the split
+    const r = (startRate: number, limiterRate: number | undefined, upstream = 0) =>
+      Provider.verdict({
+        attempts: 100,
+        upstreamErrors: upstream,
+        permitWait: phase(900),
+        limiterWait: phase(10),
+        callTime: phase(500),
+        startRate,
+        limiterRate
+      }).binding
+    assert.strictEqual(r(95, 100), "limiter")
+    assert.strictEqual(r(90, 100), "limiter")
+    assert.strictEqual(r(85, 100), "bulkhead")
+    assert.strictEqual(r(95, undefined), "bulkhead") // no limiter, no quota
+    assert.strictEqual(r(95, 100, 5), "upstream")
     assert.strictEqual(
       Provider.verdict({
         attempts: 0,

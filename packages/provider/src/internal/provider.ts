@@ -31,7 +31,7 @@ import type * as Api from "../Provider.js"
 import { type BreakerSettings, CircuitBreaker, type State as CircuitState } from "./circuitBreaker.js"
 import * as errors from "./errors.js"
 import { RetryBudget } from "./retryBudget.js"
-import { Samples } from "./samples.js"
+import { Samples, StartTimes } from "./samples.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/provider/Provider") as Api.TypeId
@@ -290,12 +290,25 @@ const resolve = (options: Api.Options): Resolved => {
 // the verdict
 // ---------------------------------------------------------------------------------------------
 
+/** Per second, the rate of the limit with the shortest window: the one a batch meets first. */
+const shortestWindowRate = (limiter: RateLimiter.RateLimiter): number => {
+  let shortest = limiter.limits[0]
+  for (const limit of limiter.limits) {
+    if (Duration.lessThan(limit.window, shortest.window)) shortest = limit
+  }
+  return (shortest.limit * 1000) / Duration.toMillis(shortest.window)
+}
+
 /** Upstream pushback on at least this share of attempts is what binds, whatever the waits say. */
 const UPSTREAM_SHARE = 0.05
 /** Permits held asleep in the limiter for at least half their time: the quota binds. */
 const LIMITER_SHARE = 0.5
 /** A permit wait of a tenth of the call or more is a queue behind slow calls, not noise. */
 const PERMIT_WAIT_SHARE = 0.1
+/** Calls starting at this share of the limiter's rate or more: the quota binds. */
+const QUOTA_RATE_SHARE = 0.9
+
+const perSecond = (rate: number): string => `${Number(rate.toFixed(rate >= 100 ? 0 : 1))}/s`
 
 const ms = (millis: number): string =>
   millis >= 1000 ? `${Number((millis / 1000).toFixed(2))} s` : `${Number(millis.toFixed(1))} ms`
@@ -324,6 +337,22 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
         ms(limiterWait.meanMillis)
       } of ${ms(held)}; permit wait mean ${
         ms(permitWait.meanMillis)
+      }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
+    }
+  }
+  const { limiterRate, startRate } = input
+  if (
+    limiterRate !== undefined && startRate !== undefined && limiterRate > 0 &&
+    startRate >= QUOTA_RATE_SHARE * limiterRate
+  ) {
+    return {
+      binding: "limiter",
+      reason: `calls started at ${perSecond(startRate)}, ${
+        percent(Math.min(1, startRate / limiterRate))
+      } of the limiter's ${perSecond(limiterRate)} (permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
+        ms(limiterWait.meanMillis)
+      }, call mean ${
+        ms(callTime.meanMillis)
       }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
     }
   }
@@ -540,6 +569,10 @@ class ProviderImpl {
   readonly permitWait: Samples
   readonly limiterWait: Samples
   readonly callTime: Samples
+  /** When recent calls started, for the rate the verdict compares with the limiter's. */
+  readonly starts: StartTimes
+  /** The rate of the limiter's shortest-window limit, per second. */
+  readonly limiterRate: number | undefined
 
   // shutdown
   closing = false
@@ -566,6 +599,8 @@ class ProviderImpl {
     this.permitWait = new Samples(resolved.sampleSize)
     this.limiterWait = new Samples(resolved.sampleSize)
     this.callTime = new Samples(resolved.sampleSize)
+    this.starts = new StartTimes(resolved.sampleSize)
+    this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     this.breaker = resolved.breaker === undefined
       ? undefined
       : new CircuitBreaker(resolved.breaker, (state) => circuitGauge.unsafeUpdate(circuitValue[state], this.labels))
@@ -919,6 +954,7 @@ class ProviderImpl {
     clock: Clock.Clock
   ): Effect.Effect<A, unknown, R> {
     const start = clock.unsafeCurrentTimeMillis()
+    this.starts.add(start)
     state.phase = "call"
     // an infinite attempt budget (a stream's, say) is no budget: no timer for it
     const budget = perCall.attemptTimeoutMillis
@@ -1013,7 +1049,9 @@ class ProviderImpl {
           upstreamErrors: this.upstreamErrors,
           permitWait,
           limiterWait,
-          callTime
+          callTime,
+          startRate: this.starts.ratePerSecond(),
+          limiterRate: this.limiterRate
         })
       }
     })

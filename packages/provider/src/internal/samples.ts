@@ -31,3 +31,32 @@ export class Samples {
     return { count: sorted.length, meanMillis: sum / sorted.length, p95Millis: sorted[rank] }
   }
 }
+
+/**
+ * The instants of the last `size` call starts, in a ring: the rate calls started at lately.
+ *
+ * @internal
+ */
+export class StartTimes {
+  private readonly instants: Float64Array
+  private next = 0
+  private filled = 0
+
+  constructor(size: number) {
+    this.instants = new Float64Array(size)
+  }
+
+  add(instant: number): void {
+    this.instants[this.next] = instant
+    this.next = (this.next + 1) % this.instants.length
+    if (this.filled < this.instants.length) this.filled++
+  }
+
+  /** Starts per second from the oldest start kept to the newest; 0 with fewer than two. */
+  ratePerSecond(): number {
+    if (this.filled < 2) return 0
+    const newest = this.instants[(this.next - 1 + this.instants.length) % this.instants.length]
+    const oldest = this.instants[this.filled < this.instants.length ? 0 : this.next]
+    return newest > oldest ? ((this.filled - 1) * 1000) / (newest - oldest) : Number.POSITIVE_INFINITY
+  }
+}
