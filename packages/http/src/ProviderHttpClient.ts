@@ -22,6 +22,7 @@ import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
@@ -309,3 +310,13 @@ export const parseRetryAfter: (
   now: number,
   bounds: { readonly fallbackMillis: number; readonly minMillis: number; readonly maxMillis: number }
 ) => Duration.Duration = internal.parseRetryAfter
+
+/**
+ * `sluice_http_upstream_status_total`: responses the upstream answered with an error status,
+ * labelled `name` (the provider) and `status`: 429s (and 503s with `Retry-After`) are the
+ * upstream's own rate limiting, the rest its failures. Counted per response, retried ones too.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const upstreamStatusTotal: Metric.Metric.Counter<number> = internal.upstreamStatusTotal

@@ -10,7 +10,7 @@ import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import type { Scope } from "effect"
-import { Duration, Effect, Exit, Fiber, Schema, Stream } from "effect"
+import { Duration, Effect, Exit, Fiber, Metric, MetricState, Schema, Stream } from "effect"
 import type * as http from "node:http"
 import { failMidBody, json, slowBody, testServer } from "./utils/server.js"
 
@@ -189,6 +189,14 @@ describe("429 and Retry-After", () => {
         assert.isAbove(stats.tooMany, 0)
         // nobody came back before the announced Retry-After had passed
         assert.strictEqual(stats.violations, 0)
+        // every 429 counted, by provider and status
+        const counted = (yield* Metric.snapshot).find((pair) =>
+          pair.metricKey.name === "sluice_http_upstream_status_total" &&
+          pair.metricKey.tags.some((tag) => tag.key === "name" && tag.value === provider.name) &&
+          pair.metricKey.tags.some((tag) => tag.key === "status" && tag.value === "429")
+        )
+        assert(counted !== undefined && MetricState.isCounterState(counted.metricState))
+        assert.strictEqual(counted.metricState.count, stats.tooMany)
       })),
     20_000
   )

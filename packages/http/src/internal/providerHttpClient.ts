@@ -10,6 +10,8 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
@@ -21,6 +23,12 @@ import type * as Api from "../ProviderHttpClient.js"
 import * as errors from "./errors.js"
 import { originOf, tag as HttpPoolTag } from "./httpPool.js"
 import { parseRetryAfter as parse } from "./retryAfter.js"
+
+/** @internal */
+export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_total", {
+  description: "Responses a provider's upstream answered with an error status (429s included), by provider and status",
+  incremental: true
+})
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") as Api.TypeId
@@ -157,12 +165,14 @@ export const make = <Err>(
         Effect.orElseSucceed(() => "")
       )
 
+    const nameLabel = MetricLabel.make("name", name)
     const failStatus = (
       request: HttpClientRequest.HttpClientRequest,
       response: HttpClientResponse.HttpClientResponse
     ): Effect.Effect<never, errors.UpstreamRateLimited | errors.UpstreamStatus> =>
       Effect.gen(function*() {
         const status = response.status
+        upstreamStatusTotal.unsafeUpdate(1, [nameLabel, MetricLabel.make("status", String(status))])
         const header = response.headers["retry-after"]
         if (status === 429 || (status === 503 && header !== undefined)) {
           const retryAfter = parse(header, yield* Clock.currentTimeMillis, settings.retryAfter)
