@@ -421,8 +421,8 @@ writeSection(
     "stand-in providers on loopback (200/s, 100/s and 50/s as stated; opencage, photon, nominatim). Batch " +
     "time is the pipeline's own duration (first row read to last result written). The physical limit is the " +
     "distinct queries (the lookups sent; the dedup cache holds them all) ÷ the sum of the quotas; the " +
-    "client keeps 3 % under each quota (`--margin 0.03`, the default), so `vs client-rate limit` divides by " +
-    "the sum of the client rates instead, and 1.03x the first ratio is the best the defaults can do. " +
+    "client keeps 5 % under each quota (`--margin 0.05`, the default), so `vs client-rate limit` divides by " +
+    "the sum of the client rates instead, and 1.05x the first ratio is the best the defaults can do. " +
     `The 10^4-row runs are the median of ${ROUNDS} rounds; 10^5 rows are measured once with quotas ten times ` +
     "higher (2000/s, 1000/s, 500/s: at 350/s the batch would take ~5 minutes); the 10^6-row runs read a " +
     "JSONL file (the 10^4-row sample's queries, cycled) against fast stand-ins (20000/s, 10000/s, 5000/s, " +

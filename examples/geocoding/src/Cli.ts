@@ -82,7 +82,7 @@ const providerOptions = {
   quotaPeriod: Options.text("quota-period").pipe(Options.withDefault("1 day")),
   margin: Options.float("margin").pipe(
     Options.withDescription("Share of each quota the client leaves unused, against arrival jitter"),
-    Options.withDefault(0.03)
+    Options.withDefault(0.05)
   ),
   burst: Options.integer("burst").pipe(
     Options.withDescription(

@@ -19,7 +19,7 @@ export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => (
   faults: {},
   periodQuotas: {},
   quotaPeriod: "1 day",
-  margin: 0.03,
+  margin: 0.05,
   burst: undefined,
   headroom: 2,
   contact: "tests@example.com",
