@@ -338,12 +338,14 @@ const connect = (settings: Resolved): Effect.Effect<Redis, never, Scope.Scope> =
   )
 
 /**
- * Makes the commands sent in one tick leave in one socket write: the first command of a tick
- * corks the socket and the end of the tick uncorks it, so Node hands the kernel every command
- * written meanwhile at once (one `writev`), and Redis reads them in one go. Each is still one
- * command, one reply and one round trip. A busy process's takes come in bursts (the replies read
- * in one go resume fibers that send their next takes), and on loopback one write system call costs
- * about as much as the rest of a take's client side: batching saves it, and a read in Redis.
+ * Batches the commands sent in one tick into a few socket writes: the first command of a tick
+ * corks the socket, every `WRITE_GROUP` commands it is flushed and corked again, and the end of
+ * the tick flushes the rest. Each is still one command, one reply and one round trip. A busy
+ * process's takes come in bursts (the replies read in one go resume fibers that send their next
+ * takes), and on loopback one write system call costs about as much as the rest of a take's
+ * client side: batching saves it, and a read in Redis. Flushing in groups rather than once per
+ * tick lets Redis start on the first commands while the client is still resuming fibers and
+ * writing the next ones; with one write per tick the two took turns.
  *
  * ioredis' auto-pipelining batches too, but costs a pipeline, an extra promise and a `nextTick`
  * per command, and holds a batch back until the previous one's replies are in: with 64 takes in
@@ -351,20 +353,37 @@ const connect = (settings: Resolved): Effect.Effect<Redis, never, Scope.Scope> =
  */
 const writeBatcher = (redis: Redis): () => void => {
   let corked: Redis["stream"] | undefined
+  let written = 0
   const uncork = () => {
     const stream = corked
     corked = undefined
+    written = 0
     stream?.uncork()
   }
   return () => {
     // not connected: the command fails at once anyway (no offline queue)
-    if (corked !== undefined || redis.status !== "ready") return
+    if (redis.status !== "ready") return
+    if (corked !== undefined) {
+      if (++written >= WRITE_GROUP) {
+        corked.uncork()
+        corked.cork()
+        written = 0
+      }
+      return
+    }
     corked = redis.stream
     corked.cork()
     // after every fiber resumed in this tick has had its turn (Effect resumes fibers on microtasks)
     process.nextTick(uncork)
   }
 }
+
+/**
+ * Commands per socket write within a tick. Measured with 64 takes in flight (`pnpm bench redis`,
+ * interleaved rounds, RateLimiter + store): one write per tick 47–54k takes/s, groups of 8 86–91k,
+ * groups of 16 94–124k (rate-limiter-flexible 77–91k in the same runs).
+ */
+const WRITE_GROUP = 16
 
 /** Waits (bounded) for the first connection, so that the first take does not find it still opening. */
 const awaitReady = (redis: Redis, millis: number): Effect.Effect<boolean> =>
