@@ -87,14 +87,7 @@ end
  *
  * Answers like `reserve`.
  */
-const reserveGcra = `
-local now = ARGV[1]
-if now == "" then
-  local t = redis.call("TIME")
-  now = t[1] * 1000 + t[2] / 1000
-else
-  now = tonumber(now)
-end
+const reserveGcra = `${clock}
 local key, sig = KEYS[1], ARGV[4]
 local raw = redis.call("GET", key)
 local id, latest, floor, pause
@@ -143,11 +136,10 @@ if latest ~= id then floor = id end
 id = id + 1
 local expire = tat
 if pause > expire then expire = pause end
-local pad = ARGV[2]
 -- Redis keeps a key through the whole millisecond of its expiry, so a TTL of ceil(expire - now)
 -- covers until now + ttl: takes whose state expires before that keep it. (On the client clock the
 -- TTL is padded and runs on another clock than the decisions: always set then.)
-if expire <= covered and pad == "0" then
+if expire <= covered and pad == 0 then
   redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, covered, sig), "KEEPTTL")
 else
   local ttl = math.ceil(expire - now)
