@@ -954,7 +954,8 @@ class ProviderImpl {
     clock: Clock.Clock
   ): Effect.Effect<A, unknown, R> {
     const start = clock.unsafeCurrentTimeMillis()
-    this.starts.add(start)
+    // only a limiter's rate is compared with the starts
+    if (this.limiterRate !== undefined) this.starts.add(start)
     state.phase = "call"
     // an infinite attempt budget (a stream's, say) is no budget: no timer for it
     const budget = perCall.attemptTimeoutMillis

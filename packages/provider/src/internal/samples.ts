@@ -7,9 +7,9 @@
  * @internal
  */
 export class Samples {
-  private readonly values: Float64Array
-  private next = 0
-  private filled = 0
+  protected readonly values: Float64Array
+  protected next = 0
+  protected filled = 0
 
   constructor(size: number) {
     this.values = new Float64Array(size)
@@ -37,26 +37,13 @@ export class Samples {
  *
  * @internal
  */
-export class StartTimes {
-  private readonly instants: Float64Array
-  private next = 0
-  private filled = 0
-
-  constructor(size: number) {
-    this.instants = new Float64Array(size)
-  }
-
-  add(instant: number): void {
-    this.instants[this.next] = instant
-    this.next = (this.next + 1) % this.instants.length
-    if (this.filled < this.instants.length) this.filled++
-  }
-
+export class StartTimes extends Samples {
   /** Starts per second from the oldest start kept to the newest; 0 with fewer than two. */
   ratePerSecond(): number {
     if (this.filled < 2) return 0
-    const newest = this.instants[(this.next - 1 + this.instants.length) % this.instants.length]
-    const oldest = this.instants[this.filled < this.instants.length ? 0 : this.next]
+    const size = this.values.length
+    const newest = this.values[(this.next - 1 + size) % size]
+    const oldest = this.values[this.filled < size ? 0 : this.next]
     return newest > oldest ? ((this.filled - 1) * 1000) / (newest - oldest) : Number.POSITIVE_INFINITY
   }
 }
