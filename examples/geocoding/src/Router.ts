@@ -14,7 +14,7 @@ import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type { Geocoder, Place, ProviderName, SearchError } from "./providers/Geocoder.js"
+import { clientRate, type Geocoder, type Place, type ProviderName, type SearchError } from "./providers/Geocoder.js"
 
 export type Resolution =
   | { readonly _tag: "Found"; readonly provider: ProviderName; readonly place: Place }
@@ -57,7 +57,7 @@ export interface Router {
 export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
   // Join the shortest queue, queues measured in seconds of work. A provider that said when it will
   // take calls again (an open circuit, a spent quota, a paused limiter) is asked last until then.
-  const rates = geocoders.map((geocoder) => geocoder.settings.rate * (1 - geocoder.settings.margin))
+  const rates = geocoders.map((geocoder) => clientRate(geocoder.settings))
   const inHand = geocoders.map(() => 0)
   const awayUntil = geocoders.map(() => 0)
   const order = (now: number): Array<number> =>

@@ -13,7 +13,7 @@ import * as Either from "effect/Either"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Gazetteer } from "./Gazetteer.js"
-import type { ProviderName } from "./providers/Geocoder.js"
+import { clientRate, type ProviderName } from "./providers/Geocoder.js"
 import { table } from "./Report.js"
 import * as Run from "./Run.js"
 
@@ -42,13 +42,13 @@ export const run = (config: Run.Config, options: Options) =>
     // the stand-in must not be the bound being measured: it accepts whatever the loop tries
     const only: Run.Config = { ...config, providers: [options.provider], standInConcurrency: 10_000 }
     const { settings: [base] } = yield* Run.prepare(only)
-    const clientRate = base.rate * (1 - base.margin)
+    const rate = clientRate(base)
     const median = config.latencies[options.provider] ??
       (config.urls[options.provider] === undefined
         ? (yield* Effect.sync(() => Run.profileOf(options.provider))).medianMillis
         : Run.realMedian(options.provider))
     const sizing = Either.getOrThrow(
-      Sizing.permits({ rate: clientRate, medianLatency: Duration.millis(median), headroom: 1 })
+      Sizing.permits({ rate, medianLatency: Duration.millis(median), headroom: 1 })
     )
     yield* Console.log(
       `tuning ${options.provider} (${base.baseUrl}): start from ${sizing.derivation}; ${options.chunk} rows per step`
@@ -122,7 +122,7 @@ export const run = (config: Run.Config, options: Options) =>
               last.binding === "limiter" ? "limiter (the quota)" : last.binding
             } binds, not the bulkhead`
             : "one step only"
-        }; ${chosen.permits} reached ${chosen.throughput.toFixed(1)}/s of the ${clientRate.toFixed(1)}/s client rate`
+        }; ${chosen.permits} reached ${chosen.throughput.toFixed(1)}/s of the ${rate.toFixed(1)}/s client rate`
       ].join("\n")
     )
     return { steps, recommended: chosen.permits, derivation: sizing.derivation } as const

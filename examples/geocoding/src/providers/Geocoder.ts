@@ -73,8 +73,11 @@ export interface Settings {
  * The client's limit: the quota less the margin, counted over ten seconds so that a fractional
  * rate (Nominatim's 1/s less 5 %) stays exact: 0.95/s is 9 per 10 s, evenly spaced.
  */
+/** The rate the client keeps to, requests per second: the quota less the margin. */
+export const clientRate = (settings: Settings): number => settings.rate * (1 - settings.margin)
+
 export const clientLimit = (settings: Settings): { readonly limit: number; readonly window: Duration.Duration } => ({
-  limit: Math.max(1, Math.floor(settings.rate * (1 - settings.margin) * 10)),
+  limit: Math.max(1, Math.floor(clientRate(settings) * 10)),
   window: Duration.seconds(10)
 })
 
