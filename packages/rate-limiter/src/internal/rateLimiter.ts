@@ -15,6 +15,7 @@ import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import type * as Tracer from "effect/Tracer"
 import type * as RateLimiter from "../RateLimiter.js"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
@@ -194,6 +195,8 @@ interface Waiter {
   readonly target: number
   /** When the store answered. */
   readonly decidedAt: number
+  /** The caller's span, which gets the wait as an attribute. */
+  readonly span: Tracer.AnySpan | undefined
   state: typeof SLEEPING | typeof QUEUED | typeof DONE
   prev: Waiter | undefined
   next: Waiter | undefined
@@ -229,20 +232,18 @@ const makeWith = (
       now + algorithm.EPSILON_MILLIS >= localPauseUntil &&
       algorithm.earliestStartAll(specs, pacer, now, cost) <= now + algorithm.EPSILON_MILLIS
 
-    // Read the span off the fiber: `Effect.annotateCurrentSpan` builds a NoSuchElementException,
-    // stack trace and all, on every call made outside a span.
-    const started = (waitMillis: number): Effect.Effect<void> =>
-      Effect.withFiberRuntime((fiber) => {
-        waitSeconds.unsafeUpdate(waitMillis / 1000, labels)
-        const span = fiber.currentSpan
-        if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
-        return Effect.void
-      })
+    // The span is read off the caller's fiber: `Effect.annotateCurrentSpan` builds a
+    // NoSuchElementException, stack trace and all, on every call made outside a span.
+    const recordStart = (waitMillis: number, span: Tracer.AnySpan | undefined): void => {
+      waitSeconds.unsafeUpdate(waitMillis / 1000, labels)
+      if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
+    }
 
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
       algorithm.commitAll(specs, pacer, now, now, waiter.cost)
       waiter.state = DONE
-      return started(now - waiter.decidedAt)
+      recordStart(now - waiter.decidedAt, waiter.span)
+      return Effect.void
     }
 
     const enqueue = (waiter: Waiter): void => {
@@ -328,6 +329,7 @@ const makeWith = (
       result: RateLimiterStore.ReserveResult,
       cost: number,
       maxWaitMillis: number,
+      span: Tracer.AnySpan | undefined,
       restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
     ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
       if (result._tag === "Refused") return refused(result, cost, maxWaitMillis)
@@ -340,13 +342,15 @@ const makeWith = (
       const delay = result.delayMillis
       if (delay <= algorithm.EPSILON_MILLIS && head === undefined && mayStartAt(now, cost)) {
         algorithm.commitAll(specs, pacer, now, now, cost)
-        return started(0)
+        recordStart(0, span)
+        return Effect.void
       }
       const waiter: Waiter = {
         cost,
         reservation: result.reservation,
         target: now + delay,
         decidedAt: now,
+        span,
         state: SLEEPING,
         prev: undefined,
         next: undefined,
@@ -358,32 +362,46 @@ const makeWith = (
       return Effect.onInterrupt(restore(wait), () => abandon(waiter))
     }
 
+    // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
+    const defaultRequest: RateLimiterStore.ReserveRequest = {
+      key,
+      limits: specs,
+      cost: 1,
+      maxWaitMillis: resolved.maxWaitMillis
+    }
+
     const take = (
       options?: RateLimiter.TakeOptions | undefined
     ): Effect.Effect<void, RateLimiter.RateLimiterError> =>
-      Effect.suspend(() => {
-        const cost = options?.cost ?? 1
-        if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
-          return illegal(
-            name,
-            isPositiveInteger(cost)
-              ? `cost ${cost} exceeds what ${
-                limits.map(errors.describeLimit).join(" and ")
-              } can ever hold (${maxCost}); it would wait forever`
-              : `cost must be an integer ≥ 1, got ${show(cost)}`
-          )
+      Effect.withFiberRuntime((fiber) => {
+        let request = defaultRequest
+        if (options !== undefined && (options.cost !== undefined || options.maxWait !== undefined)) {
+          const cost = options.cost ?? 1
+          if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
+            return illegal(
+              name,
+              isPositiveInteger(cost)
+                ? `cost ${cost} exceeds what ${
+                  limits.map(errors.describeLimit).join(" and ")
+                } can ever hold (${maxCost}); it would wait forever`
+                : `cost must be an integer ≥ 1, got ${show(cost)}`
+            )
+          }
+          let maxWaitMillis = resolved.maxWaitMillis
+          if (options.maxWait !== undefined) {
+            const decoded = decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true })
+            if (Either.isLeft(decoded)) return illegal(name, decoded.left)
+            maxWaitMillis = decoded.right
+          }
+          request = { key, limits: specs, cost, maxWaitMillis }
         }
-        let maxWaitMillis = resolved.maxWaitMillis
-        if (options?.maxWait !== undefined) {
-          const decoded = decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true })
-          if (Either.isLeft(decoded)) return illegal(name, decoded.left)
-          maxWaitMillis = decoded.right
-        }
+        const span = fiber.currentSpan
+        const { cost, maxWaitMillis } = request
         // Reserving and sleeping are one step: an interruption in between would lose the slot.
         return Effect.uninterruptibleMask((restore) =>
           Effect.flatMap(
-            store.reserve({ key, limits: specs, cost, maxWaitMillis }),
-            (result) => reserved(result, cost, maxWaitMillis, restore)
+            store.reserve(request),
+            (result) => reserved(result, cost, maxWaitMillis, span, restore)
           )
         )
       })
