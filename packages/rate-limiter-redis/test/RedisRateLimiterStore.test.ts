@@ -145,9 +145,10 @@ describe("RedisRateLimiterStore on the server's TIME", () => {
       const [hash, , log2] = RedisRateLimiterStore.keysOf(prefix, "geo:eu", 3)
       // the hash, and the log of the sliding window (limit 2); no key for the other limits' logs
       expect(keys).toEqual([hash, log2])
-      for (const key of keys) expect(key.startsWith(`${prefix}{geo:eu}`)).toBe(true)
+      // one hash tag for all, and the stored layout's version in every name
+      expect([hash, log2]).toEqual([`${prefix}{geo:eu}:v1`, `${prefix}{geo:eu}:v1:log:2`])
       // the refusal charged nothing: three starts in the log, and the day window counts three
-      assert.strictEqual(yield* call(() => redis.llen(`${prefix}{geo:eu}:log:2`)), 3)
+      assert.strictEqual(yield* call(() => redis.llen(`${prefix}{geo:eu}:v1:log:2`)), 3)
       // the state is n, id, latest, floor, pause (doubles), then per limit two doubles and the
       // zero-terminated signature: the day window (the third limit) has its base and count there
       const [n, dayCount, daySignature] = (yield* call(() =>
@@ -182,14 +183,14 @@ describe("keys and TTLs", () => {
       // a pause of 400 ms
       yield* s.pause("paused", 400)
       const ttl = (key: string) => call(() => redis.pttl(key))
-      const gcraTtl = yield* ttl(`${prefix}{gcra}`)
+      const gcraTtl = yield* ttl(`${prefix}{gcra}:v1`)
       expect(gcraTtl).toBeGreaterThan(0)
       expect(gcraTtl).toBeLessThanOrEqual(100)
-      const logTtl = yield* ttl(`${prefix}{sliding}:log:1`)
+      const logTtl = yield* ttl(`${prefix}{sliding}:v1:log:1`)
       expect(logTtl).toBeGreaterThan(0)
       expect(logTtl).toBeLessThanOrEqual(300)
-      expect(yield* ttl(`${prefix}{sliding}`)).toBeLessThanOrEqual(300)
-      const pauseTtl = yield* ttl(`${prefix}{paused}`)
+      expect(yield* ttl(`${prefix}{sliding}:v1`)).toBeLessThanOrEqual(300)
+      const pauseTtl = yield* ttl(`${prefix}{paused}:v1`)
       expect(pauseTtl).toBeGreaterThan(300)
       expect(pauseTtl).toBeLessThanOrEqual(400)
       yield* Effect.sleep("550 millis")
@@ -216,7 +217,7 @@ describe("keys and TTLs", () => {
           if redis.call('PEXPIRETIME', KEYS[1]) + 1 >= tat then return 1 end
           return 0`,
           1,
-          `${prefix}{busy}`
+          `${prefix}{busy}:v1`
         )
       )
       const checks: Array<unknown> = []
@@ -286,7 +287,7 @@ describe("options", () => {
         (limiter) => limiter.take()
       )).pipe(Effect.provide(layer), Effect.withConfigProvider(provider))
       const redis = yield* inspector(url)
-      expect(yield* call(() => redis.exists(`${prefix}{cfg}`))).toBe(1)
+      expect(yield* call(() => redis.exists(`${prefix}{cfg}:v1`))).toBe(1)
       const invalid = ConfigProvider.fromMap(new Map([["STORE_DOWN", "local"], ["LOCAL_SHARE", "2"]]))
       const error = yield* Effect.flip(
         Effect.scoped(Layer.build(RedisRateLimiterStore.layerConfig(RedisRateLimiterStore.config))).pipe(

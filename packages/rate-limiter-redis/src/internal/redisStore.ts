@@ -148,7 +148,13 @@ export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<R
 // keys and arguments
 // -----------------------------------------------------------------------------
 
-const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}`
+/**
+ * The layout of the stored state (see `scripts.ts`), part of every key's name: a release that
+ * stores another layout uses other keys, so no process ever reads state it would misread.
+ */
+const STATE_FORMAT = "v1"
+
+const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
 
 /**
  * The keys of one limiter: its state, then one log key per limit (used by sliding windows). They

@@ -6,9 +6,10 @@
  * same clock (the contract suite checks it to the millisecond).
  *
  * Layout, for a limiter key `k` under the prefix `p` (all keys share the hash tag `{k}`, so they sit
- * in one Redis Cluster slot and one script may touch them all):
+ * in one Redis Cluster slot and one script may touch them all; `v1` names this layout, and a
+ * release that changes it changes the name):
  *
- * - `p{k}`: the limiter's state, one binary string written with the `struct` library built into
+ * - `p{k}:v1`: the limiter's state, one binary string written with the `struct` library built into
  *   Redis' Lua: a header of five little-endian doubles — the number of limits, the reservation
  *   counters (last id given, latest live id, floor) and the pause (an instant of the deciding
  *   clock, `-inf` for none) — then per limit two doubles (GCRA's theoretical arrival time and the
@@ -16,7 +17,7 @@
  *   count) and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles
  *   round-trip exactly, and fixed-width fields decode into locals with one call and no table: one
  *   GET and one SET per decision, the fewest commands a script can run.
- * - `p{k}:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
+ * - `p{k}:v1:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
  *   first, trimmed to `2 × limit` entries, written with `%.17g`).
  *
  * Every write sets a TTL: the time until the state can no longer change a decision (the bucket is
