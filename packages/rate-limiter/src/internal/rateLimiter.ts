@@ -289,14 +289,13 @@ const makeWith = (
       })
 
     /** The reserved start has come: start now, or join the queue if others are held or the pacer says no. */
-    const admit = (waiter: Waiter, slept: boolean): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const now = nowMillis(clock)
-        if (slept) timerLatenessSeconds.unsafeUpdate(Math.max(0, now - waiter.target) / 1000, labels)
-        if (head === undefined && mayStartAt(now, waiter.cost)) return begin(waiter, now)
-        enqueue(waiter)
-        return waiter === head ? lead(waiter) : Effect.zipRight(awaitTurn(waiter), lead(waiter))
-      })
+    const admit = (waiter: Waiter, slept: boolean): Effect.Effect<void> => {
+      const now = nowMillis(clock)
+      if (slept) timerLatenessSeconds.unsafeUpdate(Math.max(0, now - waiter.target) / 1000, labels)
+      if (head === undefined && mayStartAt(now, waiter.cost)) return begin(waiter, now)
+      enqueue(waiter)
+      return waiter === head ? lead(waiter) : Effect.zipRight(awaitTurn(waiter), lead(waiter))
+    }
 
     /** Interrupted before it started: leave the queue, and give the slot back where the store can. */
     const abandon = (waiter: Waiter): Effect.Effect<void> =>
@@ -357,9 +356,11 @@ const makeWith = (
         resume: undefined
       }
       const wait = delay <= algorithm.EPSILON_MILLIS
-        ? admit(waiter, false)
-        : Effect.zipRight(clock.sleep(Duration.millis(delay)), admit(waiter, true))
-      return Effect.onInterrupt(restore(wait), () => abandon(waiter))
+        ? Effect.suspend(() => admit(waiter, false))
+        : Effect.flatMap(clock.sleep(Duration.millis(delay)), () => admit(waiter, true))
+      // Still inside the take's uninterruptible region: the wait alone is interruptible, and it
+      // cannot fail otherwise, so any failure is the caller leaving before its start.
+      return Effect.catchAllCause(restore(wait), (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause)))
     }
 
     // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
