@@ -80,12 +80,31 @@ export const layerHttpClient: Layer.Layer<HttpClient.HttpClient, never, HttpClie
   Effect.gen(function*() {
     const client = yield* HttpClient.HttpClient
     const calls = yield* Calls
-    return HttpClient.transform(client, (response, request) =>
-      Effect.gen(function*() {
-        const startedAt = yield* Clock.currentTimeMillis
-        const result = yield* response
-        calls.record(new URL(request.url).origin, result.status, startedAt, yield* Clock.currentTimeMillis)
-        return result
-      }))
+    // Parsing every request's URL for its origin cost more than the rest of the recording: the
+    // origin is parsed once per scheme-and-authority prefix (one per provider).
+    const origins = new Map<string, string>()
+    const originOf = (url: string): string => {
+      const end = url.indexOf("/", url.indexOf("//") + 2)
+      const prefix = end < 0 ? url : url.slice(0, end)
+      let origin = origins.get(prefix)
+      if (origin === undefined) {
+        origin = new URL(url).origin
+        origins.set(prefix, origin)
+      }
+      return origin
+    }
+    return HttpClient.transform(
+      client,
+      (response, request) =>
+        Effect.flatMap(
+          Clock.currentTimeMillis,
+          (startedAt) =>
+            Effect.flatMap(response, (result) =>
+              Effect.map(Clock.currentTimeMillis, (endedAt) => {
+                calls.record(originOf(request.url), result.status, startedAt, endedAt)
+                return result
+              }))
+        )
+    )
   })
 )
