@@ -49,6 +49,8 @@ export interface Summary {
   readonly providers: ReadonlyArray<Report.ProviderReport>
 }
 
+type Query = Extract<Row, { readonly _tag: "Query" }>
+
 /** Read-ahead of the workers: enough to keep them busy, small enough to keep memory flat. */
 const QUEUE_PER_WORKER = 2
 /** Results written per write at most. */
@@ -86,64 +88,61 @@ export const run = <R>(options: Options<R>) =>
 
     const startedAt = yield* Clock.currentTimeMillis
     const rows = yield* Queue.bounded<Row | null>(options.workers * QUEUE_PER_WORKER)
-    const results = yield* Queue.unbounded<Output.Record | null>()
+    // Bounded too: a producer answering from the cache must not outrun the disk.
+    const results = yield* Queue.bounded<Output.Record | null>(2 * WRITE_BATCH)
+
+    const failed = (row: Row, error: string): Output.Record => {
+      counts.failed++
+      return {
+        id: row.id,
+        query: row._tag === "Query" ? row.query : "",
+        provider: null,
+        lat: null,
+        lon: null,
+        display_name: null,
+        status: "failed",
+        error
+      }
+    }
+
+    const answered = (row: Query, resolution: Router.Resolution): Output.Record => {
+      if (resolution._tag === "NotFound") {
+        counts.notFound++
+        return {
+          id: row.id,
+          query: row.query,
+          provider: resolution.provider,
+          lat: null,
+          lon: null,
+          display_name: null,
+          status: "not_found"
+        }
+      }
+      counts.ok++
+      return {
+        id: row.id,
+        query: row.query,
+        provider: resolution.provider,
+        lat: resolution.place.lat,
+        lon: resolution.place.lon,
+        display_name: resolution.place.displayName,
+        status: "ok"
+      }
+    }
 
     const process = (row: Row): Effect.Effect<Output.Record> => {
       if (row._tag === "Invalid") {
         counts.invalid++
-        counts.failed++
-        return Effect.as(log(`line ${row.line}: invalid row (${row.reason}); written as failed`), {
-          id: row.id,
-          query: "",
-          provider: null,
-          lat: null,
-          lon: null,
-          display_name: null,
-          status: "failed",
-          error: `line ${row.line}: ${row.reason}`
-        })
+        return Effect.as(
+          log(`line ${row.line}: invalid row (${row.reason}); written as failed`),
+          failed(row, `line ${row.line}: ${row.reason}`)
+        )
       }
-      return dedup.resolve(row.query).pipe(
-        Effect.match({
-          onFailure: (unresolved): Output.Record => {
-            counts.failed++
-            return {
-              id: row.id,
-              query: row.query,
-              provider: null,
-              lat: null,
-              lon: null,
-              display_name: null,
-              status: "failed",
-              error: unresolved.message
-            }
-          },
-          onSuccess: (resolution): Output.Record => {
-            if (resolution._tag === "NotFound") {
-              counts.notFound++
-              return {
-                id: row.id,
-                query: row.query,
-                provider: resolution.provider,
-                lat: null,
-                lon: null,
-                display_name: null,
-                status: "not_found"
-              }
-            }
-            counts.ok++
-            return {
-              id: row.id,
-              query: row.query,
-              provider: resolution.provider,
-              lat: resolution.place.lat,
-              lon: resolution.place.lon,
-              display_name: resolution.place.displayName,
-              status: "ok"
-            }
-          }
-        })
-      )
+      return Effect.match(dedup.resolve(row.query), {
+        onFailure: (unresolved) =>
+          failed(row, unresolved.message),
+        onSuccess: (resolution) => answered(row, resolution)
+      })
     }
 
     const worker = Effect.gen(function*() {
@@ -175,14 +174,31 @@ export const run = <R>(options: Options<R>) =>
       }
     })
 
+    // A chunk of rows at a time: the rows already written are skipped, the ones whose answer the
+    // cache holds are answered here (no worker, no fiber), and only the rest queue for a worker.
     const producer = options.input.pipe(
-      Stream.runForEach((row) => {
-        counts.rows++
-        if (output.done.has(row.id)) {
-          counts.skipped++
-          return Effect.void
+      Stream.runForEachChunk((chunk) => {
+        const answers: Array<Output.Record> = []
+        const pending: Array<Row> = []
+        for (const row of chunk) {
+          counts.rows++
+          if (output.done.has(row.id)) {
+            counts.skipped++
+            continue
+          }
+          if (row._tag === "Query") {
+            const resolution = dedup.cached(row.query)
+            if (resolution !== undefined) {
+              answers.push(answered(row, resolution))
+              continue
+            }
+          }
+          pending.push(row)
         }
-        return Queue.offer(rows, row)
+        return Effect.zipRight(
+          answers.length > 0 ? Queue.offerAll(results, answers) : Effect.void,
+          pending.length > 0 ? Queue.offerAll(rows, pending) : Effect.void
+        )
       })
     )
 
@@ -190,8 +206,7 @@ export const run = <R>(options: Options<R>) =>
     const writerFiber = yield* Effect.fork(writer)
     const workers = yield* Effect.forEach(
       Array.from({ length: options.workers }),
-      () =>
-        Effect.fork(worker)
+      () => Effect.fork(worker)
     )
     // Whatever ends the producer, the workers get their stop signal and the writer its last lines.
     yield* producer.pipe(
