@@ -49,12 +49,12 @@ export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
   incremental: true
 })
 
-/** From 0.1 ms doubling to ~1.6 s: how late a caller's timer fired after its reserved start. */
+/** From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants. */
 /** @internal */
 export const timerLatenessSeconds = Metric.histogram(
   "sluice_limiter_timer_lateness_seconds",
   MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
-  "How late each caller of a rate limiter woke after its reserved start, in seconds"
+  "How late each timer of a rate limiter fired after the instant it was set for, in seconds"
 )
 
 // -----------------------------------------------------------------------------
@@ -177,16 +177,14 @@ const illegal = (name: string, message: string) =>
 /** The span attribute that carries the limiter wait, set on the caller's current span if any. */
 const waitAttribute = "sluice.limiter.wait_ms"
 
-/** Sleeping on its own timer until its reserved start. */
-const SLEEPING = 0
-/** Due, held in the pacer's queue until the actual starts of this process allow it. */
-const QUEUED = 1
+/** In the queue, waiting for its start. */
+const QUEUED = 0
 /** Started, or gone (interrupted): nothing more to do for it. */
-const DONE = 2
+const DONE = 1
 
 /**
- * A caller between its reservation and its start. The callers the pacer holds form a FIFO queue
- * linked through `prev`/`next`; only its head keeps a timer.
+ * A caller between its reservation and its start. Waiting callers form one queue ordered by their
+ * reserved starts (first come first served among equal ones), linked through `prev`/`next`.
  */
 interface Waiter {
   readonly cost: number
@@ -197,10 +195,10 @@ interface Waiter {
   readonly decidedAt: number
   /** The caller's span, which gets the wait as an attribute. */
   readonly span: Tracer.AnySpan | undefined
-  state: typeof SLEEPING | typeof QUEUED | typeof DONE
+  state: typeof QUEUED | typeof DONE
   prev: Waiter | undefined
   next: Waiter | undefined
-  /** Set while it waits in the queue for its turn at the head. */
+  /** Set while it waits, without a timer, for its turn at the head. */
   resume: ((effect: Effect.Effect<void>) => void) | undefined
 }
 
@@ -217,12 +215,14 @@ const makeWith = (
     const pausedLabels = [...labels, MetricLabel.make("reason", "paused")]
     const defaultMaxWait = Duration.millis(resolved.maxWaitMillis)
 
-    // The local pacer: the same limits, applied to the actual starts of this process. Reservations
-    // already obey them, so with punctual timers it never holds anyone (exact starts under
-    // TestClock). When the event loop is late, sleepers wake together; the pacer lets at most
-    // `burst` of them start at once and queues the rest, first in first out, released one by one
-    // by the queue's head, which alone keeps a timer. No fiber of the limiter's own is involved:
-    // every caller sleeps and starts in its own fiber.
+    // Waiting callers queue in the order of their reserved starts, and only the queue's head keeps
+    // a timer: it sleeps until its start, starts, and wakes the next, who sleeps until its own. So
+    // 5,000 takers that reserve at once set one timer at a time, not 5,000, and timers that fire
+    // late never wake a crowd. Each start also passes the local pacer: the same limits, applied to
+    // the actual starts of this process. Reservations already obey them, so with punctual timers
+    // it holds no one (exact starts under TestClock); after a late timer it lets at most `burst`
+    // start at once and spaces the rest. No fiber of the limiter's own is involved: every caller
+    // sleeps and starts in its own fiber.
     const pacer = specs.map(algorithm.initialState)
     let head: Waiter | undefined
     let tail: Waiter | undefined
@@ -246,12 +246,17 @@ const makeWith = (
       return Effect.void
     }
 
+    /** Queues `waiter` after every caller whose start is no later than its own. */
     const enqueue = (waiter: Waiter): void => {
-      waiter.state = QUEUED
-      waiter.prev = tail
-      if (tail === undefined) head = waiter
-      else tail.next = waiter
-      tail = waiter
+      let before = tail
+      while (before !== undefined && before.target > waiter.target + algorithm.EPSILON_MILLIS) before = before.prev
+      const after = before === undefined ? head : before.next
+      waiter.prev = before
+      waiter.next = after
+      if (before === undefined) head = waiter
+      else before.next = waiter
+      if (after === undefined) tail = waiter
+      else after.prev = waiter
     }
 
     /** Takes `waiter` out of the queue; a new head is woken to take over the timer. */
@@ -270,17 +275,27 @@ const makeWith = (
       }
     }
 
-    /** The head of the queue: start when the pacer allows, sleeping until then. */
-    const lead = (waiter: Waiter): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        const now = nowMillis(clock)
-        const at = Math.max(localPauseUntil, algorithm.earliestStartAll(specs, pacer, now, waiter.cost))
-        if (at > now + algorithm.EPSILON_MILLIS) {
-          return Effect.zipRight(clock.sleep(Duration.millis(at - now)), lead(waiter))
-        }
-        unlink(waiter)
-        return begin(waiter, now)
-      })
+    /**
+     * The head of the queue: start when its reservation, the pause and the pacer allow, sleeping
+     * until then; a caller queued ahead of it meanwhile (an earlier start) goes first.
+     */
+    const lead = (waiter: Waiter): Effect.Effect<void> => {
+      if (waiter !== head) return Effect.zipRight(awaitTurn(waiter), Effect.suspend(() => lead(waiter)))
+      const now = nowMillis(clock)
+      const at = Math.max(
+        waiter.target,
+        localPauseUntil,
+        algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
+      )
+      if (at > now + algorithm.EPSILON_MILLIS) {
+        return Effect.flatMap(clock.sleep(Duration.millis(at - now)), () => {
+          timerLatenessSeconds.unsafeUpdate(Math.max(0, nowMillis(clock) - at) / 1000, labels)
+          return lead(waiter)
+        })
+      }
+      unlink(waiter)
+      return begin(waiter, now)
+    }
 
     const awaitTurn = (waiter: Waiter): Effect.Effect<void> =>
       Effect.async<void>((resume) => {
@@ -288,20 +303,11 @@ const makeWith = (
         else waiter.resume = resume
       })
 
-    /** The reserved start has come: start now, or join the queue if others are held or the pacer says no. */
-    const admit = (waiter: Waiter, slept: boolean): Effect.Effect<void> => {
-      const now = nowMillis(clock)
-      if (slept) timerLatenessSeconds.unsafeUpdate(Math.max(0, now - waiter.target) / 1000, labels)
-      if (head === undefined && mayStartAt(now, waiter.cost)) return begin(waiter, now)
-      enqueue(waiter)
-      return waiter === head ? lead(waiter) : Effect.zipRight(awaitTurn(waiter), lead(waiter))
-    }
-
     /** Interrupted before it started: leave the queue, and give the slot back where the store can. */
     const abandon = (waiter: Waiter): Effect.Effect<void> =>
       Effect.suspend(() => {
         if (waiter.state === DONE) return Effect.void
-        if (waiter.state === QUEUED) unlink(waiter)
+        unlink(waiter)
         waiter.state = DONE
         waiter.resume = undefined
         // The store gives the slot back only where that cannot add a start to any window; a store
@@ -350,14 +356,13 @@ const makeWith = (
         target: now + delay,
         decidedAt: now,
         span,
-        state: SLEEPING,
+        state: QUEUED,
         prev: undefined,
         next: undefined,
         resume: undefined
       }
-      const wait = delay <= algorithm.EPSILON_MILLIS
-        ? Effect.suspend(() => admit(waiter, false))
-        : Effect.flatMap(clock.sleep(Duration.millis(delay)), () => admit(waiter, true))
+      enqueue(waiter)
+      const wait = Effect.suspend(() => lead(waiter))
       // Still inside the take's uninterruptible region: the wait alone is interruptible, and it
       // cannot fail otherwise, so any failure is the caller leaving before its start.
       return Effect.catchAllCause(restore(wait), (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause)))
