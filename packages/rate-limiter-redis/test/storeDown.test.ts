@@ -43,11 +43,17 @@ const scenario = (
       })
       const limiter = yield* RateLimiter.make({ name: "down", limit: 10, window: "1 second", burst: 2, store: s })
 
-      // Redis up: the burst, then the quota refuses
+      // Redis up: the burst, then the quota refuses (the contract suite checks the exact
+      // instants; here real time passes between takes, so a loaded machine may refill a token)
       yield* noHang(limiter.take({ maxWait: 0 }))
       yield* noHang(limiter.take({ maxWait: 0 }))
-      const refused = yield* Effect.flip(noHang(limiter.take({ maxWait: 0 })))
-      assert(refused._tag === "RateLimitExceeded" && refused.reason === "quota")
+      let refused: RateLimiter.RateLimiterError | undefined
+      for (let i = 0; i < 5 && refused === undefined; i++) {
+        refused = yield* Effect.flip(noHang(limiter.take({ maxWait: 0 }))).pipe(
+          Effect.orElseSucceed(() => undefined)
+        )
+      }
+      assert(refused?._tag === "RateLimitExceeded" && refused.reason === "quota")
       assert.strictEqual(yield* degradedValue(prefix), 0)
 
       yield* server.stop
