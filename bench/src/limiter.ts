@@ -231,12 +231,13 @@ const parent = () => {
     "sustained /s",
     "worst 1 s",
     "worst 10 ms",
+    "longest gap",
     "CPU / take",
     "CPU vs RLF queue"
   ]
   const rows = runs.map(([label, config, r]) =>
     r === undefined
-      ? [label, config, "killed", "–", "–", "–", "–", "–", "–"]
+      ? [label, config, "killed", "–", "–", "–", "–", "–", "–", "–"]
       : [
         label,
         config,
@@ -245,6 +246,7 @@ const parent = () => {
         fmt(r.sustainedPerSecond),
         String(r.worst1s),
         String(r.worst10ms),
+        `${fmt(r.longestGapMillis, 1)} ms`,
         `${fmt(r.cpuPerTakeMicros, 1)} µs`,
         `${fmt(r.cpuPerTakeMicros / referenceCpu, 2)}x`
       ]
@@ -266,31 +268,40 @@ const parent = () => {
   ]
   const baseline = (label: string) => runs.find(([l]) => l === label)?.[2]
   const fanOut = baseline("baseline: Effect fan-out")
+  const forEachFanOut = baseline("baseline: Effect.forEach fan-out")
   const timers = baseline("baseline: timers")
   const sleepers = baseline("baseline: Effect sleepers")
   if (own !== undefined && fanOut !== undefined && timers !== undefined && sleepers !== undefined) {
+    const vsReference = (r: Summary) => `${fmt(r.cpuPerTakeMicros / referenceCpu, 1)}x`
     targets.push(
       "",
-      `Where sluice's CPU goes (the three baseline rows, same run): the harness's ${
+      `Where sluice's CPU goes (the baseline rows, same run): ${
         TAKERS.toLocaleString("en")
-      } Effect fibers cost ${fmt(fanOut.cpuPerTakeMicros, 1)} µs per take with no limiter at all; one ` +
-        `event-loop wake-up per evenly spaced start costs ${fmt(timers.cpuPerTakeMicros, 1)} µs with bare ` +
-        `timers; the same fibers each asleep on Effect's Clock until its start cost ${
-          fmt(sleepers.cpuPerTakeMicros, 1)
-        } µs (the CPU figures are process CPU, V8's garbage-collector threads included: thousands of fibers ` +
-        `alive for seconds are what the collector keeps marking). sluice's own share, over that last ` +
-        `baseline, is ${fmt(own.cpuPerTakeMicros - sleepers.cpuPerTakeMicros, 1)} µs per take. A limiter ` +
-        `that spaces starts 1 ms apart cannot spend less than the timer floor, and an Effect limiter whose ` +
-        `callers are fibers not less than the sleepers' row; rate-limiter-flexible's queue and p-queue spend ` +
-        `less because their callers are promises and they release a whole window at once (their worst 10 ms ` +
-        `window is the full quota).`,
+      } Effect fibers forked with \`Runtime.runFork\` (as every Effect contender's takers are) cost ${
+        fmt(fanOut.cpuPerTakeMicros, 1)
+      } µs per take with no limiter at all${
+        forEachFanOut === undefined
+          ? ""
+          : ` (through \`Effect.forEach\` with unbounded concurrency, ${fmt(forEachFanOut.cpuPerTakeMicros, 1)} µs)`
+      }; one event-loop wake-up per evenly spaced start costs ${fmt(timers.cpuPerTakeMicros, 1)} µs with bare timers (${
+        vsReference(timers)
+      } rate-limiter-flexible's queue); the same fibers each ` +
+        `asleep on Effect's Clock until its start cost ${fmt(sleepers.cpuPerTakeMicros, 1)} µs (${
+          vsReference(sleepers)
+        }). These are process CPU, V8's garbage-collector threads included. sluice's own share, over the ` +
+        `sleepers' row, is ${fmt(own.cpuPerTakeMicros - sleepers.cpuPerTakeMicros, 1)} µs per take. A ` +
+        `limiter that spaces starts 1 ms apart cannot spend less than the timer floor, and an Effect ` +
+        `limiter whose callers are fibers not less than the sleepers' row: the CPU target is out of reach ` +
+        `of any limiter that paces its starts with Effect fibers as callers. rate-limiter-flexible's queue ` +
+        `and p-queue spend less because their callers are promises and they release a whole window at ` +
+        `once (their worst 10 ms window is the full quota).`,
       "",
-      `Why "achieved" trails "sustained": the fan-out keeps the event loop busy for about ${
-        fmt(fanOut.spanMillis)
-      } ms (the Effect fan-out baseline's span, first start to last), and no timer fires meanwhile. ` +
-        `sluice's pacer never lets late starts catch up faster than the limits allow — an upstream ` +
-        `enforcing the same GCRA would refuse them — so an event loop stalled at the start costs that much ` +
-        `time once; after it, starts run at the quota.`
+      `The longest pause between two of sluice's starts was ${fmt(own.longestGapMillis, 1)} ms. ` +
+        `5,000 takers reserve in the event loop's first turn and no timer fires until they all have; ` +
+        `after such a stall (or any late timer), sluice's pacer lets \`burst\` start at once and ` +
+        `spaces the rest, never catching up faster than the limits allow (an upstream enforcing the ` +
+        `same GCRA would refuse the catch-up), so the stall's length is lost once from "achieved"; ` +
+        `"sustained" is the rate after it.`
     )
   }
   console.log()
@@ -303,11 +314,12 @@ const parent = () => {
       "",
       `\`pnpm bench limiter\`: ${TAKERS.toLocaleString("en")} takers submitted at once, quota ${
         LIMIT.toLocaleString("en")
-      } starts per second, real clock. Each limiter runs in a fresh process, once at ${
+      } starts per second, real clock; the Effect contenders' takers are forked one by one with \`Runtime.runFork\`, the ` +
+      `others' called in a loop. Each limiter runs in a fresh process, once with as many takers at ${
         WARMUP.limit.toLocaleString("en")
       }/s to warm up, then measured. Start instants are recorded by each task as it starts (\`performance.now()\`). ` +
       `"Achieved" is starts per second from the first start to the last; "sustained" from one second after the ` +
-      `first start to the last (the rate once any initial burst is spent); "worst" windows are sliding; CPU is ` +
+      `first start to the last (the rate once any initial burst is spent); "worst" windows are sliding; the longest gap is the longest time between two consecutive starts; CPU is ` +
       `process user + system time over the measured run, per take. A run not finished after ${
         CAP_MILLIS / 1000
       } s is cut off and summarised over the starts so far.`,

@@ -26,6 +26,8 @@ export interface LimiterRun {
   readonly sustainedPerSecond: number
   readonly worst1s: number
   readonly worst10ms: number
+  /** The longest time between two consecutive starts: how long the limiter (or the loop) stalled. */
+  readonly longestGapMillis: number
   /** Tasks that had started when the run was cut off, or `n`. */
   readonly completed: number
 }
@@ -39,6 +41,12 @@ export const maxInWindow = (times: Float64Array, width: number): number => {
     best = Math.max(best, hi - lo + 1)
   }
   return best
+}
+
+const longestGap = (sorted: Float64Array): number => {
+  let longest = 0
+  for (let i = 1; i < sorted.length; i++) longest = Math.max(longest, sorted[i] - sorted[i - 1])
+  return longest
 }
 
 const summarise = (label: string, config: string, n: number, raw: Float64Array, cpuMicros: number): LimiterRun => {
@@ -60,6 +68,7 @@ const summarise = (label: string, config: string, n: number, raw: Float64Array, 
     sustainedPerSecond: sustainedSpan > 0 ? (afterFirstSecond.length * 1000) / sustainedSpan : Number.NaN,
     worst1s: maxInWindow(starts, 1000),
     worst10ms: maxInWindow(starts, 10),
+    longestGapMillis: longestGap(starts),
     completed: count
   }
 }
