@@ -53,8 +53,12 @@ type Query = Extract<Row, { readonly _tag: "Query" }>
 
 /** Read-ahead of the workers: enough to keep them busy, small enough to keep memory flat. */
 const QUEUE_PER_WORKER = 2
-/** Results written per write at most. */
-const WRITE_BATCH = 4_096
+/**
+ * Results written per write at most; the results queue holds two writes. Everything between the
+ * reader and the write lives until the write: at a million rows, batches of 4,096 made V8 promote
+ * that much more to the old space (peak RSS 415 MB against 390 MB with 1,024), for no speed.
+ */
+const WRITE_BATCH = 1_024
 
 export const run = <R>(options: Options<R>) =>
   Effect.gen(function*() {
