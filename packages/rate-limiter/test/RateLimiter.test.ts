@@ -311,6 +311,33 @@ describe("RateLimiter", () => {
       ))
   })
 
+  describe("interruption", () => {
+    it.scoped("a take whose decision is still in flight leaves at once when interrupted", () =>
+      Effect.gen(function*() {
+        // a store that never answers, as a store without a timeout might
+        let asked = 0
+        const silent: RateLimiterStore.Service = {
+          ...permissiveStore,
+          reserve: () => Effect.zipRight(Effect.sync(() => asked++), Effect.never)
+        }
+        const limiter = yield* RateLimiter.make({
+          name: uniqueName("silent"),
+          limit: 1,
+          window: "1 second",
+          store: silent
+        })
+        const fiber = yield* Effect.fork(limiter.take())
+        yield* TestClock.adjust(0)
+        assert.strictEqual(asked, 1)
+        // the interruption does not wait for the answer
+        const exit = yield* Fiber.interrupt(fiber).pipe(Effect.timeoutOption("1 second"), Effect.fork)
+        yield* TestClock.adjust("1 second")
+        const result = yield* Fiber.join(exit)
+        assert(Option.isSome(result), "the interruption completed")
+        assert(Exit.isInterrupted(result.value))
+      }))
+  })
+
   describe("combinators and errors", () => {
     it.scoped("withRateLimiter runs the effect after the take, data-first or data-last", () =>
       Effect.gen(function*() {

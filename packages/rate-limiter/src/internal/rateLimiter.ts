@@ -334,8 +334,7 @@ const makeWith = (
       result: RateLimiterStore.ReserveResult,
       cost: number,
       maxWaitMillis: number,
-      span: Tracer.AnySpan | undefined,
-      restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+      span: Tracer.AnySpan | undefined
     ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
       if (result._tag === "Refused") return refused(result, cost, maxWaitMillis)
       const now = nowMillis(clock)
@@ -361,11 +360,17 @@ const makeWith = (
         next: undefined,
         resume: undefined
       }
-      enqueue(waiter)
-      const wait = Effect.suspend(() => lead(waiter))
-      // Still inside the take's uninterruptible region: the wait alone is interruptible, and it
-      // cannot fail otherwise, so any failure is the caller leaving before its start.
-      return Effect.catchAllCause(restore(wait), (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause)))
+      // Queued and guarded in one uninterruptible step, so every queued caller either starts or
+      // leaves the queue: an interruption before the step runs loses the slot and queues nothing.
+      // The wait alone is interruptible, and it cannot fail otherwise, so any failure is the
+      // caller leaving before its start.
+      return Effect.uninterruptibleMask((restore) => {
+        enqueue(waiter)
+        return Effect.catchAllCause(
+          restore(Effect.suspend(() => lead(waiter))),
+          (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause))
+        )
+      })
     }
 
     // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
@@ -403,13 +408,10 @@ const makeWith = (
         }
         const span = fiber.currentSpan
         const { cost, maxWaitMillis } = request
-        // Reserving and sleeping are one step: an interruption in between would lose the slot.
-        return Effect.uninterruptibleMask((restore) =>
-          Effect.flatMap(
-            store.reserve(request),
-            (result) => reserved(result, cost, maxWaitMillis, span, restore)
-          )
-        )
+        // The decision stays interruptible: a caller interrupted while it is in flight (a total
+        // timeout, a shutdown) leaves at once, and its slot, if one was reserved, is lost, never
+        // used twice.
+        return Effect.flatMap(store.reserve(request), (result) => reserved(result, cost, maxWaitMillis, span))
       })
 
     const pauseFor = (duration: Duration.DurationInput): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
