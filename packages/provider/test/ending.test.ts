@@ -157,6 +157,34 @@ describe("the call runs as if in its caller", () => {
       assert.strictEqual(yield* Fiber.join(fiber), 2)
     }))
 
+  it.scoped("fiber refs pass as from a forked fiber: inside a concurrent forEach, with a fork patch, restored", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ name: uniqueName("refs-fork"), bulkhead: { permits: 4 } })
+      const ref = yield* FiberRef.make(0)
+      // Effect.forEach's workers hold a fork-scope override that forks reset: nothing to pass on
+      const values = yield* Effect.forEach(
+        [1, 2],
+        (n) => Effect.zipRight(provider.call(FiberRef.set(ref, n)), FiberRef.get(ref)),
+        { concurrency: 2 }
+      )
+      assert.deepStrictEqual(values, [1, 2])
+      // a ref put back by the call (`locally`) is unchanged for the caller
+      yield* FiberRef.set(ref, 5)
+      yield* provider.call(Effect.locally(FiberRef.get(ref), ref, 6))
+      assert.strictEqual(yield* FiberRef.get(ref), 5)
+      // a ref with a fork patch: the caller gets what Effect.fork and Fiber.join give
+      const counted = yield* FiberRef.make(0, { fork: (n) => n + 1 })
+      yield* Effect.flatMap(Effect.fork(Effect.void), Fiber.join)
+      const afterJoin = yield* FiberRef.get(counted)
+      assert.strictEqual(afterJoin, 1)
+      yield* FiberRef.set(counted, 0)
+      yield* provider.call(Effect.void)
+      assert.strictEqual(yield* FiberRef.get(counted), afterJoin)
+      // runtime flags changed by the call pass on too, as with Fiber.join
+      const flagsAfter = yield* Effect.zipRight(provider.call(Effect.void), Effect.getRuntimeFlags)
+      assert.strictEqual(flagsAfter, yield* Effect.getRuntimeFlags)
+    }))
+
   it.scoped("the call sees the caller's services and span", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({ name: uniqueName("context"), bulkhead: { permits: 1 } })

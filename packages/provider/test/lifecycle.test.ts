@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
-import { Deferred, Duration, Effect, Exit, Fiber, Scope, TestClock } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
 import type { Tracer } from "effect"
 import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
 
@@ -67,6 +67,33 @@ describe("interruption releases everything and records the phase", () => {
       assert.strictEqual(span.attributes.get("sluice.provider.outcome"), "interrupted")
       assert.strictEqual(span.attributes.get("sluice.provider.interrupted_phase"), "call")
       assert.strictEqual(span.attributes.get("sluice.bulkhead.permit_wait_ms"), 0)
+    }))
+
+  it.scoped("the call's span ends with the call: its exit, the failure's stack trace, no span with tracing off", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ name: uniqueName("span-end"), bulkhead: { permits: 1 } })
+      const seen: Array<Tracer.Span> = []
+      const capture = <A, E>(effect: Effect.Effect<A, E>) =>
+        Effect.flatMap(Effect.currentSpan, (span) => {
+          seen.push(span)
+          return effect
+        })
+      assert.strictEqual(yield* provider.call(capture(Effect.succeed(1))), 1)
+      const ok = seen[0]
+      assert.strictEqual(ok.status._tag, "Ended")
+      if (ok.status._tag === "Ended") assert.isTrue(Exit.isSuccess(ok.status.exit))
+      assert.isFalse(ok.attributes.has("code.stacktrace"))
+      yield* Effect.flip(provider.call(capture(Effect.fail("nope"))))
+      const failed = seen[1]
+      assert.strictEqual(failed.name, "Provider.call")
+      if (failed.status._tag === "Ended") {
+        // the caller's error, unwrapped, as `Effect.useSpan` would record it
+        assert.deepStrictEqual(failed.status.exit, Exit.fail("nope"))
+      } else assert.fail("the span is not ended")
+      assert.isString(failed.attributes.get("code.stacktrace"))
+      // tracing off: the call runs under the caller's span (none here), and makes none of its own
+      const off = yield* Effect.withTracerEnabled(provider.call(Effect.option(Effect.currentSpan)), false)
+      assert.isTrue(Option.isNone(off))
     }))
 
   it.scoped("interrupted during a backoff: nothing held, the phase is backoff", () =>

@@ -24,9 +24,10 @@ import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
 import * as Runtime from "effect/Runtime"
-import type * as RuntimeFlags from "effect/RuntimeFlags"
+import * as RuntimeFlags from "effect/RuntimeFlags"
+import * as RuntimeFlagsPatch from "effect/RuntimeFlagsPatch"
 import type * as Scope from "effect/Scope"
-import type * as Tracer from "effect/Tracer"
+import * as Tracer from "effect/Tracer"
 import type * as Api from "../Provider.js"
 import { type BreakerSettings, CircuitBreaker, type State as CircuitState } from "./circuitBreaker.js"
 import * as errors from "./errors.js"
@@ -379,22 +380,133 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
 // ---------------------------------------------------------------------------------------------
 
 /**
- * Runs effects on fibers forked from `parent` as `Effect.fork` would fork them (its refs, its
- * runtime flags), but started at once and with no parent: the provider supervises them itself.
- * Forking the refs, rather than letting `Runtime.runFork` set the context anew, keeps `inheritAll`
- * cheap: only what the fiber changed is merged back, not the whole context.
+ * Fibers forked from `parent` as `Effect.fork` would fork them (its refs, its runtime flags), but
+ * started at once and with no parent: the provider supervises them itself. `context`, when given,
+ * is the fibers' context instead of the parent's (the parent's with the call's span as parent
+ * span): set in the forked refs, it costs nothing more, where `Effect.withParentSpan` inside the
+ * fiber would update the context twice. One of the fibers, started with `start`, is the one whose
+ * refs pass to the parent when it ends (`inherit`); the others (timers) pass nothing.
  */
-const forker = (
-  parent: Fiber.RuntimeFiber<unknown, unknown>,
-  runtimeFlags: RuntimeFlags.RuntimeFlags
-): <A, E>(effect: Effect.Effect<A, E>) => Fiber.RuntimeFiber<A, E> => {
-  const fiberRefs = parent.getFiberRefs()
-  const runtime = Runtime.make({ context: parent.currentContext, runtimeFlags, fiberRefs })
-  const options: Runtime.RunForkOptions = {
-    updateRefs: (_, fiberId) => FiberRefs.forkAs(fiberRefs, fiberId)
+class Forker {
+  /** The parent's refs, as the fibers were forked from them. */
+  readonly refs: FiberRefs.FiberRefs
+  /** The refs the fiber of `start` started with. */
+  private forked: FiberRefs.FiberRefs | undefined = undefined
+  private starting = false
+  private readonly runtime: Runtime.Runtime<never>
+  private readonly options: Runtime.RunForkOptions
+
+  constructor(
+    private readonly parent: Fiber.RuntimeFiber<unknown, unknown>,
+    readonly runtimeFlags: RuntimeFlags.RuntimeFlags,
+    readonly context: Context.Context<never> | undefined
+  ) {
+    const refs = this.refs = parent.getFiberRefs()
+    // empty: `runFork` would fork them only for `updateRefs` to replace them
+    this.runtime = Runtime.make({ context: parent.currentContext, runtimeFlags, fiberRefs: FiberRefs.empty() })
+    this.options = {
+      // forking the refs, rather than letting `runFork` set the context anew, leaves the fiber's
+      // refs as the parent's until the fiber changes one: `inherit` can tell that it changed none
+      updateRefs: (_, fiberId) => {
+        const forked = FiberRefs.forkAs(refs, fiberId)
+        const started = context === undefined
+          ? forked
+          : FiberRefs.updateAs(forked, { fiberId, fiberRef: FiberRef.currentContext, value: context })
+        if (this.starting) this.forked = started
+        return started
+      }
+    }
   }
-  return (effect) => Runtime.runFork(runtime, effect, options)
+
+  /** Starts the fiber whose refs `inherit` passes to the parent. */
+  start<A, E>(effect: Effect.Effect<A, E>): Fiber.RuntimeFiber<A, E> {
+    this.starting = true
+    try {
+      return this.run(effect)
+    } finally {
+      this.starting = false
+    }
+  }
+
+  run<A, E>(effect: Effect.Effect<A, E>): Fiber.RuntimeFiber<A, E> {
+    return Runtime.runFork(this.runtime, effect, this.options)
+  }
+
+  /**
+   * `fiber.inheritAll` for the fiber of `start`, once it has ended: the refs it changed pass to the
+   * parent. Most calls change none (`FiberRef.locally` puts the value back), and then there is
+   * nothing to merge and nothing is run (`inheritAll` would copy and walk every ref of the parent to
+   * find that out); the result is `undefined`. The fiber's context, when this forker set it, is not
+   * the fiber's change: the parent keeps its own parent span.
+   */
+  inherit(fiber: Fiber.RuntimeFiber<unknown, unknown>): Effect.Effect<void> | undefined {
+    const after = fiber.getFiberRefs()
+    const forked = this.forked as FiberRefs.FiberRefs
+    const context = this.context
+    // refs that only the fork changed (a `fork` patch: a child's fork-scope override, say)
+    let forkedOnly: Array<FiberRef.FiberRef<unknown>> | undefined
+    for (const [ref, stack] of after.locals) {
+      const value: unknown = stack[0][1]
+      if (ref === FiberRef.currentRuntimeFlags) {
+        if (RuntimeFlagsPatch.isEmpty(inheritedFlags(this.runtimeFlags, value as RuntimeFlags.RuntimeFlags))) continue
+        return this.inheritAll(fiber)
+      }
+      // an interruption never passes to the parent; the context set at the fork is not the fiber's
+      if (ref === FiberRef.interruptedCause || (ref === FiberRef.currentContext && value === context)) continue
+      if (value === FiberRefs.getOrDefault(this.refs, ref)) continue
+      if (value !== FiberRefs.getOrDefault(forked, ref)) return this.inheritAll(fiber)
+      ;(forkedOnly ??= []).push(ref)
+    }
+    if (forkedOnly === undefined) return undefined
+    // what the fork alone changed passes to the parent only as the ref's `join` says (most keep the
+    // parent's value): merged into a copy of those refs of the parent, it shows
+    const entries = (from: FiberRefs.FiberRefs) =>
+      forkedOnly.map((ref) =>
+        [ref, from.locals.get(ref) ?? [[this.parent.id(), FiberRefs.getOrDefault(from, ref)]]] as const
+      )
+    const parentOnly = FiberRefs.updateManyAs(FiberRefs.empty(), { entries: entries(this.refs) as never })
+    const joined = FiberRefs.joinAs(
+      parentOnly,
+      this.parent.id(),
+      FiberRefs.updateManyAs(FiberRefs.empty(), {
+        entries: entries(forked) as never
+      })
+    )
+    for (const ref of forkedOnly) {
+      if (FiberRefs.getOrDefault(joined, ref) !== FiberRefs.getOrDefault(this.refs, ref)) return this.inheritAll(fiber)
+    }
+    return undefined
+  }
+
+  private inheritAll(fiber: Fiber.RuntimeFiber<unknown, unknown>): Effect.Effect<void> {
+    const context = this.context
+    if (context === undefined) return fiber.inheritAll
+    const parentSpan = Context.getOption(FiberRefs.getOrDefault(this.refs, FiberRef.currentContext), Tracer.ParentSpan)
+    return Effect.zipRight(
+      fiber.inheritAll,
+      Effect.updateFiberRefs((fiberId, refs) => {
+        const merged = FiberRefs.getOrDefault(refs, FiberRef.currentContext)
+        return FiberRefs.updateAs(refs, {
+          fiberId,
+          fiberRef: FiberRef.currentContext,
+          value: Option.isSome(parentSpan)
+            ? Context.add(merged, Tracer.ParentSpan, parentSpan.value)
+            : Context.omit(Tracer.ParentSpan)(merged)
+        })
+      })
+    )
+  }
 }
+
+/** The runtime flags `Fiber.inheritAll` passes from a child to its parent: neither interruption nor wind-down. */
+const inheritedFlags = (
+  parent: RuntimeFlags.RuntimeFlags,
+  child: RuntimeFlags.RuntimeFlags
+): RuntimeFlagsPatch.RuntimeFlagsPatch =>
+  RuntimeFlagsPatch.exclude(
+    RuntimeFlagsPatch.exclude(RuntimeFlags.diff(parent, child), RuntimeFlags.Interruption),
+    RuntimeFlags.WindDown
+  )
 
 /** A call racing its attempt budget: the state shared by its fiber, its timer and its caller. */
 class TimeoutRace {
@@ -403,7 +515,11 @@ class TimeoutRace {
   result: Effect.Effect<unknown, unknown> | undefined = undefined
   timedOut: Exit.Exit<never, unknown> | undefined = undefined
 
-  constructor(readonly fiber: Fiber.RuntimeFiber<unknown, unknown>, readonly parentId: FiberId.FiberId) {}
+  constructor(
+    readonly forker: Forker,
+    readonly fiber: Fiber.RuntimeFiber<unknown, unknown>,
+    readonly parentId: FiberId.FiberId
+  ) {}
 
   /** The budget ran out first: the call is interrupted, and fails with `error` once it has ended. */
   expire(error: unknown): void {
@@ -416,7 +532,8 @@ class TimeoutRace {
     if (this.result !== undefined) return
     this.timer?.unsafeInterruptAsFork(this.parentId)
     // as `Effect.timeoutFail`'s race: the winner's refs pass on when it succeeded
-    this.result = this.timedOut ?? (Exit.isSuccess(exit) ? Effect.zipRight(this.fiber.inheritAll, exit) : exit)
+    const inherit = this.timedOut === undefined && Exit.isSuccess(exit) ? this.forker.inherit(this.fiber) : undefined
+    this.result = this.timedOut ?? (inherit === undefined ? exit : Effect.zipRight(inherit, exit))
     const resume = this.resume
     if (resume !== undefined) {
       this.resume = undefined
@@ -453,13 +570,16 @@ const timeoutFail = <A, E, R>(
 ): Effect.Effect<A, unknown, R> =>
   Effect.withFiberRuntime<A, unknown, R>((parent, status) =>
     Effect.uninterruptibleMask((restore) => {
-      const run = forker(parent, status.runtimeFlags)
+      const forker = new Forker(parent, status.runtimeFlags, undefined)
       // the parent's context provides `R`
-      const fiber = run(self as Effect.Effect<A, E>)
+      const fiber = forker.start(self as Effect.Effect<A, E>)
       const done = fiber.unsafePoll()
-      if (done !== null) return Exit.isSuccess(done) ? Effect.zipRight(fiber.inheritAll, done) : done
-      const race = new TimeoutRace(fiber, parent.id())
-      race.timer = run(
+      if (done !== null) {
+        const inherit = Exit.isSuccess(done) ? forker.inherit(fiber) : undefined
+        return inherit === undefined ? done : Effect.zipRight(inherit, done)
+      }
+      const race = new TimeoutRace(forker, fiber, parent.id())
+      race.timer = forker.run(
         Effect.flatMap(Effect.interruptible(clock.sleep(Duration.millis(millis))), () => {
           race.expire(onTimeout())
           return Effect.void
@@ -498,7 +618,9 @@ const unwrapExit = (exit: Exit.Exit<unknown, unknown>): Exit.Exit<unknown, unkno
 
 /**
  * The `code.stacktrace` of the span `Provider.call`: the line of `call`, as `Effect.withSpan` would
- * capture it on every call, captured once and formatted only when a span ends in failure.
+ * capture it on every call, captured once and formatted only when a span ends in failure. It is not
+ * handed to the span as `captureStackTrace`: Effect would keep it for every span in a `WeakMap`, whose
+ * entries cost the garbage collector more than anything else the call does.
  */
 const spanTrace = (): () => string | undefined => {
   const errorConstructor = Error as { stackTraceLimit?: number | undefined }
@@ -547,8 +669,14 @@ class Call {
     readonly startedAt: number,
     /** When the total budget ends; `Infinity` without one. */
     readonly deadline: number,
-    readonly span: Tracer.Span,
-    readonly callerId: FiberId.FiberId
+    /** The span `Provider.call`; none when tracing is off, where it would be a no-op span. */
+    readonly span: Tracer.Span | undefined,
+    readonly callerId: FiberId.FiberId,
+    /** Forks the call's fiber, and its timer, from the caller. */
+    readonly forker: Forker,
+    /** The caller's clock, and whether its spans record times. */
+    readonly clock: Clock.Clock,
+    readonly timing: boolean
   ) {}
 }
 
@@ -581,8 +709,9 @@ class ProviderImpl {
   readonly active = new Set<Call>()
   readonly gracePeriod: Duration.Duration
 
-  /** The options of every call's span, made at the first call (see `spanTrace`). */
-  private spanOptions: Tracer.SpanOptions | undefined = undefined
+  /** Every call's span, made at the first call (see `spanTrace`). */
+  private spanEffect: Effect.Effect<Tracer.Span> | undefined = undefined
+  private spanTrace: (() => string | undefined) | undefined = undefined
 
   constructor(
     readonly resolved: Resolved,
@@ -642,22 +771,42 @@ class ProviderImpl {
   }
 
   call<A, E, R>(self: Effect.Effect<A, E, R>, options?: Api.CallOptions): Effect.Effect<A, unknown, R> {
-    const spanOptions = this.spanOptions ??= {
-      attributes: { "sluice.provider": this.name },
-      captureStackTrace: spanTrace()
-    }
-    return Effect.useSpan(
-      "Provider.call",
-      spanOptions,
-      (span) =>
-        Effect.withFiberRuntime<A, unknown, R>((caller, status) =>
-          // the call's fiber is started and registered with no interruption in between, so that it
-          // is never left running without a caller; only the wait for it is interruptible
-          Effect.uninterruptibleMask((restore) =>
-            this.start(self, options, span, caller, status.runtimeFlags, restore) as Effect.Effect<A, unknown, R>
-          )
+    return Effect.withFiberRuntime<A, unknown, R>((caller, status) => {
+      // the call's fiber is started and registered with no interruption in between, so that it is
+      // never left running without a caller; only the wait for it is interruptible
+      const begin = (span: Tracer.Span | undefined) =>
+        Effect.uninterruptibleMask((restore) =>
+          this.start(self, options, span, caller, status.runtimeFlags, restore) as Effect.Effect<A, unknown, R>
         )
-    )
+      // with tracing off every span is a no-op that nothing can reach: none is made
+      return caller.getFiberRef(FiberRef.currentTracerEnabled)
+        ? Effect.flatMap(this.makeSpan(), begin)
+        : begin(undefined)
+    })
+  }
+
+  /**
+   * `Effect.makeSpan("Provider.call")`, made at the first call (see `spanTrace`). The span is ended
+   * by the provider when the call settles, as `Effect.useSpan` would end it, without the wrapper
+   * `useSpan` puts around the call.
+   */
+  private makeSpan(): Effect.Effect<Tracer.Span> {
+    if (this.spanEffect === undefined) {
+      const trace = spanTrace()
+      this.spanTrace = trace
+      this.spanEffect = Effect.makeSpan("Provider.call", {
+        attributes: { "sluice.provider": this.name },
+        captureStackTrace: false
+      })
+    }
+    return this.spanEffect
+  }
+
+  /** As `Effect.useSpan` ends its span: the stack trace on a failure, the end time when timing is on. */
+  private endSpan(span: Tracer.Span, exit: Exit.Exit<unknown, unknown>, clock: Clock.Clock, timing: boolean): void {
+    if (span.status._tag === "Ended") return
+    if (Exit.isFailure(exit)) span.attribute("code.stacktrace", this.spanTrace?.())
+    span.end(timing ? clock.unsafeCurrentTimeNanos() : BigInt(0), exit)
   }
 
   /**
@@ -668,41 +817,47 @@ class ProviderImpl {
   private start<A, E, R>(
     self: Effect.Effect<A, E, R>,
     options: Api.CallOptions | undefined,
-    span: Tracer.Span,
+    span: Tracer.Span | undefined,
     caller: Fiber.RuntimeFiber<unknown, unknown>,
     runtimeFlags: RuntimeFlags.RuntimeFlags,
     restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>
   ): Effect.Effect<unknown, unknown> {
+    const clock = Context.get(caller.currentDefaultServices, Clock.Clock)
+    const timing = span !== undefined && caller.getFiberRef(FiberRef.currentTracerTimingEnabled)
     let perCall: PerCall
     try {
       perCall = this.perCall(options)
     } catch (defect) {
-      return Effect.die(defect)
+      const died = Exit.die(defect)
+      if (span !== undefined) this.endSpan(span, died, clock, timing)
+      return died
     }
     if (this.closing) {
       this.count("closed")
       this.calls++
-      return Effect.fail(
+      const closed = Exit.fail(
         new errors.ProviderClosed({ provider: this.name, reason: "closing", gracePeriod: this.gracePeriod })
       )
+      if (span !== undefined) this.endSpan(span, closed, clock, timing)
+      return closed
     }
-    const clock = Context.get(caller.currentDefaultServices, Clock.Clock)
     const now = clock.unsafeCurrentTimeMillis()
     const total = perCall.totalTimeoutMillis
-    const call = new Call(now, total === undefined ? Infinity : now + total, span, caller.id())
+    // with the caller's runtime flags as they were outside the mask, as a forked fiber would have
+    // them; the call's own spans are children of its span
+    const forker = new Forker(
+      caller,
+      runtimeFlags,
+      span === undefined ? undefined : Context.add(caller.currentContext, Tracer.ParentSpan, span)
+    )
+    const call = new Call(now, total === undefined ? Infinity : now + total, span, caller.id(), forker, clock, timing)
     this.inFlight++
     this.active.add(call)
-    // with the caller's runtime flags as they were outside the mask, as a forked fiber would have them
-    const run = forker(caller, runtimeFlags)
     // the caller's context provides `R`
-    const attempts = this.attemptFrom(self, perCall, call, clock, 1, undefined) as Effect.Effect<A, unknown>
-    // the call's own spans are children of this one; with tracing switched off every span is a
-    // no-op, and a parent for them would only cost the context update and its merge back
-    const traced = caller.getFiberRef(FiberRef.currentTracerEnabled)
-    const fiber = run(traced ? Effect.withParentSpan(attempts, span) : attempts)
+    const fiber = forker.start(this.attemptFrom(self, perCall, call, clock, 1, undefined) as Effect.Effect<A, unknown>)
     call.fiber = fiber
-    if (total !== undefined && fiber.unsafePoll() === null) call.timer = run(this.timer(call, perCall, clock))
-    fiber.addObserver((exit) => this.settle(call, exit))
+    if (total !== undefined && fiber.unsafePoll() === null) call.timer = forker.run(this.timer(call, perCall, clock))
+    fiber.addObserver((exit) => this.settle(call, fiber, exit))
     // done without suspending: no wait at all
     if (call.result !== undefined) return call.result
     return Effect.matchCauseEffect(restore(Effect.async<unknown, unknown>((resume) => this.wait(call, resume))), {
@@ -756,20 +911,19 @@ class ProviderImpl {
   }
 
   /** The call's fiber has ended (on the fiber's side): the bookkeeping, then the caller resumes. */
-  private settle(call: Call, exit: Exit.Exit<unknown, unknown>): void {
+  private settle(call: Call, fiber: Fiber.RuntimeFiber<unknown, unknown>, exit: Exit.Exit<unknown, unknown>): void {
     if (call.result !== undefined) return
     this.active.delete(call)
     call.timer?.unsafeInterruptAsFork(call.callerId)
     const ending = call.ending
     // counted as the caller saw it: interrupted, ended by the provider, or as the attempts ended
-    this.finish(call.callerInterrupted ? Exit.interrupt(call.callerId) : ending ?? exit, call)
-    if (ending !== undefined) {
-      call.result = unwrapExit(ending)
-    } else {
-      // as the winner of a race would: what the call changed in its fiber's refs passes to the caller
-      const fiber = call.fiber as Fiber.RuntimeFiber<unknown, unknown>
-      call.result = Effect.zipRight(fiber.inheritAll, unwrapExit(exit))
-    }
+    const seen = unwrapExit(ending ?? exit)
+    const interrupted = call.callerInterrupted ? Exit.interrupt(call.callerId) : undefined
+    this.finish(interrupted ?? ending ?? exit, call)
+    if (call.span !== undefined) this.endSpan(call.span, interrupted ?? seen, call.clock, call.timing)
+    // as the winner of a race would: what the call changed in its fiber's refs passes to the caller
+    const inherit = ending === undefined ? call.forker.inherit(fiber) : undefined
+    call.result = inherit === undefined ? seen : Effect.zipRight(inherit, seen)
     const resume = call.resume
     if (resume !== undefined) {
       call.resume = undefined
@@ -989,11 +1143,11 @@ class ProviderImpl {
     this.count(outcome)
     if (this.closing && this.inFlight === 0) Deferred.unsafeDone(this.drained, Exit.void)
     const span = call.span
-    span.attribute("sluice.provider.attempts", call.attempt)
-    span.attribute("sluice.provider.outcome", outcome)
+    span?.attribute("sluice.provider.attempts", call.attempt)
+    span?.attribute("sluice.provider.outcome", outcome)
     if (outcome === "interrupted") {
       interruptedTotal.unsafeUpdate(1, this.phaseLabels[call.phase])
-      span.attribute("sluice.provider.interrupted_phase", call.phase)
+      span?.attribute("sluice.provider.interrupted_phase", call.phase)
     }
   }
 
