@@ -46,19 +46,23 @@ export const make = (router: Router, capacity: number) =>
     }
 
     // The first caller of a key runs the lookup; whatever ends it (an answer, a refusal, an
-    // interruption) completes the callers merged into it and leaves the in-flight map.
+    // interruption) completes the callers merged into it and leaves the in-flight map. Registering
+    // and installing that clean-up are one uninterruptible step: a key never stays in flight
+    // with nobody to complete it.
     const lookup = (key: string, query: string) =>
-      Effect.flatMap(Deferred.make<Resolution, Unresolved>(), (deferred) => {
-        inFlight.set(key, deferred)
-        lookups++
-        return router.resolve(query).pipe(
-          Effect.onExit((exit) => {
-            inFlight.delete(key)
-            if (Exit.isSuccess(exit) && capacity > 0) keep(key, exit.value)
-            return Deferred.done(deferred, exit)
-          })
-        )
-      })
+      Effect.uninterruptibleMask((restore) =>
+        Effect.flatMap(Deferred.make<Resolution, Unresolved>(), (deferred) => {
+          inFlight.set(key, deferred)
+          lookups++
+          return restore(router.resolve(query)).pipe(
+            Effect.onExit((exit) => {
+              inFlight.delete(key)
+              if (Exit.isSuccess(exit) && capacity > 0) keep(key, exit.value)
+              return Deferred.done(deferred, exit)
+            })
+          )
+        })
+      )
 
     const self: Dedup = {
       cached: (query) => hit(normalize(query)),
