@@ -58,6 +58,25 @@ const integer = (raw: string) => {
   return Number.isSafeInteger(n) && n > 0 ? n : undefined
 }
 
+/** `--burst N` (every provider) or `--burst name=N`, repeated; a later value wins. */
+const bursts = (values: ReadonlyArray<string>): Effect.Effect<Run.PerProvider<number>, UsageError> =>
+  Effect.gen(function*() {
+    const out: Run.PerProvider<number> = {}
+    for (const raw of values) {
+      const [name, value] = raw.includes("=") ? raw.split("=", 2) : [undefined, raw]
+      const burst = integer(value)
+      if (burst === undefined) return yield* new UsageError({ reason: `--burst ${raw}: must be an integer ≥ 1` })
+      if (name === undefined) {
+        for (const provider of providerNames) out[provider] = burst
+      } else if (isProvider(name)) {
+        out[name] = burst
+      } else {
+        return yield* new UsageError({ reason: `--burst ${raw}: no provider "${name}" (${providerNames.join(", ")})` })
+      }
+    }
+    return out
+  })
+
 const keyValues = (name: string, description: string) =>
   Options.keyValueMap(name).pipe(Options.withDescription(description), Options.optional)
 
@@ -84,12 +103,13 @@ const providerOptions = {
     Options.withDescription("Share of each quota the client leaves unused, against arrival jitter"),
     Options.withDefault(0.05)
   ),
-  burst: Options.integer("burst").pipe(
+  burst: Options.text("burst").pipe(
     Options.withDescription(
-      "Starts allowed at the same instant, client and stand-ins (default: 3 against stand-ins, whose quota admits " +
-        "it; 1 against a real service, whose published limit does not)"
+      "Starts allowed at the same instant, client and stand-ins: N for every provider, or name=N (repeat the " +
+        "flag). Default: against a stand-in, max(3, client rate × 10 ms), which its quota admits; 1 against a " +
+        "real service, whose published limit does not"
     ),
-    Options.optional
+    Options.repeated
   ),
   headroom: Options.float("headroom").pipe(Options.withDefault(2)),
   contact: Options.text("contact").pipe(
@@ -148,9 +168,6 @@ export const toConfig = (args: ProviderArgs) =>
       })
     }
     if (!(args.margin >= 0 && args.margin < 1)) return yield* new UsageError({ reason: "--margin must be in [0, 1)" })
-    if (Option.isSome(args.burst) && args.burst.value < 1) {
-      return yield* new UsageError({ reason: "--burst must be ≥ 1" })
-    }
     if (!(args.headroom >= 1)) return yield* new UsageError({ reason: "--headroom must be ≥ 1" })
     const slow = yield* perProvider("slow", args.slow, positive)
     const errorRate = yield* perProvider("error-rate", args.errorRate, share)
@@ -177,7 +194,7 @@ export const toConfig = (args: ProviderArgs) =>
       periodQuotas: yield* perProvider("period-quota", args.periodQuota, integer),
       quotaPeriod: args.quotaPeriod as never,
       margin: args.margin,
-      burst: Option.getOrUndefined(args.burst),
+      bursts: yield* bursts(args.burst),
       headroom: args.headroom,
       contact: args.contact,
       apiKey: Option.getOrUndefined(args.opencageKey),
@@ -221,7 +238,9 @@ const serve = Command.make("serve", {
         "geocode against them from other processes, sharing the quotas through Redis:",
         `  pnpm start run ${settings.map((s) => `--url ${s.name}=${s.baseUrl}`).join(" ")} ${
           settings.map((s) => `--rate ${s.name}=${s.rate}`).join(" ")
-        } --burst ${settings[0]?.burst ?? 1} --redis redis://127.0.0.1:6379 --output a.jsonl`
+        } ${
+          settings.map((s) => `--burst ${s.name}=${s.burst}`).join(" ")
+        } --redis redis://127.0.0.1:6379 --output a.jsonl`
       ].join("\n")
     )
     return yield* Effect.never

@@ -17,6 +17,8 @@ export interface ProviderReport {
   readonly clientRate: number
   readonly permits: number
   readonly permitsReason: string
+  readonly burst: number
+  readonly burstReason: string
   readonly requests: number
   /** Responses per second over the span from the first to the last response. */
   readonly achievedRate: number
@@ -47,6 +49,8 @@ export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
           clientRate: limit.limit / Duration.toSeconds(limit.window),
           permits: geocoder.settings.permits,
           permitsReason: geocoder.settings.permitsReason,
+          burst: geocoder.settings.burst,
+          burstReason: geocoder.settings.burstReason,
           requests: seen.responses,
           achievedRate: span > 0 ? (seen.responses - 1) / span : 0,
           p50Millis: seen.p50Millis,
@@ -104,7 +108,7 @@ export const render = (reports: ReadonlyArray<ProviderReport>): string => {
       `  ${r.name}: ${r.verdict.binding}: ${r.verdict.reason}`,
       `    permits ${r.permits} (${r.permitsReason}); client limit ${rate(r.clientRate)}/s under the ${
         rate(r.quota)
-      }/s quota${refused === "" ? "" : `; passed on: ${refused}`}`
+      }/s quota, burst ${r.burst} (${r.burstReason})${refused === "" ? "" : `; passed on: ${refused}`}`
     ].join("\n")
   })
   return [table(header, rows), "", "binding bound, per provider:", ...reasons].join("\n")

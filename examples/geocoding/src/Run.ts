@@ -42,8 +42,11 @@ export interface Config {
   readonly periodQuotas: PerProvider<number>
   readonly quotaPeriod: Duration.DurationInput
   readonly margin: number
-  /** Starts allowed at the same instant; by default 3 against stand-ins, 1 against a real service. */
-  readonly burst: number | undefined
+  /**
+   * Starts allowed at the same instant, by provider (`--burst`); by default `Scenario.burstFor`:
+   * against a stand-in, from the client rate (and the stand-in admits the same), 1 against a real service.
+   */
+  readonly bursts: PerProvider<number>
   readonly headroom: number
   readonly contact: string
   readonly apiKey: Redacted.Redacted<string> | undefined
@@ -111,20 +114,11 @@ export const realMedian = (name: ProviderName) => Scenario.realEndpoints[name].m
 /** Stand-ins accept twice the client's permits: the client's bulkhead, not the server, is what binds. */
 const STAND_IN_CONCURRENCY_FACTOR = 2
 
-/**
- * A burst of 3 lets the client's limiter absorb timer lateness of up to two emission intervals
- * without losing the time (its pacer never lets late starts catch up faster than the limit
- * allows); the stand-ins admit `limit + burst` per window, so it stays within their quota.
- */
-const STAND_IN_BURST = 3
-/** Real services publish limits such as "an absolute maximum of 1 request per second": no burst. */
-const REAL_SERVICE_BURST = 1
-
 /** Settings for every provider of the run, starting a stand-in for each one without a URL. */
 export const prepare = (config: Config) =>
   Effect.gen(function*() {
-    const tuning = (burst: number): Scenario.Tuning => ({
-      burst,
+    const tuning = (name: ProviderName): Scenario.Tuning => ({
+      burst: config.bursts[name],
       margin: config.margin,
       headroom: config.headroom,
       userAgent: Scenario.defaultUserAgent(config.contact),
@@ -142,9 +136,10 @@ export const prepare = (config: Config) =>
           {
             baseUrl: url,
             rate: config.rates[name] ?? real.rate,
-            medianMillis: config.latencies[name] ?? real.medianMillis
+            medianMillis: config.latencies[name] ?? real.medianMillis,
+            where: "real"
           },
-          tuning(config.burst ?? REAL_SERVICE_BURST),
+          tuning(name),
           config.permits[name]
         ))
         continue
@@ -154,12 +149,17 @@ export const prepare = (config: Config) =>
         ...(config.rates[name] === undefined ? {} : { rate: config.rates[name] }),
         ...(config.latencies[name] === undefined ? {} : { medianMillis: config.latencies[name] })
       }
-      const burst = config.burst ?? STAND_IN_BURST
-      const sized = Scenario.settingsFor(name, { baseUrl: "", ...profile }, tuning(burst), config.permits[name])
+      const sized = Scenario.settingsFor(
+        name,
+        { baseUrl: "", where: "stand-in", ...profile },
+        tuning(name),
+        config.permits[name]
+      )
       const quota = config.periodQuotas[name]
       const standIn = yield* StandIns.start(name, {
         profile,
-        burst,
+        // the client's own: the quota arithmetic (client rate + burst ≤ limit + burst) holds as is
+        burst: sized.burst,
         concurrency: config.standInConcurrency ?? sized.permits * STAND_IN_CONCURRENCY_FACTOR,
         port: config.ports?.[name],
         faults: config.faults[name],
@@ -220,7 +220,7 @@ export const describeProviders = (settings: ReadonlyArray<Settings>, standIns: R
     const where = standIns.some((standIn) => standIn.url === s.baseUrl) ? "stand-in" : "remote"
     return `  ${s.name.padEnd(9)} ${where} ${s.baseUrl}  quota ${s.rate}/s, client keeps ${
       Math.round(s.margin * 100)
-    } % under it; permits ${s.permits} (${s.permitsReason})`
+    } % under it; burst ${s.burst} (${s.burstReason}); permits ${s.permits} (${s.permitsReason})`
   }).join("\n")
 
 export const renderSummary = (

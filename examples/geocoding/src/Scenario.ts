@@ -39,8 +39,51 @@ export const realEndpoints: Record<ProviderName, { readonly baseUrl: string } & 
   opencage: { baseUrl: "https://api.opencagedata.com", rate: 1, medianMillis: 300, p95Millis: 1000 }
 }
 
-export interface Tuning {
+/**
+ * The limiter paces actual starts: after a late timer it lets at most `burst` start at once (its
+ * documented "never more than `burst` bunch"), so on an event loop whose turns take L ms it starts
+ * at most burst / L per second, whatever its rate. Node's timers fire in whole milliseconds, so a
+ * limiter above 1,000/s needs burst ≥ rate × 1 ms just to reach its rate; to keep it while the loop
+ * is busy, burst ≥ rate × the lag. 10 ms is a busy client's loop turn (a scavenge of the young
+ * generation takes 5 to 15 ms): the stand-ins' burst covers it. Longer stalls (tens of ms on a loaded
+ * machine) cost that provider throughput, never quota. At the demo's rates (190/s and under) this is
+ * the floor of 3, which also absorbs a late timer of up to two emission intervals.
+ */
+export const STAND_IN_LAG_MILLIS = 10
+export const MIN_STAND_IN_BURST = 3
+/** Real services publish limits such as "an absolute maximum of 1 request per second": no burst. */
+export const REAL_SERVICE_BURST = 1
+
+export interface Burst {
   readonly burst: number
+  /** Why `burst` has its value, as the report and `serve` print it. */
+  readonly reason: string
+}
+
+/**
+ * The burst of a provider's client limiter. A stand-in admits the same burst over its quota (a
+ * sliding log of `limit + burst` per second), so the client's `rate × (1 − margin) + burst` per
+ * window stays `rate × margin` under what it admits, whatever the burst.
+ */
+export const burstFor = (
+  where: "stand-in" | "real",
+  clientRate: number,
+  override: number | undefined
+): Burst => {
+  if (override !== undefined) return { burst: override, reason: "set by --burst" }
+  if (where === "real") return { burst: REAL_SERVICE_BURST, reason: "a real service's published limit admits none" }
+  const exact = clientRate * STAND_IN_LAG_MILLIS / 1000
+  const sized = Math.ceil(exact)
+  return {
+    burst: Math.max(MIN_STAND_IN_BURST, sized),
+    reason: `max(${MIN_STAND_IN_BURST}, client rate ${Number(clientRate.toFixed(1))}/s × ${STAND_IN_LAG_MILLIS} ms ` +
+      `of loop lag = ${Number(exact.toFixed(2))}${sized === exact ? "" : `, rounded up to ${sized}`})`
+  }
+}
+
+export interface Tuning {
+  /** `--burst`, for this provider; else `burstFor` decides. */
+  readonly burst: number | undefined
   readonly margin: number
   /** Bulkhead permits over the required figure (rate × median latency). */
   readonly headroom: number
@@ -53,7 +96,12 @@ export const defaultUserAgent = (contact: string) =>
 
 export const settingsFor = (
   name: ProviderName,
-  endpoint: { readonly baseUrl: string; readonly rate: number; readonly medianMillis: number },
+  endpoint: {
+    readonly baseUrl: string
+    readonly rate: number
+    readonly medianMillis: number
+    readonly where: "stand-in" | "real"
+  },
   tuning: Tuning,
   permits: number | undefined
 ): Settings => {
@@ -64,13 +112,15 @@ export const settingsFor = (
     headroom: tuning.headroom
   }))
   const chosen = permits ?? sizing.permits
+  const burst = burstFor(endpoint.where, clientRate, tuning.burst)
   // A bulkhead's queue as long as its permits: a provider that slows holds at most twice its
   // permits in workers, and the rest of the batch flows to the others at once (BulkheadFull).
   return {
     name,
     baseUrl: endpoint.baseUrl,
     rate: endpoint.rate,
-    burst: tuning.burst,
+    burst: burst.burst,
+    burstReason: burst.reason,
     margin: tuning.margin,
     permits: chosen,
     permitsReason: permits === undefined ? sizing.derivation : `set by --permits; sizing says ${sizing.derivation}`,

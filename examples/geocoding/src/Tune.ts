@@ -51,7 +51,7 @@ export const run = (config: Run.Config, options: Options) =>
       Sizing.permits({ rate, medianLatency: Duration.millis(median), headroom: 1 })
     )
     yield* Console.log(
-      `tuning ${options.provider} (${base.baseUrl}): start from ${sizing.derivation}; ${options.chunk} rows per step`
+      `tuning ${options.provider} (${base.baseUrl}, burst ${base.burst}: ${base.burstReason}): start from ${sizing.derivation}; ${options.chunk} rows per step`
     )
     const steps: Array<Step> = []
     let permits = sizing.required

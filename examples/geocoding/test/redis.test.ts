@@ -49,7 +49,11 @@ describe("--redis across two processes", () => {
         // the stand-ins, once: their concurrency is not what Redis shares, so it never binds here;
         // burst 1, as the runs use against a --url
         const { standIns } = yield* Run.prepare(
-          baseConfig({ rates: { ...RATES }, burst: 1, standInConcurrency: 1_000 })
+          baseConfig({
+            rates: { ...RATES },
+            bursts: { opencage: 1, photon: 1, nominatim: 1 },
+            standInConcurrency: 1_000
+          })
         )
         const dir = tempDir()
         const inputs = ["a", "b"].map((name) => {

@@ -25,7 +25,7 @@ export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => (
   // at 95/s of a 100/s quota cover 63 ms; 11 at 90/s cover 122 ms). The bench measures the 429s of
   // the default margin (bench/RESULTS.md, "Geocoding").
   margin: 0.1,
-  burst: undefined,
+  bursts: {},
   headroom: 2,
   contact: "tests@example.com",
   apiKey: undefined,

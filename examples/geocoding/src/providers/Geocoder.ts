@@ -55,6 +55,8 @@ export interface Settings {
   readonly rate: number
   /** Starts allowed at the same instant, on the client and on the stand-in. */
   readonly burst: number
+  /** Why `burst` has its value: derived from the client rate, a real service's none, or "set by --burst". */
+  readonly burstReason: string
   /** The share of the quota left unused, so that arrival jitter does not cross it. */
   readonly margin: number
   readonly permits: number
@@ -69,13 +71,13 @@ export interface Settings {
   readonly apiKey?: Redacted.Redacted<string> | undefined
 }
 
+/** The rate the client keeps to, requests per second: the quota less the margin. */
+export const clientRate = (settings: Settings): number => settings.rate * (1 - settings.margin)
+
 /**
  * The client's limit: the quota less the margin, counted over ten seconds so that a fractional
  * rate (Nominatim's 1/s less 5 %) stays exact: 0.95/s is 9 per 10 s, evenly spaced.
  */
-/** The rate the client keeps to, requests per second: the quota less the margin. */
-export const clientRate = (settings: Settings): number => settings.rate * (1 - settings.margin)
-
 export const clientLimit = (settings: Settings): { readonly limit: number; readonly window: Duration.Duration } => ({
   limit: Math.max(1, Math.floor(clientRate(settings) * 10)),
   window: Duration.seconds(10)

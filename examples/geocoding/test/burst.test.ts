@@ -1,0 +1,31 @@
+/**
+ * The burst of each provider's limiter: against a stand-in it grows with the client rate (so that
+ * a loop turn of 10 ms does not cap the limiter below its rate) and the stand-in admits the same;
+ * a real service gets none; `--burst` overrides either.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import * as Effect from "effect/Effect"
+import { Gazetteer } from "../src/Gazetteer.js"
+import * as Run from "../src/Run.js"
+import * as Scenario from "../src/Scenario.js"
+import { baseConfig } from "./utils.js"
+
+describe("burst", () => {
+  it("is 3 at the demo's rates, rate × 10 ms above 300/s, 1 against a real service", () => {
+    expect(Scenario.burstFor("stand-in", 190, undefined).burst).toBe(3)
+    expect(Scenario.burstFor("stand-in", 1_900, undefined).burst).toBe(19)
+    expect(Scenario.burstFor("stand-in", 950, undefined).burst).toBe(10)
+    expect(Scenario.burstFor("real", 1_900, undefined).burst).toBe(1)
+    expect(Scenario.burstFor("stand-in", 1_900, 2)).toEqual({ burst: 2, reason: "set by --burst" })
+  })
+
+  it.scoped("the stand-ins admit the client's burst", () =>
+    Effect.gen(function*() {
+      const { settings, standIns } = yield* Run.prepare(
+        baseConfig({ rates: { opencage: 2_000, photon: 1_000, nominatim: 500 }, bursts: { nominatim: 1 } })
+      )
+      // 10 % margin (the tests' own): 1,800/s, 900/s
+      expect(settings.map((s) => s.burst)).toEqual([18, 9, 1])
+      expect(standIns.map((standIn) => standIn.options.burst)).toEqual([18, 9, 1])
+    }).pipe(Effect.provide(Gazetteer.Default)))
+})
