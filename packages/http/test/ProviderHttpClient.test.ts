@@ -312,6 +312,36 @@ describe("budgets and bodies", () => {
       assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
     })))
 
+  it.live("a body refused for its Content-Length is aborted, not left to arrive", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({
+        // 64 KiB declared, sent a KiB at a time
+        "/declared-slow": (_req, res) => {
+          res.setHeader("content-length", String(64 * 1024))
+          let sent = 0
+          const timer = setInterval(() => {
+            if (res.destroyed || sent === 64) return clearInterval(timer)
+            res.write(Buffer.alloc(1024))
+            if (++sent === 64) res.end()
+          }, 10)
+        }
+      })
+      const provider = yield* Provider.make({ name: uniqueName("declared-slow"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
+      for (
+        const read of [
+          client.text(HttpClientRequest.get("/declared-slow")),
+          client.json(HttpClientRequest.get("/declared-slow"), Anything)
+        ]
+      ) {
+        const error = yield* Effect.flip(read)
+        assert.strictEqual(error._tag, "BodyTooLarge")
+      }
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+      yield* server.idle
+      assert.strictEqual(server.counters.aborted, 2)
+    })))
+
   it.live("5xx is retried through the provider, 4xx is not, and POST only when idempotent", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({

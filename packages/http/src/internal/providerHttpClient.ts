@@ -131,15 +131,18 @@ export const make = <Err>(
 
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
     const headers = { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers }
-    // withScope: the connection's lifetime is the attempt's scope, closed before the permit goes
-    // back: a body nobody read is aborted there, not left to the garbage collector (see `attempt`)
-    const client = (yield* HttpClient.HttpClient).pipe(
+    // for `text` and `json`, which read every body they get to its end or give it up (`abandon`):
+    // the platform client aborts a request whose reader is interrupted, headers or body
+    const reading = (yield* HttpClient.HttpClient).pipe(
       HttpClient.mapRequest((request) =>
         HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, baseUrl), headers)
       ),
-      HttpClient.withTracerPropagation(options.tracePropagation ?? false),
-      HttpClient.withScope
+      HttpClient.withTracerPropagation(options.tracePropagation ?? false)
     )
+    // for `execute` and `stream`, whose handlers may leave part of a body: the connection's lifetime
+    // is the attempt's scope, closed before the permit goes back, so a body nobody read is aborted
+    // there, not left to the garbage collector (see `attempt`)
+    const client = HttpClient.withScope(reading)
     // one for the client: a decode without `stream` keeps no state between calls
     const utf8 = new TextDecoder()
     // query strings stay out of errors: they often carry API keys
@@ -198,18 +201,13 @@ export const make = <Err>(
       })
 
     /**
-     * One attempt: send, check the status, hand the response to `handle`, in a scope of its own that
-     * `withScope` ties the request to: closing it aborts whatever is left of the body. `readsBody`
-     * says that `handle`, when it succeeds, has read the body to its end: the connection is then
-     * back in the pool already, and the scope is dropped unclosed, since aborting a finished request
-     * does nothing but build an AbortError (a DOMException and its stack trace, some microseconds on
-     * every request). Any other ending (a failure, an error status, an interruption by the caller or
-     * the attempt budget, a handler that may have left part of the body) closes it, and so aborts.
+     * One attempt of `execute` or `stream`: send, check the status, hand the response to `handle`, in
+     * a scope of its own that `withScope` ties the request to. Closing it when the attempt ends,
+     * however it ends, aborts whatever `handle` left of the body.
      */
     const attempt = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
-      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>,
-      readsBody: boolean
+      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
     ): Effect.Effect<A, E | Api.HttpError, Exclude<R, Scope.Scope>> =>
       Effect.flatMap(Scope.make(), (scope) =>
         Effect.onExit(
@@ -222,8 +220,27 @@ export const make = <Err>(
             Scope.Scope,
             scope
           ),
-          (exit) => readsBody && Exit.isSuccess(exit) ? Effect.void : Scope.close(scope, exit)
+          (exit) => Scope.close(scope, exit)
         ))
+
+    /**
+     * One attempt of `text` or `json`: send, check the status, read the body with `read`. Every
+     * ending lets go of the connection before the permit does: a body read to its end has left it
+     * to the pool, an error body is drained or aborted (`failStatus`), a body refused unread is
+     * aborted (`abandon`), and an interruption (by the caller, the attempt budget, the shutdown)
+     * aborts the request, whether it waits for the headers or reads the body. Without the scope of
+     * `attempt` (a context update on the way in, another on the way out), which only a handler that
+     * may leave part of the body needs.
+     */
+    const attemptRead = <A, E, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      read: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Api.HttpError, R> =>
+      Effect.flatMap(
+        reading.execute(request),
+        (response): Effect.Effect<A, E | Api.HttpError, R> =>
+          response.status >= 200 && response.status < 300 ? read(response) : failStatus(request, response)
+      )
 
     const callOptions = (
       request: HttpClientRequest.HttpClientRequest,
@@ -252,13 +269,19 @@ export const make = <Err>(
       const declared = response.headers["content-length"]
       if (declared !== undefined && /^\d+$/.test(declared)) {
         const length = Number(declared)
-        if (length > settings.maxBodySize) return Effect.fail(tooLarge(request, length))
+        if (length > settings.maxBodySize) {
+          return Effect.zipRight(abandon(response), Effect.fail(tooLarge(request, length)))
+        }
         // arrayBuffer rather than the response's text, which the client memoises (Effect.cached)
         // at a cost per request that this one-shot read has no use for
         return Effect.map(response.arrayBuffer, (buffer) => utf8.decode(buffer))
       }
       return readChunked(request, response)
     }
+
+    /** Gives up a body unread: the first chunk read, the request aborted (the body's stream ends early). */
+    const abandon = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
+      Effect.ignore(Stream.runHead(response.stream))
 
     const readChunked = (
       request: HttpClientRequest.HttpClientRequest,
@@ -279,11 +302,11 @@ export const make = <Err>(
       )
 
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
-      provider.call(attempt(request, handle, false), callOptions(request, options)) as never
+      provider.call(attempt(request, handle), callOptions(request, options)) as never
 
     const text: Api.ProviderHttpClient<Err>["text"] = (request, options) =>
       provider.call(
-        attempt(request, (response) => readText(request, response), true),
+        attemptRead(request, (response) => readText(request, response)),
         callOptions(request, options)
       ) as never
 
@@ -317,7 +340,7 @@ export const make = <Err>(
               }))
           )
         )
-      return provider.call(attempt(request, handle, true), callOptions(request, options)) as never
+      return provider.call(attemptRead(request, handle), callOptions(request, options)) as never
     }
 
     const stream: Api.ProviderHttpClient<Err>["stream"] = (request, options) =>
@@ -353,7 +376,7 @@ export const make = <Err>(
         const perCall = callOptions(request, options)
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
-        const call = provider.call(attempt(request, pump, false), {
+        const call = provider.call(attempt(request, pump), {
           ...perCall,
           // the stream's budget is its idle timeout, not the attempt's
           attemptTimeout: perCall.attemptTimeout ?? Duration.infinity
