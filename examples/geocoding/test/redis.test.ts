@@ -21,6 +21,15 @@ const ROWS = 300
  * The clients stay 30 % under each quota: the stand-ins count arrivals when their event loop reads
  * them, and two client processes plus this one on a loaded machine stall independently, bunching
  * arrivals that left evenly spaced. Without Redis the two runs together ask 1.4x every quota.
+ *
+ * What that margin tolerates: Redis spaces the two runs' reservations at the client rate r (70 % of
+ * the quota q), but an arrival is its reservation plus a delay (Redis's reply, a late timer, this
+ * loop's read) that varies by D between requests, so a one-second window can hold r × (1 s + D) +
+ * burst. A process that stalls also releases its overdue reservations at its own pacer's full rate
+ * while the other keeps its share. That stays within q + burst while D ≤ (q − r) / r = 0.43 s: a
+ * 429 here means a stall that long, between a reservation and its reading, in one of the four
+ * processes (two runs, redis-server, this one) on two busy cores. A wider margin would tolerate
+ * more but prove less: at 50 % the runs together would not exceed any quota even unshared.
  */
 const MARGIN = 0.3
 
