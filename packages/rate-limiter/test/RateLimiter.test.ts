@@ -1,6 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import {
   Cause,
+  Chunk,
   Clock,
   Config,
   ConfigProvider,
@@ -191,6 +192,44 @@ describe("RateLimiter", () => {
         const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
         yield* TestClock.adjust("2 seconds")
         expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([1000, 1000, 1100, 1200])
+      }))
+  })
+
+  describe("one queue in start order, one timer", () => {
+    it.scoped("callers waiting together keep a single timer between them", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: uniqueName("one-timer"), limit: 10, window: "1 second" })
+        const fibers = yield* Effect.forEach(Array.from({ length: 50 }), () => taker(limiter))
+        yield* TestClock.adjust(0)
+        // the first started; of the 49 waiting, only the head sleeps on the clock
+        expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toEqual([100])
+        yield* TestClock.adjust("250 millis")
+        expect(Chunk.toReadonlyArray(yield* TestClock.sleeps())).toEqual([300])
+        yield* TestClock.adjust("5 seconds")
+        expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual(Array.from({ length: 50 }, (_, i) => i * 100))
+      }))
+
+    it.scoped("a caller given an earlier start goes first, even when it asked later", () =>
+      Effect.gen(function*() {
+        // a store answering out of order, as replies from a shared store can be on the local clock
+        const delays = [1000, 200]
+        const store: RateLimiterStore.Service = {
+          ...permissiveStore,
+          reserve: () => Effect.sync(() => ({ _tag: "Reserved", delayMillis: delays.shift() ?? 0, reservation: 1 }))
+        }
+        const limiter = yield* RateLimiter.make({
+          name: uniqueName("start-order"),
+          limit: 10,
+          window: "1 second",
+          burst: 5,
+          store
+        })
+        const later = yield* taker(limiter)
+        yield* TestClock.adjust(0)
+        const earlier = yield* taker(limiter)
+        yield* TestClock.adjust("2 seconds")
+        assert.strictEqual(yield* Fiber.join(earlier), 200)
+        assert.strictEqual(yield* Fiber.join(later), 1000)
       }))
   })
 
