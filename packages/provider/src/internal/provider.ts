@@ -399,7 +399,9 @@ class Forker {
   constructor(
     private readonly parent: Fiber.RuntimeFiber<unknown, unknown>,
     readonly runtimeFlags: RuntimeFlags.RuntimeFlags,
-    readonly context: Context.Context<never> | undefined
+    readonly context: Context.Context<never> | undefined,
+    /** The provider's last answer of `forkJoinKeepsParent`. */
+    private readonly lastForkJoin: LastForkJoin
   ) {
     const refs = this.refs = parent.getFiberRefs()
     // empty: `runFork` would fork them only for `updateRefs` to replace them
@@ -458,24 +460,43 @@ class Forker {
       ;(forkedOnly ??= []).push(ref)
     }
     if (forkedOnly === undefined) return undefined
-    // what the fork alone changed passes to the parent only as the ref's `join` says (most keep the
-    // parent's value): merged into a copy of those refs of the parent, it shows
-    const entries = (from: FiberRefs.FiberRefs) =>
-      forkedOnly.map((ref) =>
-        [ref, from.locals.get(ref) ?? [[this.parent.id(), FiberRefs.getOrDefault(from, ref)]]] as const
-      )
-    const parentOnly = FiberRefs.updateManyAs(FiberRefs.empty(), { entries: entries(this.refs) as never })
+    return this.forkJoinKeepsParent(forkedOnly, forked) ? undefined : this.inheritAll(fiber)
+  }
+
+  /**
+   * Whether merging back what the fork alone changed in `refs` leaves the parent's values as they
+   * are: it does when the refs' `join` keeps the parent's value, as for the fork-scope override that
+   * `Effect.forEach`'s workers hold. Found by merging them into a copy of those refs of the parent;
+   * for one ref the answer depends only on its two values (a ref's `diff`, `patch` and `join` are
+   * pure), and is kept for the next call: the calls of one `forEach` share them.
+   */
+  private forkJoinKeepsParent(refs: ReadonlyArray<FiberRef.FiberRef<unknown>>, forked: FiberRefs.FiberRefs): boolean {
+    const single = refs.length === 1 ? refs[0] : undefined
+    const last = this.lastForkJoin
+    if (
+      single !== undefined && last.ref === single && last.parentValue === FiberRefs.getOrDefault(this.refs, single) &&
+      last.forkedValue === FiberRefs.getOrDefault(forked, single)
+    ) return last.keepsParent
+    const stacks = (from: FiberRefs.FiberRefs) =>
+      new Map(refs.flatMap((ref) => {
+        const stack = from.locals.get(ref)
+        return stack === undefined ? [] : [[ref, stack] as const]
+      }))
     const joined = FiberRefs.joinAs(
-      parentOnly,
+      FiberRefs.unsafeMake(stacks(this.refs)),
       this.parent.id(),
-      FiberRefs.updateManyAs(FiberRefs.empty(), {
-        entries: entries(forked) as never
-      })
+      FiberRefs.unsafeMake(stacks(forked))
     )
-    for (const ref of forkedOnly) {
-      if (FiberRefs.getOrDefault(joined, ref) !== FiberRefs.getOrDefault(this.refs, ref)) return this.inheritAll(fiber)
+    const keepsParent = refs.every((ref) =>
+      FiberRefs.getOrDefault(joined, ref) === FiberRefs.getOrDefault(this.refs, ref)
+    )
+    if (single !== undefined) {
+      last.ref = single
+      last.parentValue = FiberRefs.getOrDefault(this.refs, single)
+      last.forkedValue = FiberRefs.getOrDefault(forked, single)
+      last.keepsParent = keepsParent
     }
-    return undefined
+    return keepsParent
   }
 
   private inheritAll(fiber: Fiber.RuntimeFiber<unknown, unknown>): Effect.Effect<void> {
@@ -496,6 +517,14 @@ class Forker {
       })
     )
   }
+}
+
+/** The last answer of `Forker.forkJoinKeepsParent` for a single ref, by the identity of its values. */
+interface LastForkJoin {
+  ref: FiberRef.FiberRef<unknown> | undefined
+  parentValue: unknown
+  forkedValue: unknown
+  keepsParent: boolean
 }
 
 /** The runtime flags `Fiber.inheritAll` passes from a child to its parent: neither interruption nor wind-down. */
@@ -566,11 +595,12 @@ const timeoutFail = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   millis: number,
   clock: Clock.Clock,
+  lastForkJoin: LastForkJoin,
   onTimeout: () => unknown
 ): Effect.Effect<A, unknown, R> =>
   Effect.withFiberRuntime<A, unknown, R>((parent, status) =>
     Effect.uninterruptibleMask((restore) => {
-      const forker = new Forker(parent, status.runtimeFlags, undefined)
+      const forker = new Forker(parent, status.runtimeFlags, undefined, lastForkJoin)
       // the parent's context provides `R`
       const fiber = forker.start(self as Effect.Effect<A, E>)
       const done = fiber.unsafePoll()
@@ -708,6 +738,13 @@ class ProviderImpl {
   /** The calls in flight, to end when the grace period has elapsed. */
   readonly active = new Set<Call>()
   readonly gracePeriod: Duration.Duration
+
+  readonly lastForkJoin: LastForkJoin = {
+    ref: undefined,
+    parentValue: undefined,
+    forkedValue: undefined,
+    keepsParent: false
+  }
 
   /** Every call's span, made at the first call (see `spanTrace`). */
   private spanEffect: Effect.Effect<Tracer.Span> | undefined = undefined
@@ -848,7 +885,8 @@ class ProviderImpl {
     const forker = new Forker(
       caller,
       runtimeFlags,
-      span === undefined ? undefined : Context.add(caller.currentContext, Tracer.ParentSpan, span)
+      span === undefined ? undefined : Context.add(caller.currentContext, Tracer.ParentSpan, span),
+      this.lastForkJoin
     )
     const call = new Call(now, total === undefined ? Infinity : now + total, span, caller.id(), forker, clock, timing)
     this.inFlight++
@@ -1116,13 +1154,15 @@ class ProviderImpl {
     const timeout = budget === Infinity ? undefined : budget
     state.phaseDeadline = timeout === undefined ? Infinity : start + timeout
     const call = Effect.mapError(self, wrap)
-    const timed = timeout === undefined ? call : timeoutFail(call, timeout, clock, () =>
-      new errors.CallTimeout({
-        provider: this.name,
-        timeout: Duration.millis(timeout),
-        attempt: state.attempt,
-        maxAttempts: perCall.maxAttempts
-      }))
+    const timed = timeout === undefined ?
+      call :
+      timeoutFail(call, timeout, clock, this.lastForkJoin, () =>
+        new errors.CallTimeout({
+          provider: this.name,
+          timeout: Duration.millis(timeout),
+          attempt: state.attempt,
+          maxAttempts: perCall.maxAttempts
+        }))
     return Effect.onExit(timed, () =>
       Effect.sync(() => {
         const took = clock.unsafeCurrentTimeMillis() - start
