@@ -1,8 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
-import { Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
-import type { Tracer } from "effect"
+import { Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock, Tracer } from "effect"
 import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
 
 const memory = Effect.provide(RateLimiterStore.layerMemory)
@@ -91,6 +90,18 @@ describe("interruption releases everything and records the phase", () => {
         assert.deepStrictEqual(failed.status.exit, Exit.fail("nope"))
       } else assert.fail("the span is not ended")
       assert.isString(failed.attributes.get("code.stacktrace"))
+      // as Effect.makeSpan makes it: the caller's annotations and links, the caller's span as parent
+      const [outer, inner] = yield* Effect.withSpan(
+        Effect.zip(Effect.currentSpan, provider.call(Effect.currentSpan)),
+        "outer"
+      ).pipe(
+        Effect.annotateSpans("request", "r-1"),
+        Effect.linkSpans(Tracer.externalSpan({ spanId: "s", traceId: "t" }))
+      )
+      assert.strictEqual(inner.attributes.get("request"), "r-1")
+      assert.strictEqual(inner.links.length, 1)
+      assert.strictEqual(inner.traceId, outer.traceId)
+      assert.isTrue(Option.isSome(inner.parent) && inner.parent.value.spanId === outer.spanId)
       // tracing off: the call runs under the caller's span (none here), and makes none of its own
       const off = yield* Effect.withTracerEnabled(provider.call(Effect.option(Effect.currentSpan)), false)
       assert.isTrue(Option.isNone(off))

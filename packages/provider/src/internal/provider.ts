@@ -2,6 +2,7 @@
 import { Bulkhead } from "@sluice/bulkhead"
 import { RateLimiter, type RateLimiterStore } from "@sluice/rate-limiter"
 import * as Cause from "effect/Cause"
+import * as Chunk from "effect/Chunk"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -16,6 +17,7 @@ import * as FiberId from "effect/FiberId"
 import * as FiberRef from "effect/FiberRef"
 import * as FiberRefs from "effect/FiberRefs"
 import { dual } from "effect/Function"
+import * as HashMap from "effect/HashMap"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
@@ -519,6 +521,12 @@ class Forker {
   }
 }
 
+/** A span's parent as `Effect.makeSpan` finds it: the nearest one that does not disable propagation. */
+const visibleParent = (parent: Option.Option<Tracer.AnySpan>): Option.Option<Tracer.AnySpan> => {
+  if (Option.isNone(parent) || !Context.get(parent.value.context, Tracer.DisablePropagation)) return parent
+  return parent.value._tag === "Span" ? visibleParent(parent.value.parent) : Option.none()
+}
+
 /** The last answer of `Forker.forkJoinKeepsParent` for a single ref, by the identity of its values. */
 interface LastForkJoin {
   ref: FiberRef.FiberRef<unknown> | undefined
@@ -746,8 +754,8 @@ class ProviderImpl {
     keepsParent: false
   }
 
-  /** Every call's span, made at the first call (see `spanTrace`). */
-  private spanEffect: Effect.Effect<Tracer.Span> | undefined = undefined
+  /** The options of every call's span, and its stack trace, made at the first call (see `spanTrace`). */
+  private spanOptions: Tracer.SpanOptions | undefined = undefined
   private spanTrace: (() => string | undefined) | undefined = undefined
 
   constructor(
@@ -808,35 +816,39 @@ class ProviderImpl {
   }
 
   call<A, E, R>(self: Effect.Effect<A, E, R>, options?: Api.CallOptions): Effect.Effect<A, unknown, R> {
-    return Effect.withFiberRuntime<A, unknown, R>((caller, status) => {
+    return Effect.withFiberRuntime<A, unknown, R>((caller, status) =>
       // the call's fiber is started and registered with no interruption in between, so that it is
       // never left running without a caller; only the wait for it is interruptible
-      const begin = (span: Tracer.Span | undefined) =>
-        Effect.uninterruptibleMask((restore) =>
-          this.start(self, options, span, caller, status.runtimeFlags, restore) as Effect.Effect<A, unknown, R>
-        )
-      // with tracing off every span is a no-op that nothing can reach: none is made
-      return caller.getFiberRef(FiberRef.currentTracerEnabled)
-        ? Effect.flatMap(this.makeSpan(), begin)
-        : begin(undefined)
-    })
+      Effect.uninterruptibleMask((restore) =>
+        this.start(self, options, caller, status.runtimeFlags, restore) as Effect.Effect<A, unknown, R>
+      )
+    )
   }
 
   /**
-   * `Effect.makeSpan("Provider.call")`, made at the first call (see `spanTrace`). The span is ended
-   * by the provider when the call settles, as `Effect.useSpan` would end it, without the wrapper
-   * `useSpan` puts around the call.
+   * The span `Provider.call`, made as `Effect.makeSpan` makes it (the caller's tracer, parent span,
+   * span links and annotations, and the start time when timing is on) without copying the caller's
+   * refs to read three of them. The span is ended by the provider when the call settles, as
+   * `Effect.useSpan` would end it, without the wrapper `useSpan` puts around the call.
    */
-  private makeSpan(): Effect.Effect<Tracer.Span> {
-    if (this.spanEffect === undefined) {
-      const trace = spanTrace()
-      this.spanTrace = trace
-      this.spanEffect = Effect.makeSpan("Provider.call", {
-        attributes: { "sluice.provider": this.name },
-        captureStackTrace: false
-      })
-    }
-    return this.spanEffect
+  private makeSpan(caller: Fiber.RuntimeFiber<unknown, unknown>, clock: Clock.Clock, timing: boolean): Tracer.Span {
+    const options = this.spanOptions ??= { attributes: { "sluice.provider": this.name }, captureStackTrace: false }
+    this.spanTrace ??= spanTrace()
+    const span = caller.currentTracer.span(
+      "Provider.call",
+      visibleParent(Context.getOption(caller.currentContext, Tracer.ParentSpan)),
+      Context.empty(),
+      Chunk.toReadonlyArray(caller.getFiberRef(FiberRef.currentTracerSpanLinks)),
+      timing ? clock.unsafeCurrentTimeNanos() : BigInt(0),
+      "internal",
+      options
+    )
+    HashMap.forEach(
+      caller.getFiberRef(FiberRef.currentTracerSpanAnnotations),
+      (value, key) => span.attribute(key, value)
+    )
+    span.attribute("sluice.provider", this.name)
+    return span
   }
 
   /** As `Effect.useSpan` ends its span: the stack trace on a failure, the end time when timing is on. */
@@ -854,13 +866,15 @@ class ProviderImpl {
   private start<A, E, R>(
     self: Effect.Effect<A, E, R>,
     options: Api.CallOptions | undefined,
-    span: Tracer.Span | undefined,
     caller: Fiber.RuntimeFiber<unknown, unknown>,
     runtimeFlags: RuntimeFlags.RuntimeFlags,
     restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>
   ): Effect.Effect<unknown, unknown> {
     const clock = Context.get(caller.currentDefaultServices, Clock.Clock)
-    const timing = span !== undefined && caller.getFiberRef(FiberRef.currentTracerTimingEnabled)
+    // with tracing off every span is a no-op that nothing can reach: none is made
+    const traced = caller.getFiberRef(FiberRef.currentTracerEnabled)
+    const timing = traced && caller.getFiberRef(FiberRef.currentTracerTimingEnabled)
+    const span = traced ? this.makeSpan(caller, clock, timing) : undefined
     let perCall: PerCall
     try {
       perCall = this.perCall(options)
