@@ -645,6 +645,11 @@ class CallFailed {
 }
 
 const wrap = (error: unknown): CallFailed => new CallFailed(error)
+/** As `Effect.mapError(wrap)` fails: with the first error, wrapped, or with the cause as it is when it has no error. */
+const wrapCause = (cause: Cause.Cause<unknown>): Cause.Cause<unknown> => {
+  const failure = Cause.failureOrCause(cause)
+  return Either.isLeft(failure) ? Cause.fail(wrap(failure.left)) : failure.right
+}
 const unwrap = (error: unknown): unknown => error instanceof CallFailed ? error.error : error
 
 /** `Effect.mapError(unwrap)` on an exit: a failure becomes its first error, unwrapped. */
@@ -1002,7 +1007,8 @@ class ProviderImpl {
     attempt: number,
     lastError: unknown
   ): Effect.Effect<A, unknown, R> {
-    return Effect.suspend(() => {
+    // the first attempt is made as the call starts: nothing to defer
+    const begin = () => {
       const now = clock.unsafeCurrentTimeMillis()
       const budget = this.resolved.budget
       if (attempt > 1) {
@@ -1055,7 +1061,8 @@ class ProviderImpl {
         },
         onFailure: (cause) => this.afterFailure(self, perCall, state, clock, attempt, probe, cause)
       })
-    })
+    }
+    return attempt === 1 ? begin() : Effect.suspend(begin)
   }
 
   private afterFailure<A, E, R>(
@@ -1167,22 +1174,40 @@ class ProviderImpl {
     const budget = perCall.attemptTimeoutMillis
     const timeout = budget === Infinity ? undefined : budget
     state.phaseDeadline = timeout === undefined ? Infinity : start + timeout
-    const call = Effect.mapError(self, wrap)
-    const timed = timeout === undefined ?
-      call :
-      timeoutFail(call, timeout, clock, this.lastForkJoin, () =>
+    const record = () => {
+      const took = clock.unsafeCurrentTimeMillis() - start
+      this.callTime.add(took)
+      callSeconds.unsafeUpdate(took / 1000, this.labels)
+    }
+    if (timeout === undefined) {
+      // `Effect.onExit(Effect.mapError(self, wrap), record)` in one step
+      return Effect.uninterruptibleMask((restore) =>
+        Effect.matchCauseEffect(restore(self), {
+          onSuccess: (value) => {
+            record()
+            return Effect.succeed(value)
+          },
+          onFailure: (cause) => {
+            record()
+            return Effect.failCause(wrapCause(cause))
+          }
+        })
+      )
+    }
+    const timed = timeoutFail(
+      Effect.mapError(self, wrap),
+      timeout,
+      clock,
+      this.lastForkJoin,
+      () =>
         new errors.CallTimeout({
           provider: this.name,
           timeout: Duration.millis(timeout),
           attempt: state.attempt,
           maxAttempts: perCall.maxAttempts
-        }))
-    return Effect.onExit(timed, () =>
-      Effect.sync(() => {
-        const took = clock.unsafeCurrentTimeMillis() - start
-        this.callTime.add(took)
-        callSeconds.unsafeUpdate(took / 1000, this.labels)
-      }))
+        })
+    )
+    return Effect.onExit(timed, () => Effect.sync(record))
   }
 
   private count(outcome: Api.Outcome): void {
