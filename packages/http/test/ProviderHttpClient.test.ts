@@ -3,14 +3,13 @@
  * from a request's first byte to its response's last, so what is asserted is what an upstream
  * would see.
  */
-import type { HttpClient } from "@effect/platform"
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import type { Scope } from "effect"
-import { Duration, Effect, Exit, Fiber, Metric, MetricState, Schema, Stream } from "effect"
+import { Duration, Effect, Exit, Fiber, FiberRef, Metric, MetricState, Schema, Stream } from "effect"
 import type * as http from "node:http"
 import { failMidBody, json, slowBody, testServer } from "./utils/server.js"
 
@@ -328,12 +327,11 @@ describe("budgets and bodies", () => {
       })
       const provider = yield* Provider.make({ name: uniqueName("declared-slow"), bulkhead: { permits: 1 } })
       const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
-      for (
-        const read of [
-          client.text(HttpClientRequest.get("/declared-slow")),
-          client.json(HttpClientRequest.get("/declared-slow"), Anything)
-        ]
-      ) {
+      const reads: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
+        client.text(HttpClientRequest.get("/declared-slow")),
+        client.json(HttpClientRequest.get("/declared-slow"), Anything)
+      ]
+      for (const read of reads) {
         const error = yield* Effect.flip(read)
         assert.strictEqual(error._tag, "BodyTooLarge")
       }
@@ -375,6 +373,8 @@ describe("budgets and bodies", () => {
         baseUrl: server.url,
         userAgent: "geocoder-test/1.0 (ops@example.com)"
       })
+      // reserved on the origin before its pool is made by the first request
+      const propagating = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, tracePropagation: true })
       const headers = yield* client.json(
         HttpClientRequest.get("/echo"),
         Schema.Record({ key: Schema.String, value: Schema.String })
@@ -382,6 +382,20 @@ describe("budgets and bodies", () => {
       assert.strictEqual(headers["user-agent"], "geocoder-test/1.0 (ops@example.com)")
       assert.isUndefined(headers["traceparent"])
       assert.isUndefined(headers["b3"])
+      // through execute too, and the caller's own setting is as it was after each request
+      const Echo = Schema.Record({ key: Schema.String, value: Schema.String })
+      const viaExecute = yield* client.execute(HttpClientRequest.get("/echo"), (response) => response.json).pipe(
+        Effect.withSpan("caller")
+      )
+      assert.isUndefined((viaExecute as Record<string, string>)["traceparent"])
+      assert.isTrue(yield* FiberRef.get(HttpClient.currentTracerPropagation))
+      // opted in: the headers go, whatever the caller's setting, which stays as it was
+      const sent = yield* propagating.json(HttpClientRequest.get("/echo"), Echo).pipe(
+        Effect.withSpan("caller"),
+        Effect.locally(HttpClient.currentTracerPropagation, false)
+      )
+      assert.isString(sent["traceparent"])
+      assert.isTrue(yield* FiberRef.get(HttpClient.currentTracerPropagation))
     })))
 })
 

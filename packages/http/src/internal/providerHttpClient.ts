@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
@@ -136,13 +137,33 @@ export const make = <Err>(
     const reading = (yield* HttpClient.HttpClient).pipe(
       HttpClient.mapRequest((request) =>
         HttpClientRequest.setHeaders(HttpClientRequest.prependUrl(request, baseUrl), headers)
-      ),
-      HttpClient.withTracerPropagation(options.tracePropagation ?? false)
+      )
     )
     // for `execute` and `stream`, whose handlers may leave part of a body: the connection's lifetime
     // is the attempt's scope, closed before the permit goes back, so a body nobody read is aborted
     // there, not left to the garbage collector (see `attempt`)
     const client = HttpClient.withScope(reading)
+    const propagation = options.tracePropagation ?? false
+    /**
+     * `HttpClient.withTracerPropagation(propagation)` around sending a request, for a few steps where
+     * `Effect.locally` takes some twenty: the ref is set before, and put back once the response or
+     * the failure is in. A request interrupted on the way leaves it set in the call's fiber, whose
+     * refs never pass back to the caller when it is interrupted (by its caller, a budget or the
+     * shutdown): no caller ever sees it.
+     */
+    const sending = <A, E, R>(send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+      Effect.withFiberRuntime((fiber) => {
+        const before = fiber.getFiberRef(HttpClient.currentTracerPropagation)
+        if (before === propagation) return send
+        const back = FiberRef.set(HttpClient.currentTracerPropagation, before)
+        return Effect.zipRight(
+          FiberRef.set(HttpClient.currentTracerPropagation, propagation),
+          Effect.matchCauseEffect(send, {
+            onSuccess: (value) => Effect.as(back, value),
+            onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause))
+          })
+        )
+      })
     // one for the client: a decode without `stream` keeps no state between calls
     const utf8 = new TextDecoder()
     // query strings stay out of errors: they often carry API keys
@@ -213,7 +234,7 @@ export const make = <Err>(
         Effect.onExit(
           Effect.provideService(
             Effect.flatMap(
-              client.execute(request),
+              sending(client.execute(request)),
               (response): Effect.Effect<A, E | Api.HttpError, R | Scope.Scope> =>
                 response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
             ),
@@ -237,7 +258,7 @@ export const make = <Err>(
       read: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
     ): Effect.Effect<A, E | Api.HttpError, R> =>
       Effect.flatMap(
-        reading.execute(request),
+        sending(reading.execute(request)),
         (response): Effect.Effect<A, E | Api.HttpError, R> =>
           response.status >= 200 && response.status < 300 ? read(response) : failStatus(request, response)
       )
