@@ -7,14 +7,15 @@
  * median. "no spans" variants switch off Effect's HTTP client spans (`withTracerDisabledWhen`),
  * which is the first thing to try when the client's own overhead dominates; "tracing off" runs
  * the requests with `Effect.withTracerEnabled(false)`, which also drops sluice's `Provider.call`
- * span.
+ * span; "forked" runs each plain request in `Effect.fork` and `Fiber.join`, the floor for a client
+ * that runs every call on a fiber of its own.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Effect, Layer } from "effect"
+import { Effect, Fiber, Layer } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -118,6 +119,15 @@ const variants: Record<string, Variant> = {
   "@effect/platform": platformVariant("spans"),
   "@effect/platform, no spans": platformVariant("no spans"),
   "@effect/platform, tracing off": platformVariant("tracing off"),
+  // the floor for a client that runs each call on a fiber of its own, as sluice's provider does
+  "@effect/platform, forked": (url, latency, requests) =>
+    inRuntime(
+      platformLayer(true),
+      Effect.flatMap(HttpClient.HttpClient, (client) => {
+        const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+        return effectPerSecond(requests, Effect.flatMap(Effect.fork(one), Fiber.join))
+      })
+    ),
   "sluice": sluiceVariant("spans"),
   "sluice, no spans": sluiceVariant("no spans"),
   "sluice, tracing off": sluiceVariant("tracing off")
@@ -199,7 +209,9 @@ const main = async (): Promise<void> => {
         ...targets.map((t) => `- ${t}`),
         "- \"no spans\": `HttpClient.withTracerDisabledWhen(() => true)` on the underlying client, which switches off " +
         "the span @effect/platform records for every request; \"tracing off\": `Effect.withTracerEnabled(false)` " +
-        "around each request, which drops every span, sluice's `Provider.call` included."
+        "around each request, which drops every span, sluice's `Provider.call` included; \"forked\": each plain " +
+        "request runs in `Effect.fork` and `Fiber.join`, the floor for a client that gives every call a fiber of its " +
+        "own, as sluice's provider does (so that budgets and the shutdown can end it with a typed error)."
       ].join("\n")
     )
   } finally {
