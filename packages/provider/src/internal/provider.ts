@@ -412,10 +412,13 @@ class Forker {
       // forking the refs, rather than letting `runFork` set the context anew, leaves the fiber's
       // refs as the parent's until the fiber changes one: `inherit` can tell that it changed none
       updateRefs: (_, fiberId) => {
-        const forked = FiberRefs.forkAs(refs, fiberId)
+        // forked and given the context in one copy of the parent's refs
         const started = context === undefined
-          ? forked
-          : FiberRefs.updateAs(forked, { fiberId, fiberRef: FiberRef.currentContext, value: context })
+          ? FiberRefs.forkAs(refs, fiberId)
+          : FiberRefs.updateManyAs(refs, {
+            forkAs: fiberId,
+            entries: [[FiberRef.currentContext, [[fiberId, context]]]]
+          })
         if (this.starting) this.forked = started
         return started
       }
