@@ -340,6 +340,35 @@ describe("budgets and bodies", () => {
       assert.strictEqual(server.counters.aborted, 2)
     })))
 
+  it.live("a body refused for its Content-Length is refused at the headers, not after its first byte", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({
+        // 64 KiB declared, headers sent, then not a byte of the body
+        "/declared-stalled": (_req, res) => {
+          res.setHeader("content-length", String(64 * 1024))
+          res.flushHeaders()
+        }
+      })
+      // the attempt budget only bounds the test: waiting for a byte would end in CallTimeout
+      const provider = yield* Provider.make({
+        name: uniqueName("declared-stalled"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "1 second"
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
+      const reads: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
+        client.text(HttpClientRequest.get("/declared-stalled")),
+        client.json(HttpClientRequest.get("/declared-stalled"), Anything)
+      ]
+      for (const read of reads) {
+        const error = yield* Effect.flip(read)
+        assert.strictEqual(error._tag, "BodyTooLarge")
+      }
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+      yield* server.idle
+      assert.strictEqual(server.counters.aborted, 2)
+    })))
+
   it.live("5xx is retried through the provider, 4xx is not, and POST only when idempotent", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({

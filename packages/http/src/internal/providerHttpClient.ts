@@ -9,6 +9,7 @@ import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -16,6 +17,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
+import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
@@ -300,9 +302,17 @@ export const make = <Err>(
       return readChunked(request, response)
     }
 
-    /** Gives up a body unread: the first chunk read, the request aborted (the body's stream ends early). */
+    /**
+     * Gives up a body unread: its read is started, on a fiber of its own that runs at once until it
+     * waits for the body, then interrupted, which aborts the request (the platform's body stream
+     * aborts when it ends early). Reading to the first chunk instead would wait for a byte an
+     * upstream may never send, and turn the refusal into a timeout, or a hang without one.
+     */
     const abandon = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
-      Effect.ignore(Stream.runHead(response.stream))
+      Effect.flatMap(
+        Effect.runtime<never>(),
+        (runtime) => Fiber.interrupt(Runtime.runFork(runtime, Effect.interruptible(Stream.runHead(response.stream))))
+      )
 
     const readChunked = (
       request: HttpClientRequest.HttpClientRequest,
