@@ -11,7 +11,7 @@ import { RateLimiterStore } from "@sluice/rate-limiter"
 import type { Scope } from "effect"
 import { Duration, Effect, Exit, Fiber, FiberRef, Metric, MetricState, Schema, Stream } from "effect"
 import type * as http from "node:http"
-import { failMidBody, json, slowBody, testServer } from "./utils/server.js"
+import { failMidBody, json, slowBody, type TestServer, testServer } from "./utils/server.js"
 
 let counter = 0
 const uniqueName = (prefix: string) => `${prefix}-${++counter}`
@@ -41,6 +41,30 @@ const waitUntil = (condition: () => boolean, what: string) =>
     Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`timed out waiting until ${what}`) }),
     Effect.orDie
   )
+
+/**
+ * `text` and `json` of `path` both fail with BodyTooLarge, leave the permit free, and the server
+ * sees both requests aborted.
+ */
+const refusedAndAborted = (
+  client: ProviderHttpClient.ProviderHttpClient,
+  provider: Provider.Provider,
+  server: TestServer,
+  path: string
+) =>
+  Effect.gen(function*() {
+    const reads: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
+      client.text(HttpClientRequest.get(path)),
+      client.json(HttpClientRequest.get(path), Anything)
+    ]
+    for (const read of reads) {
+      const error = yield* Effect.flip(read)
+      assert.strictEqual(error._tag, "BodyTooLarge")
+    }
+    assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    yield* server.idle
+    assert.strictEqual(server.counters.aborted, 2)
+  })
 
 describe("permits are held until the body is read", () => {
   it.live("observed concurrency never exceeds the bulkhead while bodies arrive slowly", () =>
@@ -327,17 +351,7 @@ describe("budgets and bodies", () => {
       })
       const provider = yield* Provider.make({ name: uniqueName("declared-slow"), bulkhead: { permits: 1 } })
       const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
-      const reads: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
-        client.text(HttpClientRequest.get("/declared-slow")),
-        client.json(HttpClientRequest.get("/declared-slow"), Anything)
-      ]
-      for (const read of reads) {
-        const error = yield* Effect.flip(read)
-        assert.strictEqual(error._tag, "BodyTooLarge")
-      }
-      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
-      yield* server.idle
-      assert.strictEqual(server.counters.aborted, 2)
+      yield* refusedAndAborted(client, provider, server, "/declared-slow")
     })))
 
   it.live("a body refused for its Content-Length is refused at the headers, not after its first byte", () =>
@@ -356,17 +370,7 @@ describe("budgets and bodies", () => {
         attemptTimeout: "1 second"
       })
       const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, maxBodySize: 16 * 1024 })
-      const reads: ReadonlyArray<Effect.Effect<unknown, { readonly _tag: string }>> = [
-        client.text(HttpClientRequest.get("/declared-stalled")),
-        client.json(HttpClientRequest.get("/declared-stalled"), Anything)
-      ]
-      for (const read of reads) {
-        const error = yield* Effect.flip(read)
-        assert.strictEqual(error._tag, "BodyTooLarge")
-      }
-      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
-      yield* server.idle
-      assert.strictEqual(server.counters.aborted, 2)
+      yield* refusedAndAborted(client, provider, server, "/declared-stalled")
     })))
 
   it.live("5xx is retried through the provider, 4xx is not, and POST only when idempotent", () =>
