@@ -223,10 +223,22 @@ export const make = <Err>(
         return yield* Effect.fail(new errors.UpstreamStatus({ provider: name, status, url: urlOf(request), body }))
       })
 
+    /** Sends `request` through `via`, then hands a 2xx response to `handle` and fails any other. */
+    const exchange = <A, E, R, RC>(
+      via: HttpClient.HttpClient.With<HttpClientError.HttpClientError, RC>,
+      request: HttpClientRequest.HttpClientRequest,
+      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Api.HttpError, R | RC> =>
+      Effect.flatMap(
+        sending(via.execute(request)),
+        (response): Effect.Effect<A, E | Api.HttpError, R> =>
+          response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+      )
+
     /**
-     * One attempt of `execute` or `stream`: send, check the status, hand the response to `handle`, in
-     * a scope of its own that `withScope` ties the request to. Closing it when the attempt ends,
-     * however it ends, aborts whatever `handle` left of the body.
+     * One attempt of `execute` or `stream`: the exchange in a scope of its own that `withScope` ties
+     * the request to. Closing it when the attempt ends, however it ends, aborts whatever `handle`
+     * left of the body.
      */
     const attempt = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
@@ -234,36 +246,23 @@ export const make = <Err>(
     ): Effect.Effect<A, E | Api.HttpError, Exclude<R, Scope.Scope>> =>
       Effect.flatMap(Scope.make(), (scope) =>
         Effect.onExit(
-          Effect.provideService(
-            Effect.flatMap(
-              sending(client.execute(request)),
-              (response): Effect.Effect<A, E | Api.HttpError, R | Scope.Scope> =>
-                response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
-            ),
-            Scope.Scope,
-            scope
-          ),
+          Effect.provideService(exchange(client, request, handle), Scope.Scope, scope),
           (exit) => Scope.close(scope, exit)
         ))
 
     /**
-     * One attempt of `text` or `json`: send, check the status, read the body with `read`. Every
-     * ending lets go of the connection before the permit does: a body read to its end has left it
-     * to the pool, an error body is drained or aborted (`failStatus`), a body refused unread is
-     * aborted (`abandon`), and an interruption (by the caller, the attempt budget, the shutdown)
-     * aborts the request, whether it waits for the headers or reads the body. Without the scope of
-     * `attempt` (a context update on the way in, another on the way out), which only a handler that
-     * may leave part of the body needs.
+     * One attempt of `text` or `json`: the exchange, with `read` reading the body. Every ending lets
+     * go of the connection before the permit does: a body read to its end has left it to the pool,
+     * an error body is drained or aborted (`failStatus`), a body refused unread is aborted
+     * (`abandon`), and an interruption (by the caller, the attempt budget, the shutdown) aborts the
+     * request, whether it waits for the headers or reads the body. Without the scope of `attempt` (a
+     * context update on the way in, another on the way out), which only a handler that may leave
+     * part of the body needs.
      */
     const attemptRead = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
       read: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A, E | Api.HttpError, R> =>
-      Effect.flatMap(
-        sending(reading.execute(request)),
-        (response): Effect.Effect<A, E | Api.HttpError, R> =>
-          response.status >= 200 && response.status < 300 ? read(response) : failStatus(request, response)
-      )
+    ): Effect.Effect<A, E | Api.HttpError, R> => exchange(reading, request, read)
 
     const callOptions = (
       request: HttpClientRequest.HttpClientRequest,
