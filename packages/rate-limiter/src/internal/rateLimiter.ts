@@ -280,7 +280,7 @@ const makeWith = (
      * until then; a caller queued ahead of it meanwhile (an earlier start) goes first.
      */
     const lead = (waiter: Waiter): Effect.Effect<void> => {
-      if (waiter !== head) return Effect.zipRight(awaitTurn(waiter), Effect.suspend(() => lead(waiter)))
+      if (waiter !== head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
       const now = nowMillis(clock)
       const at = Math.max(
         waiter.target,
@@ -315,7 +315,7 @@ const makeWith = (
         return Effect.ignore(store.refund({ key, limits: specs, cost: waiter.cost, reservation: waiter.reservation }))
       })
 
-    const refused = (refusal: RateLimiterStore.Refused, cost: number, maxWaitMillis: number) => {
+    const refused = (refusal: RateLimiterStore.Refused, { cost, maxWaitMillis }: RateLimiterStore.ReserveRequest) => {
       const paused = refusal.binding < 0
       rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
       return Effect.fail(
@@ -332,11 +332,11 @@ const makeWith = (
 
     const reserved = (
       result: RateLimiterStore.ReserveResult,
-      cost: number,
-      maxWaitMillis: number,
+      request: RateLimiterStore.ReserveRequest,
       span: Tracer.AnySpan | undefined
     ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
-      if (result._tag === "Refused") return refused(result, cost, maxWaitMillis)
+      if (result._tag === "Refused") return refused(result, request)
+      const { cost } = request
       const now = nowMillis(clock)
       // A pause another process set reaches this one with its next decision: hold the callers
       // that reserved before it too.
@@ -381,37 +381,41 @@ const makeWith = (
       maxWaitMillis: resolved.maxWaitMillis
     }
 
+    /** The store's request for a take's options, or why they are invalid. */
+    const requestFor = (
+      options: RateLimiter.TakeOptions | undefined
+    ): Either.Either<RateLimiterStore.ReserveRequest, string> => {
+      if (options === undefined || (options.cost === undefined && options.maxWait === undefined)) {
+        return Either.right(defaultRequest)
+      }
+      const cost = options.cost ?? 1
+      if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
+        return Either.left(
+          isPositiveInteger(cost)
+            ? `cost ${cost} exceeds what ${
+              limits.map(errors.describeLimit).join(" and ")
+            } can ever hold (${maxCost}); it would wait forever`
+            : `cost must be an integer ≥ 1, got ${show(cost)}`
+        )
+      }
+      if (options.maxWait === undefined) return Either.right({ ...defaultRequest, cost })
+      return Either.map(
+        decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true }),
+        (maxWaitMillis) => ({ ...defaultRequest, cost, maxWaitMillis })
+      )
+    }
+
     const take = (
       options?: RateLimiter.TakeOptions | undefined
     ): Effect.Effect<void, RateLimiter.RateLimiterError> =>
       Effect.withFiberRuntime((fiber) => {
-        let request = defaultRequest
-        if (options !== undefined && (options.cost !== undefined || options.maxWait !== undefined)) {
-          const cost = options.cost ?? 1
-          if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
-            return illegal(
-              name,
-              isPositiveInteger(cost)
-                ? `cost ${cost} exceeds what ${
-                  limits.map(errors.describeLimit).join(" and ")
-                } can ever hold (${maxCost}); it would wait forever`
-                : `cost must be an integer ≥ 1, got ${show(cost)}`
-            )
-          }
-          let maxWaitMillis = resolved.maxWaitMillis
-          if (options.maxWait !== undefined) {
-            const decoded = decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true })
-            if (Either.isLeft(decoded)) return illegal(name, decoded.left)
-            maxWaitMillis = decoded.right
-          }
-          request = { key, limits: specs, cost, maxWaitMillis }
-        }
+        const request = requestFor(options)
+        if (Either.isLeft(request)) return illegal(name, request.left)
         const span = fiber.currentSpan
-        const { cost, maxWaitMillis } = request
         // The decision stays interruptible: a caller interrupted while it is in flight (a total
         // timeout, a shutdown) leaves at once, and its slot, if one was reserved, is lost, never
         // used twice.
-        return Effect.flatMap(store.reserve(request), (result) => reserved(result, cost, maxWaitMillis, span))
+        return Effect.flatMap(store.reserve(request.right), (result) => reserved(result, request.right, span))
       })
 
     const pauseFor = (duration: Duration.DurationInput): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
