@@ -5,10 +5,10 @@
  * it answers them, all of them saturate together, one that slows down gets fewer, and at the end
  * of a batch the last lookups go where they finish first. A provider that said when it will answer
  * again (an open circuit, a spent quota, a paused limiter) is asked last until then. A lookup falls
- * to the next provider, in the same order, on any refusal: a full or timed-out bulkhead, the limiter, an open circuit, a timeout, a 429 or
- * 5xx, a body that does not decode, an exhausted quota. When every provider refused only because
- * it was busy (bulkhead, limiter), the lookup tries another round after a short pause rather than
- * fail an item that a moment later would pass.
+ * to the next provider, in the same order, on any refusal: a full or timed-out bulkhead, the
+ * limiter, an open circuit, a timeout, a 429 or 5xx, a body that does not decode, an exhausted
+ * quota. When every provider refused only because it was busy (bulkhead, limiter), the lookup tries
+ * another round after a short pause rather than fail an item that a moment later would pass.
  */
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
