@@ -13,6 +13,7 @@ import * as Option from "effect/Option"
 import { Gazetteer } from "./Gazetteer.js"
 import { type ProviderName, providerNames } from "./providers/Geocoder.js"
 import * as Run from "./Run.js"
+import * as Child from "./stand-ins/Child.js"
 import type * as StandIn from "./stand-ins/StandIn.js"
 import * as Tune from "./Tune.js"
 
@@ -215,8 +216,18 @@ const toBatch = (args: BatchArgs): Run.BatchConfig => ({
   progressEvery: args.progressEvery
 })
 
+/**
+ * `run` and `tune` serve their stand-ins from a child process started from this CLI's own entry
+ * (see stand-ins/Child.ts and main.ts): a server sharing the client's event loop would count its
+ * arrivals bunched by the client's stalls.
+ */
+const withStandInsApart = (config: Run.Config): Run.Config => ({ ...config, standInsEntry: Child.thisEntry() })
+
 const runHandler = (args: ProviderArgs & BatchArgs) =>
-  Effect.flatMap(toConfig(args), (config) => Run.run(config, toBatch(args), { json: args.json }))
+  Effect.flatMap(
+    toConfig(args),
+    (config) => Run.run(withStandInsApart(config), toBatch(args), { json: args.json })
+  )
 
 const run = Command.make("run", { ...providerOptions, ...batchOptions }, runHandler).pipe(
   Command.withDescription("Geocode a batch (the built-in sample by default) across the providers")
@@ -258,9 +269,10 @@ const tune = Command.make("tune", {
     Options.withDefault(600)
   ),
   maxSteps: Options.integer("max-steps").pipe(Options.withDefault(5))
-}, (args) => Effect.flatMap(toConfig(args), (config) => Tune.run(config, args))).pipe(
-  Command.withDescription("The tuning loop: start from rate × median latency, double while it helps")
-)
+}, (args) => Effect.flatMap(toConfig(args), (config) => Tune.run(withStandInsApart(config), args)))
+  .pipe(
+    Command.withDescription("The tuning loop: start from rate × median latency, double while it helps")
+  )
 
 export const command = Command.make("geocode", { ...providerOptions, ...batchOptions }, runHandler).pipe(
   Command.withDescription("A batch geocoder across several providers, every sluice layer at work"),

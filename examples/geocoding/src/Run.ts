@@ -24,7 +24,8 @@ import type { ProviderName, Settings } from "./providers/Geocoder.js"
 import * as Geocoders from "./providers/Geocoders.js"
 import * as Report from "./Report.js"
 import * as Scenario from "./Scenario.js"
-import type * as StandIn from "./stand-ins/StandIn.js"
+import * as Child from "./stand-ins/Child.js"
+import * as StandIn from "./stand-ins/StandIn.js"
 import * as StandIns from "./stand-ins/StandIns.js"
 
 export type PerProvider<A> = Partial<Record<ProviderName, A>>
@@ -55,6 +56,11 @@ export interface Config {
   /** Stand-ins: fixed ports (default: free ports), and the concurrency they accept. */
   readonly ports?: PerProvider<number> | undefined
   readonly standInConcurrency?: number | undefined
+  /**
+   * The CLI's entry: when set, the stand-ins run in a child process started from it, out of this
+   * process's event loop (see stand-ins/Child.ts); when absent, in this process.
+   */
+  readonly standInsEntry?: Child.Entry | undefined
 }
 
 export interface BatchConfig {
@@ -125,7 +131,8 @@ export const prepare = (config: Config) =>
       apiKey: config.apiKey
     })
     const settings: Array<Settings> = []
-    const standIns: Array<StandIn.StandIn> = []
+    // the providers served by stand-ins: their index in `settings`, and their servers' options
+    const served: Array<{ readonly index: number; readonly options: StandIn.Options }> = []
     for (const name of config.providers) {
       const url = config.urls[name]
       if (url !== undefined) {
@@ -156,19 +163,30 @@ export const prepare = (config: Config) =>
         config.permits[name]
       )
       const quota = config.periodQuotas[name]
-      const standIn = yield* StandIns.start(name, {
-        profile,
-        // the client's own: the quota arithmetic (client rate + burst ≤ limit + burst) holds as is
-        burst: sized.burst,
-        concurrency: config.standInConcurrency ?? sized.permits * STAND_IN_CONCURRENCY_FACTOR,
-        port: config.ports?.[name],
-        faults: config.faults[name],
-        quota: quota === undefined ? undefined : { requests: quota, period: config.quotaPeriod },
-        seed: config.seed + settings.length
+      served.push({
+        index: settings.length,
+        options: StandIns.optionsFor(name, {
+          profile,
+          // the client's own: the quota arithmetic (client rate + burst ≤ limit + burst) holds as is
+          burst: sized.burst,
+          concurrency: config.standInConcurrency ?? sized.permits * STAND_IN_CONCURRENCY_FACTOR,
+          port: config.ports?.[name],
+          faults: config.faults[name],
+          quota: quota === undefined ? undefined : { requests: quota, period: config.quotaPeriod },
+          seed: config.seed + settings.length
+        })
       })
-      standIns.push(standIn)
-      settings.push({ ...sized, baseUrl: standIn.url })
+      settings.push(sized)
     }
+    const options = served.map((s) => s.options)
+    const standIns = served.length === 0
+      ? []
+      : config.standInsEntry === undefined
+      ? yield* Effect.forEach(options, (o) => StandIn.make(o))
+      : yield* Child.start(config.standInsEntry, options)
+    served.forEach(({ index }, i) => {
+      settings[index] = { ...settings[index], baseUrl: standIns[i].url }
+    })
     return { settings, standIns } as const
   })
 
@@ -192,6 +210,9 @@ export const batch = (settings: ReadonlyArray<Settings>, config: Config, batchCo
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     if (batchConfig.fresh && (yield* fs.exists(batchConfig.output))) yield* fs.remove(batchConfig.output)
+    // The built-in sample is drawn from the gazetteer: it is loaded (~0.5 s) before the batch's
+    // clock starts, as a file would be opened, not while the providers wait for their first rows.
+    if (batchConfig.input === undefined) yield* Effect.map(Gazetteer, (gazetteer) => gazetteer.size())
     const input: Stream.Stream<Input.Row, Input.InputError, Gazetteer | FileSystem.FileSystem> =
       batchConfig.input === undefined
         ? Input.sample({ rows: batchConfig.rows, seed: config.seed, places: SAMPLE_PLACES, skew: SAMPLE_SKEW })
@@ -217,7 +238,12 @@ export const physicalLimitMillis = (summary: Pipeline.Summary) =>
 
 export const describeProviders = (settings: ReadonlyArray<Settings>, standIns: ReadonlyArray<StandIn.StandIn>) =>
   settings.map((s) => {
-    const where = standIns.some((standIn) => standIn.url === s.baseUrl) ? "stand-in" : "remote"
+    const standIn = standIns.find((standIn) => standIn.url === s.baseUrl)
+    const where = standIn === undefined
+      ? "remote"
+      : standIn.pid === undefined
+      ? "stand-in"
+      : `stand-in (process ${standIn.pid})`
     return `  ${s.name.padEnd(9)} ${where} ${s.baseUrl}  quota ${s.rate}/s, client keeps ${
       Math.round(s.margin * 100)
     } % under it; burst ${s.burst} (${s.burstReason}); permits ${s.permits} (${s.permitsReason})`
@@ -283,7 +309,8 @@ export const run = (
           "Every call goes bulkhead → rate limiter → timeout → HTTP; a refusal sends the row to the next provider;",
           "at the end, a table says which bound held each provider back.",
           standIns.length > 0
-            ? "The stand-ins are local HTTP servers speaking each provider's real format, enforcing their quotas (429 past them)."
+            ? "The stand-ins are local HTTP servers speaking each provider's real format, enforcing their quotas (429 past them)" +
+              (standIns[0].pid === undefined ? "." : ", in a process of their own.")
             : "",
           describeProviders(settings, standIns),
           ""

@@ -1,12 +1,13 @@
 /**
  * Durability with a real crash: the CLI in a child process is killed with SIGKILL mid-run, a torn
  * line is left at the end of its output, and the rerun on the same output finishes the batch:
- * every input id is in the output exactly once, the malformed row included (as failed).
+ * every input id is in the output exactly once, the malformed row included (as failed). The
+ * crashed run's stand-ins, served from a child process, exit with it.
  */
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { expect, it } from "vitest"
-import { collect, lineCount, sleep, spawnCli, tempDir } from "./utils.js"
+import { collect, isAlive, lineCount, sleep, spawnCli, tempDir } from "./utils.js"
 
 it("loses and duplicates nothing across kill -9 and resume", async () => {
   const dir = tempDir()
@@ -37,7 +38,13 @@ it("loses and duplicates nothing across kill -9 and resume", async () => {
   const firstDone = collect(first)
   for (let i = 0; i < 300 && lineCount(output) < 150; i++) await sleep(100)
   first.kill("SIGKILL")
-  await firstDone
+  const killed = await firstDone
+  // its stand-ins ran in a process of their own, which must not outlive it
+  const standIns = /stand-in \(process (\d+)\)/.exec(killed.stdout)
+  expect(standIns).not.toBeNull()
+  const pid = Number(standIns![1])
+  for (let i = 0; i < 100 && isAlive(pid); i++) await sleep(100)
+  expect(isAlive(pid)).toBe(false)
   const written = lineCount(output)
   expect(written).toBeGreaterThan(0)
   expect(written).toBeLessThan(900)

@@ -5,6 +5,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Run from "../src/Run.js"
+import type * as Child from "../src/stand-ins/Child.js"
 
 export const exampleDir = Path.join(import.meta.dirname, "..")
 
@@ -45,6 +46,19 @@ export const runInProcess = (config: Run.Config, batch: Partial<Run.BatchConfig>
     progressEvery: 5,
     ...batch
   }, { json: true, quiet: true }).pipe(Effect.provide(NodeContext.layer), Effect.runPromise)
+
+/** The CLI's entry through tsx: what `run` starts its stand-ins' process from. */
+export const testEntry: Child.Entry = { file: Path.join(exampleDir, "src", "main.ts"), execArgv: ["--import", "tsx"] }
+
+/** Whether a process is still running (signal 0 checks without sending anything). */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
 
 /** The CLI in a child process, through tsx, as a user runs it. */
 export const spawnCli = (args: ReadonlyArray<string>): ChildProcess =>

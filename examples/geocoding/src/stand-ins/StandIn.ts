@@ -10,6 +10,7 @@ import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
@@ -70,8 +71,21 @@ export interface StandIn {
   readonly url: string
   readonly port: number
   readonly options: Options
+  /** The process serving it, when that is not this one (the CLI's stand-ins run in a child). */
+  readonly pid?: number | undefined
   readonly stats: Effect.Effect<Stats>
   readonly setFaults: (faults: Faults) => Effect.Effect<void>
+}
+
+/** A stand-in's server could not listen (its port taken, say). */
+export class ListenFailed extends Data.TaggedError("ListenFailed")<{
+  readonly format: Format
+  readonly port: number
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `the ${this.format} stand-in could not listen on 127.0.0.1:${this.port}: ${this.reason}`
+  }
 }
 
 /** The real providers' paths, so that a base URL is all that differs between a stand-in and the real one. */
@@ -118,7 +132,15 @@ export const make = (options: Options) =>
     const server = yield* NodeHttpServer.make(() => Http.createServer(), {
       port: options.port ?? 0,
       host: "127.0.0.1"
-    })
+    }).pipe(
+      Effect.mapError((error) =>
+        new ListenFailed({
+          format: options.format,
+          port: options.port ?? 0,
+          reason: error.cause instanceof Error ? error.cause.message : String(error.cause)
+        })
+      )
+    )
     const port = server.address._tag === "TcpAddress" ? server.address.port : 0
     const windowMillis = Duration.toMillis(options.window ?? "1 second")
     const burst = options.burst ?? 1

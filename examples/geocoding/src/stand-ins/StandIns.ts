@@ -2,6 +2,7 @@
  * The three stand-ins of a run, each on its own loopback port (one origin per provider, as with the
  * real services), started in the current scope and stopped with it.
  */
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { ProviderName } from "../providers/Geocoder.js"
 import type { Profile } from "../Scenario.js"
@@ -19,22 +20,24 @@ export interface Options {
   readonly seed: number
 }
 
-export const start = (name: ProviderName, options: Options) =>
-  StandIn.make({
-    format: name,
-    port: options.port,
-    limit: options.profile.rate,
-    window: "1 second",
-    burst: options.burst,
-    concurrency: options.concurrency,
-    latency: { median: Duration(options.profile.medianMillis), p95: Duration(options.profile.p95Millis) },
-    quota: options.quota,
-    apiKey: options.apiKey,
-    faults: options.faults,
-    seed: options.seed
-  })
+/** A stand-in's server options; plain data (durations in milliseconds), so a child process can take them too. */
+export const optionsFor = (name: ProviderName, options: Options): StandIn.Options => ({
+  format: name,
+  port: options.port,
+  limit: options.profile.rate,
+  window: 1_000,
+  burst: options.burst,
+  concurrency: options.concurrency,
+  latency: { median: options.profile.medianMillis, p95: options.profile.p95Millis },
+  quota: options.quota === undefined
+    ? undefined
+    : { requests: options.quota.requests, period: Duration.toMillis(options.quota.period) },
+  apiKey: options.apiKey,
+  faults: options.faults,
+  seed: options.seed
+})
 
-const Duration = (millis: number) => `${millis} millis` as const
+export const start = (name: ProviderName, options: Options) => StandIn.make(optionsFor(name, options))
 
 export type { StandIn } from "./StandIn.js"
 

@@ -1,0 +1,199 @@
+/**
+ * The stand-ins of a CLI run, served from a child process. In the client's own process they would
+ * share its event loop: a turn the client spends on its own work (a scavenge, a batch of responses)
+ * delays reading every request sent before it, and those requests then reach the quota's sliding
+ * log together, so the server counted arrivals bunched by `rate × stall` that the client never
+ * started bunched. A real provider's server runs elsewhere; so do these.
+ *
+ * The child is the CLI's own entry file, started with `ROLE_VARIABLE` set (see main.ts). The two
+ * talk over Node's IPC channel: the parent sends the stand-ins' options, the child answers with
+ * their URLs, then with their figures or fault changes on request. The child exits when the channel
+ * closes, so a client killed with SIGKILL leaves no server behind; the parent's scope stops it too.
+ */
+import * as Data from "effect/Data"
+import * as Effect from "effect/Effect"
+import * as Queue from "effect/Queue"
+import type * as Scope from "effect/Scope"
+import { type ChildProcess, spawn } from "node:child_process"
+import { Gazetteer } from "../Gazetteer.js"
+import * as StandIn from "./StandIn.js"
+
+/** Set in the child's environment: main.ts serves stand-ins instead of running the CLI. */
+export const ROLE_VARIABLE = "SLUICE_GEOCODING_STAND_INS"
+
+type ToChild =
+  | { readonly _tag: "Start"; readonly standIns: ReadonlyArray<StandIn.Options> }
+  | { readonly _tag: "Stats"; readonly id: number }
+  | { readonly _tag: "Faults"; readonly index: number; readonly faults: StandIn.Faults }
+
+type ToParent =
+  | { readonly _tag: "Started"; readonly ports: ReadonlyArray<number> }
+  | { readonly _tag: "Failed"; readonly reason: string }
+  | { readonly _tag: "Stats"; readonly id: number; readonly stats: ReadonlyArray<StandIn.Stats> }
+
+export class StandInsFailed extends Data.TaggedError("StandInsFailed")<{ readonly reason: string }> {
+  override get message(): string {
+    return `the stand-in providers' process failed: ${this.reason}`
+  }
+}
+
+/** How long the child may take to load the gazetteer and listen (under tsx on a loaded machine, ~3 s). */
+const START_TIMEOUT_MILLIS = 60_000
+/** After SIGTERM, how long the child gets before SIGKILL. */
+const STOP_GRACE_MILLIS = 3_000
+/** What the parent keeps of the child's stderr for an error message. */
+const STDERR_TAIL = 4_096
+
+/**
+ * Starts one child serving `standIns` (every option must survive structured clone: durations as
+ * strings or milliseconds), stopped with the scope. Fails with `StandInsFailed` if the child exits
+ * or reports an error before its servers listen; a figure asked of a child that has exited dies.
+ */
+/** How to start the child: the CLI's entry file, and the Node options that run it (tsx's loader, say). */
+export interface Entry {
+  readonly file: string
+  readonly execArgv: ReadonlyArray<string>
+}
+
+/** This process's own entry, for a CLI whose main module is main.ts. */
+export const thisEntry = (): Entry => ({ file: process.argv[1], execArgv: process.execArgv })
+
+export const start = (
+  entry: Entry,
+  standIns: ReadonlyArray<StandIn.Options>
+): Effect.Effect<ReadonlyArray<StandIn.StandIn>, StandInsFailed, Scope.Scope> =>
+  Effect.gen(function*() {
+    let stderr = ""
+    let exited: string | undefined
+    const pending = new Map<number, (stats: Effect.Effect<ReadonlyArray<StandIn.Stats>>) => void>()
+    let nextId = 0
+    let onStart: ((result: Effect.Effect<ReadonlyArray<number>, StandInsFailed>) => void) | undefined
+
+    const failure = (reason: string) =>
+      new StandInsFailed({
+        reason: stderr.trim() === "" ? reason : `${reason}; its stderr ends with:\n${stderr.trim()}`
+      })
+
+    const child = yield* Effect.acquireRelease(
+      Effect.sync(() => {
+        const child = spawn(process.execPath, [...entry.execArgv, entry.file], {
+          env: { ...process.env, [ROLE_VARIABLE]: "1" },
+          stdio: ["ignore", "inherit", "pipe", "ipc"],
+          serialization: "advanced"
+        })
+        child.stderr?.on("data", (chunk: Buffer) => {
+          stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL)
+          process.stderr.write(chunk)
+        })
+        child.on("message", (message: ToParent) => {
+          switch (message._tag) {
+            case "Started":
+              onStart?.(Effect.succeed(message.ports))
+              break
+            case "Failed":
+              onStart?.(Effect.fail(failure(message.reason)))
+              break
+            case "Stats":
+              pending.get(message.id)?.(Effect.succeed(message.stats))
+              pending.delete(message.id)
+          }
+        })
+        child.once("error", (error) => {
+          exited = `could not start (${error.message})`
+          onStart?.(Effect.fail(failure(exited)))
+        })
+        child.once("exit", (code, signal) => {
+          exited = `exited (${signal ?? `code ${code}`})`
+          onStart?.(Effect.fail(failure(exited)))
+          for (const resume of pending.values()) resume(Effect.dieMessage(failure(exited).message))
+          pending.clear()
+        })
+        return child
+      }),
+      (child) => stop(child)
+    )
+
+    const ports = yield* Effect.async<ReadonlyArray<number>, StandInsFailed>((resume) => {
+      onStart = (result) => {
+        onStart = undefined
+        resume(result)
+      }
+      if (exited !== undefined) return onStart(Effect.fail(failure(exited)))
+      send(child, { _tag: "Start", standIns })
+    }).pipe(
+      Effect.timeoutFail({
+        duration: START_TIMEOUT_MILLIS,
+        onTimeout: () => failure(`its servers did not listen within ${START_TIMEOUT_MILLIS / 1000} s`)
+      })
+    )
+
+    const stats = Effect.async<ReadonlyArray<StandIn.Stats>>((resume) => {
+      if (exited !== undefined) return resume(Effect.dieMessage(failure(exited).message))
+      const id = nextId++
+      pending.set(id, resume)
+      send(child, { _tag: "Stats", id })
+    })
+
+    return standIns.map((options, index): StandIn.StandIn => ({
+      format: options.format,
+      url: `http://127.0.0.1:${ports[index]}`,
+      port: ports[index],
+      options,
+      pid: child.pid,
+      stats: Effect.map(stats, (all) => all[index]),
+      setFaults: (faults) => Effect.sync(() => send(child, { _tag: "Faults", index, faults }))
+    }))
+  })
+
+const send = (child: ChildProcess, message: ToChild): void => {
+  if (child.connected) child.send(message)
+}
+
+const stop = (child: ChildProcess) =>
+  Effect.async<void>((resume) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MILLIS)
+    child.once("exit", () => {
+      clearTimeout(timer)
+      resume(Effect.void)
+    })
+    child.kill("SIGTERM")
+  })
+
+/**
+ * The child's side: wait for the parent's options, serve them, answer until the parent is gone.
+ * Run by main.ts when `ROLE_VARIABLE` is set.
+ */
+export const serveParent: Effect.Effect<void> = Effect.gen(function*() {
+  const reply = (message: ToParent) => {
+    if (process.connected) process.send?.(message)
+  }
+  if (process.send === undefined) return yield* Effect.dieMessage(`${ROLE_VARIABLE} is set but there is no IPC channel`)
+  const inbox = yield* Queue.unbounded<ToChild>()
+  process.on("message", (message: ToChild) => Queue.unsafeOffer(inbox, message))
+  // the parent is gone (it exited, or was killed): nobody will ever use these servers again
+  process.once("disconnect", () => process.exit(0))
+
+  const first = yield* Queue.take(inbox)
+  if (first._tag !== "Start") {
+    return yield* Effect.dieMessage(`expected the stand-ins' options first, got ${first._tag}`)
+  }
+  const standIns = yield* Effect.forEach(first.standIns, (options) => StandIn.make(options)).pipe(
+    Effect.tapError((error) => Effect.sync(() => reply({ _tag: "Failed", reason: error.message }))),
+    Effect.orDie
+  )
+  reply({ _tag: "Started", ports: standIns.map((standIn) => standIn.port) })
+  while (true) {
+    const message = yield* Queue.take(inbox)
+    switch (message._tag) {
+      case "Stats":
+        reply({ _tag: "Stats", id: message.id, stats: yield* Effect.forEach(standIns, (standIn) => standIn.stats) })
+        break
+      case "Faults":
+        yield* standIns[message.index].setFaults(message.faults)
+        break
+      case "Start":
+        yield* Effect.logWarning("the stand-ins were already started: a second Start is ignored")
+    }
+  }
+}).pipe(Effect.scoped, Effect.provide(Gazetteer.Default))
