@@ -75,12 +75,14 @@ export interface Settings {
 export const clientRate = (settings: Settings): number => settings.rate * (1 - settings.margin)
 
 /**
- * The client's limit: the quota less the margin, counted over ten seconds so that a fractional
- * rate (Nominatim's 1/s less 5 %) stays exact: 0.95/s is 9 per 10 s, evenly spaced.
+ * The client's limit: the quota less the margin, counted over a hundred seconds so that a
+ * fractional rate stays exact to 0.01/s (Nominatim's 1/s less 2 % is 98 per 100 s, evenly spaced;
+ * over ten seconds it would round down to 9, a tenth under). A GCRA limit's window sets only the
+ * spacing of starts (window ÷ limit); the burst is set on its own.
  */
 export const clientLimit = (settings: Settings): { readonly limit: number; readonly window: Duration.Duration } => ({
-  limit: Math.max(1, Math.floor(clientRate(settings) * 10)),
-  window: Duration.seconds(10)
+  limit: Math.max(1, Math.floor(clientRate(settings) * 100)),
+  window: Duration.seconds(100)
 })
 
 /**
