@@ -44,11 +44,6 @@ const STOP_GRACE_MILLIS = 3_000
 /** What the parent keeps of the child's stderr for an error message. */
 const STDERR_TAIL = 4_096
 
-/**
- * Starts one child serving `standIns` (every option must survive structured clone: durations as
- * strings or milliseconds), stopped with the scope. Fails with `StandInsFailed` if the child exits
- * or reports an error before its servers listen; a figure asked of a child that has exited dies.
- */
 /** How to start the child: the CLI's entry file, and the Node options that run it (tsx's loader, say). */
 export interface Entry {
   readonly file: string
@@ -58,6 +53,11 @@ export interface Entry {
 /** This process's own entry, for a CLI whose main module is main.ts. */
 export const thisEntry = (): Entry => ({ file: process.argv[1], execArgv: process.execArgv })
 
+/**
+ * Starts one child serving `standIns` (every option must survive structured clone: durations as
+ * strings or milliseconds), stopped with the scope. Fails with `StandInsFailed` if the child exits
+ * or reports an error before its servers listen; a figure asked of a child that has exited dies.
+ */
 export const start = (
   entry: Entry,
   standIns: ReadonlyArray<StandIn.Options>
@@ -132,6 +132,7 @@ export const start = (
       const id = nextId++
       pending.set(id, resume)
       send(child, { _tag: "Stats", id })
+      return Effect.sync(() => pending.delete(id))
     })
 
     return standIns.map((options, index): StandIn.StandIn => ({
@@ -151,7 +152,8 @@ const send = (child: ChildProcess, message: ToChild): void => {
 
 const stop = (child: ChildProcess) =>
   Effect.async<void>((resume) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
+    // a child that never started (no pid) has nothing to stop, and may never emit "exit"
+    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
     const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MILLIS)
     child.once("exit", () => {
       clearTimeout(timer)
