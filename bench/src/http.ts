@@ -7,15 +7,17 @@
  * median. "no spans" variants switch off Effect's HTTP client spans (`withTracerDisabledWhen`),
  * which is the first thing to try when the client's own overhead dominates; "tracing off" runs
  * the requests with `Effect.withTracerEnabled(false)`, which also drops sluice's `Provider.call`
- * span; "forked" runs each plain request in `Effect.fork` and `Fiber.join`, the floor for a client
- * that runs every call on a fiber of its own.
+ * span; "forked" runs each plain request in `Effect.fork` and `Fiber.join`; "own fiber" runs it on a
+ * fiber started with `Runtime.runFork` and awaited through an observer, as sluice's provider starts
+ * its call's fiber (no join: the refs are not copied back); "in a provider" runs it through
+ * `Provider.call` (bulkhead of 64, span `Provider.call`) without sluice's HTTP client around it.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Effect, Fiber, Layer } from "effect"
+import { Effect, Fiber, Layer, Runtime } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -128,6 +130,28 @@ const variants: Record<string, Variant> = {
         return effectPerSecond(requests, Effect.flatMap(Effect.fork(one), Fiber.join))
       })
     ),
+  // the same without the join, on a fiber started as the provider starts its call's: the fiber alone
+  "@effect/platform, own fiber": (url, latency, requests) =>
+    inRuntime(
+      platformLayer(true),
+      Effect.flatMap(HttpClient.HttpClient, (client) => {
+        const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+        const own = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
+          Effect.async<string, unknown>((resume) => {
+            Runtime.runFork(runtime, one).addObserver(resume)
+          }))
+        return effectPerSecond(requests, own)
+      })
+    ),
+  // the provider around the plain client: what the provider costs, sluice's HTTP client apart
+  "@effect/platform, in a provider": (url, latency, requests) =>
+    inRuntime(
+      Layer.merge(platformLayer(true), Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
+      Effect.flatMap(Effect.all([HttpClient.HttpClient, Bench]), ([client, provider]) => {
+        const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+        return effectPerSecond(requests, provider.call(one))
+      })
+    ),
   "sluice": sluiceVariant("spans"),
   "sluice, no spans": sluiceVariant("no spans"),
   "sluice, tracing off": sluiceVariant("tracing off")
@@ -210,8 +234,10 @@ const main = async (): Promise<void> => {
         "- \"no spans\": `HttpClient.withTracerDisabledWhen(() => true)` on the underlying client, which switches off " +
         "the span @effect/platform records for every request; \"tracing off\": `Effect.withTracerEnabled(false)` " +
         "around each request, which drops every span, sluice's `Provider.call` included; \"forked\": each plain " +
-        "request runs in `Effect.fork` and `Fiber.join`, the floor for a client that gives every call a fiber of its " +
-        "own, as sluice's provider does (so that budgets and the shutdown can end it with a typed error)."
+        "request runs in `Effect.fork` and `Fiber.join`; \"own fiber\": on a fiber started with `Runtime.runFork` " +
+        "and awaited through an observer, as sluice's provider starts the fiber it gives every call (so that budgets " +
+        "and the shutdown can end it with a typed error), without the join's copy of the refs; \"in a provider\": " +
+        "through `Provider.call` (bulkhead of 64, its span), without sluice's HTTP client."
       ].join("\n")
     )
   } finally {
