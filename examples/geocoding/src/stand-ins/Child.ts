@@ -180,10 +180,14 @@ export const serveParent: Effect.Effect<void> = Effect.gen(function*() {
   if (first._tag !== "Start") {
     return yield* Effect.dieMessage(`expected the stand-ins' options first, got ${first._tag}`)
   }
-  const standIns = yield* Effect.forEach(first.standIns, (options) => StandIn.make(options)).pipe(
-    Effect.tapError((error) => Effect.sync(() => reply({ _tag: "Failed", reason: error.message }))),
-    Effect.orDie
-  )
+  const started = yield* Effect.either(Effect.forEach(first.standIns, (options) => StandIn.make(options)))
+  if (started._tag === "Left") {
+    // the parent reports it, in one line that names the stand-in: nothing to print here
+    reply({ _tag: "Failed", reason: started.left.message })
+    process.exitCode = 1
+    return
+  }
+  const standIns = started.right
   reply({ _tag: "Started", ports: standIns.map((standIn) => standIn.port) })
   while (true) {
     const message = yield* Queue.take(inbox)
