@@ -1,12 +1,13 @@
 /**
- * The three stand-ins of a run, each on its own loopback port (one origin per provider, as with the
- * real services), started in the current scope and stopped with it.
+ * The stand-ins of a run, each on its own loopback port (one origin per provider, as with the real
+ * services): their server options from a provider's profile, and their figures at the end. They are
+ * started by `Run.prepare`, in this process or in a child (see Child.ts).
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type { ProviderName } from "../providers/Geocoder.js"
 import type { Profile } from "../Scenario.js"
-import * as StandIn from "./StandIn.js"
+import type * as StandIn from "./StandIn.js"
 
 export interface Options {
   readonly profile: Profile
@@ -36,8 +37,6 @@ export const optionsFor = (name: ProviderName, options: Options): StandIn.Option
   faults: options.faults,
   seed: options.seed
 })
-
-export const start = (name: ProviderName, options: Options) => StandIn.make(optionsFor(name, options))
 
 export type { StandIn } from "./StandIn.js"
 
