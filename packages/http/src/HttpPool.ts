@@ -74,6 +74,23 @@ export interface PoolStats {
   /** Requests queued on connections (pipelining is off, so 0 in practice). */
   readonly queued: number
   readonly size: number
+  /** Connections `preconnect` opened that the pool has not taken yet. */
+  readonly preconnected: number
+}
+
+/**
+ * What `preconnect` opened on an origin.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Preconnected {
+  readonly origin: string
+  /** Connections asked for, less what the origin's pool could never take (its size, and those already waiting). */
+  readonly requested: number
+  readonly opened: number
+  /** Why the first connection that could not open did not, when one did not. */
+  readonly failure: string | undefined
 }
 
 /**
@@ -92,7 +109,19 @@ export interface Service {
   ) => Effect.Effect<void, PoolTooSmall, Scope.Scope>
   /** Reservations and limits per origin: a snapshot. */
   readonly reservations: Effect.Effect<ReadonlyArray<OriginReservations>>
-  /** undici's pool counters per origin (only origins that were dispatched to): a snapshot. */
+  /**
+   * Opens up to `connections` connections to `origin` now (TCP, and TLS for https) for its pool to
+   * take before it connects on its own: the first calls of a batch find them open instead of each
+   * paying a handshake while the others wait on the rate limiter's schedule. A connection not taken
+   * within the pool's `keepAliveTimeout`, or that the server closes meanwhile, is closed and
+   * forgotten, as an idle one would be. One that cannot connect is counted out, not failed: the
+   * call that needs it connects then and reports a typed error.
+   */
+  readonly preconnect: (origin: string, connections: number) => Effect.Effect<Preconnected>
+  /**
+   * undici's pool counters per origin (origins that were dispatched to, or preconnected): a
+   * snapshot.
+   */
   readonly stats: Effect.Effect<Readonly<Record<string, PoolStats>>>
 }
 

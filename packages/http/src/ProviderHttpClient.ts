@@ -76,6 +76,14 @@ export interface Options {
    * and some reject unknown headers.
    */
   readonly tracePropagation?: boolean | undefined
+  /**
+   * Open the bulkhead's `maxPermits` connections when the client is built, instead of one by one
+   * as the first calls need them (a TCP handshake each, and a TLS one for https). The first calls
+   * of a batch then start on the rate limiter's schedule rather than a handshake later. Connections
+   * not used within the pool's `keepAliveTimeout` close, as idle ones do; one that cannot open is
+   * logged as a warning and left to the call that needs it. Default `false`.
+   */
+  readonly preconnect?: boolean | undefined
 }
 
 /**
@@ -221,7 +229,7 @@ export interface StreamIdleTimeout extends InstanceType<typeof errors.StreamIdle
 
 /**
  * Builds the client of `provider` and reserves the provider's bulkhead `maxPermits` on the origin
- * of `baseUrl` in the pool, for the lifetime of the scope.
+ * of `baseUrl` in the pool, for the lifetime of the scope (and, with `preconnect`, opens them).
  *
  * @since 0.1.0
  * @category constructors

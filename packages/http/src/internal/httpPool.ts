@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
+import type { Socket } from "node:net"
 import type * as Api from "../HttpPool.js"
 import * as errors from "./errors.js"
 
@@ -54,6 +55,95 @@ const limitsOf = (
   return { byOrigin, fallback }
 }
 
+/**
+ * Connections opened ahead of their pool, per origin, oldest first. Each is read while it waits,
+ * so that a close from the server (an idle timeout, a restart) is seen and the connection
+ * forgotten rather than handed to a request; anything else arriving unasked closes it too. One not
+ * taken within `keepAliveTimeout` is closed, as undici closes an idle connection.
+ */
+const makePreconnected = (keepAliveTimeout: number) => {
+  interface Waiting {
+    readonly socket: Socket
+    readonly release: () => void
+  }
+  const byOrigin = new Map<string, Array<Waiting>>()
+  let closed = false
+
+  const forget = (origin: string, waiting: Waiting) => {
+    const list = byOrigin.get(origin)
+    const at = list?.indexOf(waiting) ?? -1
+    if (list === undefined || at < 0) return
+    list.splice(at, 1)
+    if (list.length === 0) byOrigin.delete(origin)
+  }
+
+  const put = (origin: string, socket: Socket): boolean => {
+    if (closed || socket.destroyed) {
+      socket.destroy()
+      return false
+    }
+    const drop = () => {
+      waiting.release()
+      forget(origin, waiting)
+      socket.destroy()
+    }
+    const timer = setTimeout(drop, keepAliveTimeout)
+    timer.unref()
+    const waiting: Waiting = {
+      socket,
+      release: () => {
+        clearTimeout(timer)
+        // paused again, so that nothing arrives before undici listens
+        socket.off("data", drop)
+        socket.pause()
+        socket.off("end", drop)
+        socket.off("close", drop)
+        socket.off("error", drop)
+      }
+    }
+    // read while waiting, to see the end: bytes before any request answer nothing, so they close it too
+    socket.once("data", drop)
+    socket.once("end", drop)
+    socket.once("close", drop)
+    socket.once("error", drop)
+    const list = byOrigin.get(origin)
+    if (list === undefined) byOrigin.set(origin, [waiting])
+    else list.push(waiting)
+    return true
+  }
+
+  const take = (origin: string): Socket | undefined => {
+    const list = byOrigin.get(origin)
+    let waiting: Waiting | undefined
+    while ((waiting = list?.shift()) !== undefined) {
+      waiting.release()
+      if (list?.length === 0) byOrigin.delete(origin)
+      if (!waiting.socket.destroyed && waiting.socket.readyState === "open") return waiting.socket
+      waiting.socket.destroy()
+    }
+    return undefined
+  }
+
+  const close = () => {
+    closed = true
+    for (const list of byOrigin.values()) {
+      for (const waiting of list) {
+        waiting.release()
+        waiting.socket.destroy()
+      }
+    }
+    byOrigin.clear()
+  }
+
+  return {
+    put,
+    take,
+    close,
+    count: (origin: string): number => byOrigin.get(origin)?.length ?? 0,
+    origins: (): ReadonlyArray<string> => [...byOrigin.keys()]
+  } as const
+}
+
 /** @internal */
 export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -72,11 +162,21 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
       return sum
     }
 
+    const connectNew = Undici.buildConnector({ timeout: connectTimeout })
+    const preconnected = makePreconnected(keepAliveTimeout)
+    // undici's own connector, except that a connection `preconnect` opened for the origin goes first
+    const connect: Undici.buildConnector.connector = (opts, callback) => {
+      const socket = preconnected.take(originOf(`${opts.protocol}//${opts.host ?? opts.hostname}`))
+      if (socket === undefined) return connectNew(opts, callback)
+      // asynchronously, as a connection that had to open: undici resumes the client after this
+      queueMicrotask(() => callback(null, socket))
+    }
+
     const agent = yield* Effect.acquireRelease(
       Effect.sync(() =>
         new Undici.Agent({
           keepAliveTimeout,
-          connect: { timeout: connectTimeout },
+          connect,
           // one request per connection: a permit is a connection, nothing else shares it
           pipelining: 1,
           // undici calls this on the first request to an origin, after the layers reserved
@@ -88,7 +188,7 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
           }
         })
       ),
-      (agent) => Effect.promise(() => agent.destroy())
+      (agent) => Effect.zipRight(Effect.sync(preconnected.close), Effect.promise(() => agent.destroy()))
     )
 
     const reserve: Api.Service["reserve"] = ({ connections, origin: url, provider }) =>
@@ -137,24 +237,65 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
       })
     )
 
+    const preconnect: Api.Service["preconnect"] = (url, connections) =>
+      Effect.suspend(() => {
+        if (!Number.isInteger(connections) || connections < 1) {
+          return Effect.die(illegal(`HttpPool: preconnect to ${url} asked for ${connections} connections`))
+        }
+        const origin = originOf(url)
+        // never more waiting than the pool could ever take
+        const size = limitFor(origin) ?? created.get(origin) ?? (total(origin) > 0 ? total(origin) : undefined)
+        const requested = Math.max(0, Math.min(connections, (size ?? connections) - preconnected.count(origin)))
+        const { host, hostname, port, protocol } = new URL(origin)
+        const opts = { host, hostname: hostname.replace(/^\[(.*)\]$/, "$1"), port, protocol }
+        const open = Effect.async<Socket | Error>((resume) =>
+          connectNew(opts, (error, socket) => resume(Effect.succeed(error ?? socket)))
+        )
+        return Effect.map(
+          Effect.all(Array.from({ length: requested }, () => open), { concurrency: "unbounded" }),
+          (results): Api.Preconnected => {
+            let opened = 0
+            let failure: string | undefined
+            for (const result of results) {
+              if (result instanceof Error) failure ??= result.message
+              else if (preconnected.put(origin, result)) opened++
+            }
+            return { origin, requested, opened, failure }
+          }
+        )
+      })
+
     const stats = Effect.sync(() => {
       const out: Record<string, Api.PoolStats> = {}
       for (const [origin, raw] of Object.entries(agent.stats)) {
         // a Pool's counters; a lone Client (not used here) reports `connected` as a boolean
         const s = raw as unknown as Partial<Record<keyof Api.PoolStats, number | boolean>>
-        out[originOf(origin)] = {
+        const key = originOf(origin)
+        out[key] = {
           connected: Number(s.connected ?? 0),
           free: Number(s.free ?? 0),
           running: Number(s.running ?? 0),
           pending: Number(s.pending ?? 0),
           queued: Number(s.queued ?? 0),
-          size: Number(s.size ?? 0)
+          size: Number(s.size ?? 0),
+          preconnected: preconnected.count(key)
+        }
+      }
+      for (const origin of preconnected.origins()) {
+        out[origin] ??= {
+          connected: 0,
+          free: 0,
+          running: 0,
+          pending: 0,
+          queued: 0,
+          size: 0,
+          preconnected: preconnected.count(origin)
         }
       }
       return out
     })
 
-    return { dispatcher: agent, reserve, reservations, stats }
+    return { dispatcher: agent, reserve, preconnect, reservations, stats }
   })
 
 /** @internal */

@@ -131,6 +131,15 @@ export const make = <Err>(
     // the pool holds as many connections for this origin as the bulkhead can ever hold permits
     const pool = yield* HttpPoolTag
     yield* pool.reserve({ origin, provider: name, connections: provider.bulkhead.maxPermits })
+    if (options.preconnect === true) {
+      const { failure, opened, requested } = yield* pool.preconnect(origin, provider.bulkhead.maxPermits)
+      if (opened < requested) {
+        yield* Effect.logWarning(
+          `provider "${name}": opened ${opened} of ${requested} connections to ${origin} ahead of its calls` +
+            (failure === undefined ? "" : ` (${failure})`)
+        )
+      }
+    }
 
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
     const headers = { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers }

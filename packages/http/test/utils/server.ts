@@ -14,6 +14,9 @@ export interface Counters {
   /** Requests whose connection closed before the response finished: aborted by the client. */
   aborted: number
   byStatus: Map<number, number>
+  /** Connections accepted, and those still open. */
+  connections: number
+  open: number
 }
 
 export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, counters: Counters) => void
@@ -23,6 +26,8 @@ export interface TestServer {
   readonly counters: Counters
   /** Resolves once every request in flight has ended (finished or aborted). */
   readonly idle: Effect.Effect<void>
+  /** Closes every open connection from the server's side, as an idle timeout does. */
+  readonly closeConnections: Effect.Effect<void>
 }
 
 /** Starts a server for the scope; `routes` maps a path (without query) to its handler. */
@@ -30,7 +35,15 @@ export const testServer = (routes: Record<string, Handler>) =>
   Effect.acquireRelease(
     Effect.async<{ server: http.Server; counters: Counters; url: string; sockets: Set<Socket> }>(
       (resume) => {
-        const counters: Counters = { active: 0, peak: 0, requests: 0, aborted: 0, byStatus: new Map() }
+        const counters: Counters = {
+          active: 0,
+          peak: 0,
+          requests: 0,
+          aborted: 0,
+          byStatus: new Map(),
+          connections: 0,
+          open: 0
+        }
         const sockets = new Set<Socket>()
         const server = http.createServer((req, res) => {
           counters.requests++
@@ -56,8 +69,13 @@ export const testServer = (routes: Record<string, Handler>) =>
           route(req, res, counters)
         })
         server.on("connection", (socket) => {
+          counters.connections++
+          counters.open++
           sockets.add(socket)
-          socket.on("close", () => sockets.delete(socket))
+          socket.on("close", () => {
+            counters.open--
+            sockets.delete(socket)
+          })
         })
         server.listen(0, "127.0.0.1", () => {
           const { port } = server.address() as AddressInfo
@@ -71,9 +89,12 @@ export const testServer = (routes: Record<string, Handler>) =>
         server.close(() => resume(Effect.void))
       })
   ).pipe(
-    Effect.map(({ counters, url }): TestServer => ({
+    Effect.map(({ counters, sockets, url }): TestServer => ({
       url,
       counters,
+      closeConnections: Effect.sync(() => {
+        for (const socket of sockets) socket.end()
+      }),
       idle: Effect.repeat(Effect.sleep("5 millis"), { until: () => counters.active === 0 }).pipe(
         Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error("server never went idle") }),
         Effect.orDie
