@@ -102,7 +102,7 @@ const providerOptions = {
   quotaPeriod: Options.text("quota-period").pipe(Options.withDefault("1 day")),
   margin: Options.float("margin").pipe(
     Options.withDescription("Share of each quota the client leaves unused, against arrival jitter"),
-    Options.withDefault(0.04)
+    Options.withDefault(0.02)
   ),
   burst: Options.text("burst").pipe(
     Options.withDescription(

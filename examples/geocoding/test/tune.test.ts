@@ -34,8 +34,8 @@ describe("tune", () => {
         expect(result.code, result.stderr).toBe(0)
         const out = result.stdout
 
-        // the start: rate 96/s (100/s less the default 4 % margin) × median 60 ms, no headroom
-        const start = /start from (rate 96\/s × median 60 ms = [\d.]+(?:, rounded up to \d+)?, ×1 headroom = (\d+))/
+        // the start: rate 98/s (100/s less the default 2 % margin) × median 60 ms, no headroom
+        const start = /start from (rate 98\/s × median 60 ms = [\d.]+(?:, rounded up to \d+)?, ×1 headroom = (\d+))/
           .exec(out)
         expect(start, out).not.toBeNull()
         const derivation = start![1]
@@ -98,7 +98,7 @@ describe("tune", () => {
         expect(Math.abs(change - (last.throughput / previous.throughput - 1) * 100)).toBeLessThanOrEqual(1)
         expect(line).toContain(`(under ${GAIN * 100} % is no gain)`)
         expect(line).toContain(
-          `${chosen!.permits} reached ${chosen!.throughput.toFixed(1)}/s of the 96.0/s client rate`
+          `${chosen!.permits} reached ${chosen!.throughput.toFixed(1)}/s of the 98.0/s client rate`
         )
       }).pipe(Effect.scoped),
     120_000

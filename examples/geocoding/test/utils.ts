@@ -20,10 +20,10 @@ export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => (
   faults: {},
   periodQuotas: {},
   quotaPeriod: "1 day",
-  // 10 %, not the CLI's 5 %: here the stand-ins share one event loop with the client, and the
+  // 10 %, not the CLI's 2 %: here the stand-ins share one event loop with the client, and the
   // other test files run beside this one on the same cores. A stall of that loop delays reading
-  // what was sent before it, and a window's arrivals then hold rate × stall more (6 spare arrivals
-  // at 95/s of a 100/s quota cover 63 ms; 11 at 90/s cover 122 ms). The bench measures the 429s of
+  // what was sent before it, and a window's arrivals then hold rate × stall more (2 spare arrivals
+  // at 98/s of a 100/s quota cover 20 ms; 11 at 90/s cover 122 ms). The bench measures the 429s of
   // the default margin (bench/RESULTS.md, "Geocoding").
   margin: 0.1,
   bursts: {},

@@ -41,6 +41,8 @@ export const layer = <P, H>(
   httpTag: ProviderHttpClient.TagClass<H, string> & Context.Tag<H, ProviderHttpClient.ProviderHttpClient>,
   settings: Settings
 ) =>
-  httpTag.layer(providerTag, { baseUrl: settings.baseUrl, userAgent: settings.userAgent }).pipe(
+  // the connections open before the batch's clock starts, as its input file does: the first calls
+  // go out on the limiter's schedule, not a handshake later each
+  httpTag.layer(providerTag, { baseUrl: settings.baseUrl, userAgent: settings.userAgent, preconnect: true }).pipe(
     Layer.provideMerge(providerTag.layer(providerSettings(settings)))
   )
