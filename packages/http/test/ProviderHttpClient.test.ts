@@ -7,40 +7,12 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { RateLimiterStore } from "@sluice/rate-limiter"
-import type { Scope } from "effect"
 import { Duration, Effect, Exit, Fiber, FiberRef, Metric, MetricState, Schema, Stream } from "effect"
 import type * as http from "node:http"
+import { run, uniqueName, waitUntil } from "./utils/run.js"
 import { failMidBody, json, slowBody, type TestServer, testServer } from "./utils/server.js"
 
-let counter = 0
-const uniqueName = (prefix: string) => `${prefix}-${++counter}`
-
 const Anything = Schema.Array(Schema.Unknown)
-
-/** Runs `body` with the pool and HttpClient layers, the memory store, and a scope. */
-const run = <A, E>(
-  body: Effect.Effect<
-    A,
-    E,
-    | HttpPool.HttpPool
-    | HttpClient.HttpClient
-    | RateLimiterStore.RateLimiterStore
-    | Scope.Scope
-  >,
-  pool?: HttpPool.Options
-) =>
-  body.pipe(
-    Effect.scoped,
-    Effect.provide(HttpPool.layerWithHttpClient(pool)),
-    Effect.provide(RateLimiterStore.layerMemory)
-  )
-
-const waitUntil = (condition: () => boolean, what: string) =>
-  Effect.repeat(Effect.sleep("2 millis"), { until: condition }).pipe(
-    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`timed out waiting until ${what}`) }),
-    Effect.orDie
-  )
 
 /**
  * `text` and `json` of `path` both fail with BodyTooLarge, leave the permit free, and the server

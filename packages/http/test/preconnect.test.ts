@@ -6,26 +6,10 @@ import { HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Cause, Effect, Exit, Logger, Schedule } from "effect"
 import * as net from "node:net"
+import { run, uniqueName, waitUntil } from "./utils/run.js"
 import { slowBody, testServer } from "./utils/server.js"
-
-let counter = 0
-const uniqueName = (prefix: string) => `${prefix}-${++counter}`
-
-const run = <A, E, R>(body: Effect.Effect<A, E, R>, pool?: HttpPool.Options) =>
-  body.pipe(
-    Effect.scoped,
-    Effect.provide(HttpPool.layerWithHttpClient(pool)),
-    Effect.provide(RateLimiterStore.layerMemory)
-  )
-
-const waitUntil = (condition: () => boolean, what: string) =>
-  Effect.repeat(Effect.sleep("2 millis"), { until: condition }).pipe(
-    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`timed out waiting until ${what}`) }),
-    Effect.orDie
-  )
 
 /**
  * Until the pool holds no connection opened ahead for `origin`: within a second, well inside the

@@ -1,0 +1,26 @@
+/**
+ * What the tests run in: the pool and its HttpClient, the memory store, a scope; and a wait for a
+ * condition that real I/O makes true.
+ */
+import { HttpPool } from "@sluice/http"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import { Effect } from "effect"
+
+let counter = 0
+/** A provider name no other test uses: metrics are kept per name for the whole process. */
+export const uniqueName = (prefix: string) => `${prefix}-${++counter}`
+
+/** Runs `body` with the pool and HttpClient layers, the memory store, and a scope. */
+export const run = <A, E, R>(body: Effect.Effect<A, E, R>, pool?: HttpPool.Options) =>
+  body.pipe(
+    Effect.scoped,
+    Effect.provide(HttpPool.layerWithHttpClient(pool)),
+    Effect.provide(RateLimiterStore.layerMemory)
+  )
+
+/** Polls `condition` every 2 ms until it holds; a defect after 5 seconds. */
+export const waitUntil = (condition: () => boolean, what: string) =>
+  Effect.repeat(Effect.sleep("2 millis"), { until: condition }).pipe(
+    Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`timed out waiting until ${what}`) }),
+    Effect.orDie
+  )
