@@ -114,8 +114,10 @@ export interface Service {
    * take before it connects on its own: the first calls of a batch find them open instead of each
    * paying a handshake while the others wait on the rate limiter's schedule. A connection not taken
    * within the pool's `keepAliveTimeout`, or that the server closes meanwhile, is closed and
-   * forgotten, as an idle one would be. One that cannot connect is counted out, not failed: the
-   * call that needs it connects then and reports a typed error.
+   * forgotten, as an idle one would be. Each waits for the pool as soon as it is open; the effect
+   * ends when every attempt has (at most `connectTimeout`), and an interrupted one closes what
+   * opens after. One that cannot connect is counted out, not failed: the call that needs it
+   * connects then and reports a typed error. Only requests sent through `dispatcher` take them.
    */
   readonly preconnect: (origin: string, connections: number) => Effect.Effect<Preconnected>
   /**

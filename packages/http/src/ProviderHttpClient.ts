@@ -79,9 +79,11 @@ export interface Options {
   /**
    * Open the bulkhead's `maxPermits` connections when the client is built, instead of one by one
    * as the first calls need them (a TCP handshake each, and a TLS one for https). The first calls
-   * of a batch then start on the rate limiter's schedule rather than a handshake later. Connections
-   * not used within the pool's `keepAliveTimeout` close, as idle ones do; one that cannot open is
-   * logged as a warning and left to the call that needs it. Default `false`.
+   * of a batch then start on the rate limiter's schedule rather than a handshake later. Building
+   * the client waits for them (at most the pool's `connectTimeout`). Connections not used within
+   * the pool's `keepAliveTimeout` close, as idle ones do; one that cannot open is logged as a
+   * warning and left to the call that needs it. Only the pool's own `HttpClient` uses them.
+   * Default `false`.
    */
   readonly preconnect?: boolean | undefined
 }

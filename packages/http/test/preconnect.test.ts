@@ -6,7 +6,7 @@ import { HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Cause, Effect, Exit, Logger, Schedule } from "effect"
+import { Cause, Effect, Exit, Fiber, Logger, Schedule } from "effect"
 import * as net from "node:net"
 import { run, uniqueName, waitUntil } from "./utils/run.js"
 import { slowBody, testServer } from "./utils/server.js"
@@ -152,6 +152,33 @@ describe("preconnect", () => {
         new RegExp(`^provider "${name}": opened 0 of 2 connections to ${url} ahead of its calls \\(.*ECONNREFUSED`)
       )
     }))
+
+  it.live("an interrupted preconnect closes the connections that open after it, and leaks none", () =>
+    run(
+      Effect.gen(function*() {
+        const server = yield* testServer({})
+        const pool = yield* HttpPool.HttpPool
+        const fiber = yield* Effect.fork(pool.preconnect(server.url, 4))
+        // the attempts are under way (no I/O has run yet, so none has connected): interrupt them
+        for (let i = 0; i < 10; i++) yield* Effect.yieldNow()
+        yield* Fiber.interrupt(fiber)
+        yield* waitUntil(() => server.counters.connections === 4, "the server accepted the 4 connections")
+        yield* waitUntil(() => server.counters.open === 0, "every one of them is closed again")
+        assert.strictEqual((yield* pool.stats)[server.url]?.preconnected ?? 0, 0)
+        // closed by the interruption, not by the idle timeout
+      }),
+      { keepAliveTimeout: "1 minute" }
+    ))
+
+  it.live("a host whose every address refuses says why, whatever the error's own message", () =>
+    run(Effect.gen(function*() {
+      const port = yield* closedPort
+      const pool = yield* HttpPool.HttpPool
+      // `localhost` may resolve to both ::1 and 127.0.0.1: then Node fails with an AggregateError
+      const { failure, opened } = yield* pool.preconnect(`http://localhost:${port}`, 1)
+      assert.strictEqual(opened, 0)
+      assert.match(failure ?? "", /ECONNREFUSED/)
+    })))
 
   it.live("a count that is not a positive integer is a defect", () =>
     run(Effect.gen(function*() {

@@ -144,6 +144,18 @@ const makePreconnected = (keepAliveTimeout: number) => {
   } as const
 }
 
+/**
+ * Why a connection did not open, in words: a host with several addresses that all refused fails
+ * with an `AggregateError` whose message is empty, and whose code and first error say it.
+ */
+const reasonOf = (error: Error): string => {
+  if (error.message !== "") return error.message
+  const { code, errors } = error as Error & { readonly code?: string; readonly errors?: ReadonlyArray<unknown> }
+  const first = errors?.[0]
+  if (first instanceof Error && first.message !== "") return first.message
+  return code ?? String(error)
+}
+
 /** @internal */
 export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -166,7 +178,12 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
     const preconnected = makePreconnected(keepAliveTimeout)
     // undici's own connector, except that a connection `preconnect` opened for the origin goes first
     const connect: Undici.buildConnector.connector = (opts, callback) => {
-      const socket = preconnected.take(originOf(`${opts.protocol}//${opts.host ?? opts.hostname}`))
+      // a connection opened ahead named its host for TLS; a request that names another (its own
+      // servername) gets a connection of its own
+      const origin = originOf(`${opts.protocol}//${opts.host ?? opts.hostname}`)
+      const socket = opts.servername == null || opts.servername === opts.hostname
+        ? preconnected.take(origin)
+        : undefined
       if (socket === undefined) return connectNew(opts, callback)
       // asynchronously, as a connection that had to open: undici resumes the client after this
       queueMicrotask(() => callback(null, socket))
@@ -243,27 +260,43 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
           return Effect.die(illegal(`HttpPool: preconnect to ${url} asked for ${connections} connections`))
         }
         const origin = originOf(url)
-        // never more waiting than the pool could ever take
+        // no more than the pool could take: its size, less what it holds and what waits already
         const size = limitFor(origin) ?? created.get(origin) ?? (total(origin) > 0 ? total(origin) : undefined)
-        const requested = Math.max(0, Math.min(connections, (size ?? connections) - preconnected.count(origin)))
+        const held = pooledConnections(origin)
+        const requested = Math.max(0, Math.min(connections, (size ?? connections) - held - preconnected.count(origin)))
         const { host, hostname, port, protocol } = new URL(origin)
         const opts = { host, hostname: hostname.replace(/^\[(.*)\]$/, "$1"), port, protocol }
-        const open = Effect.async<Socket | Error>((resume) =>
-          connectNew(opts, (error, socket) => resume(Effect.succeed(error ?? socket)))
-        )
+        // Each connection waits for the pool as soon as it is open, not when the slowest has
+        // answered; one that opens after the preconnect was interrupted is closed at once.
+        const open = Effect.async<string | undefined>((resume) => {
+          let interrupted = false
+          connectNew(opts, (error, socket) => {
+            if (error !== null) resume(Effect.succeed(reasonOf(error)))
+            else if (interrupted) socket.destroy()
+            else resume(Effect.succeed(preconnected.put(origin, socket) ? undefined : "the pool is closed"))
+          })
+          return Effect.sync(() => {
+            interrupted = true
+          })
+        })
         return Effect.map(
           Effect.all(Array.from({ length: requested }, () => open), { concurrency: "unbounded" }),
-          (results): Api.Preconnected => {
-            let opened = 0
-            let failure: string | undefined
-            for (const result of results) {
-              if (result instanceof Error) failure ??= result.message
-              else if (preconnected.put(origin, result)) opened++
-            }
-            return { origin, requested, opened, failure }
-          }
+          (failures): Api.Preconnected => ({
+            origin,
+            requested,
+            opened: failures.filter((failure) => failure === undefined).length,
+            failure: failures.find((failure) => failure !== undefined)
+          })
         )
       })
+
+    /** Connections undici's pool for `origin` holds now, busy or idle. */
+    const pooledConnections = (origin: string): number => {
+      for (const [key, raw] of Object.entries(agent.stats)) {
+        if (originOf(key) === origin) return Number((raw as unknown as { connected?: number }).connected ?? 0)
+      }
+      return 0
+    }
 
     const stats = Effect.sync(() => {
       const out: Record<string, Api.PoolStats> = {}
