@@ -24,12 +24,14 @@ export const ROLE_VARIABLE = "SLUICE_GEOCODING_STAND_INS"
 type ToChild =
   | { readonly _tag: "Start"; readonly standIns: ReadonlyArray<StandIn.Options> }
   | { readonly _tag: "Stats"; readonly id: number }
-  | { readonly _tag: "Faults"; readonly index: number; readonly faults: StandIn.Faults }
+  | { readonly _tag: "Faults"; readonly id: number; readonly index: number; readonly faults: StandIn.Faults }
 
 type ToParent =
   | { readonly _tag: "Started"; readonly ports: ReadonlyArray<number> }
   | { readonly _tag: "Failed"; readonly reason: string }
   | { readonly _tag: "Stats"; readonly id: number; readonly stats: ReadonlyArray<StandIn.Stats> }
+  /** The faults are in effect: a request sent after this sees them. */
+  | { readonly _tag: "FaultsSet"; readonly id: number }
 
 export class StandInsFailed extends Data.TaggedError("StandInsFailed")<{ readonly reason: string }> {
   override get message(): string {
@@ -65,7 +67,8 @@ export const start = (
   Effect.gen(function*() {
     let stderr = ""
     let exited: string | undefined
-    const pending = new Map<number, (stats: Effect.Effect<ReadonlyArray<StandIn.Stats>>) => void>()
+    // requests to the child awaiting its answer, by id: its figures, or none once faults are set
+    const pending = new Map<number, (answer: Effect.Effect<ReadonlyArray<StandIn.Stats>>) => void>()
     let nextId = 0
     let onStart: ((result: Effect.Effect<ReadonlyArray<number>, StandInsFailed>) => void) | undefined
 
@@ -95,6 +98,10 @@ export const start = (
               break
             case "Stats":
               pending.get(message.id)?.(Effect.succeed(message.stats))
+              pending.delete(message.id)
+              break
+            case "FaultsSet":
+              pending.get(message.id)?.(Effect.succeed([]))
               pending.delete(message.id)
           }
         })
@@ -127,13 +134,16 @@ export const start = (
       })
     )
 
-    const stats = Effect.async<ReadonlyArray<StandIn.Stats>>((resume) => {
-      if (exited !== undefined) return resume(Effect.dieMessage(failure(exited).message))
-      const id = nextId++
-      pending.set(id, resume)
-      send(child, { _tag: "Stats", id })
-      return Effect.sync(() => pending.delete(id))
-    })
+    /** Sends what `message` makes of a fresh id and waits for the child's answer to it. */
+    const ask = (message: (id: number) => ToChild) =>
+      Effect.async<ReadonlyArray<StandIn.Stats>>((resume) => {
+        if (exited !== undefined) return resume(Effect.dieMessage(failure(exited).message))
+        const id = nextId++
+        pending.set(id, resume)
+        send(child, message(id))
+        return Effect.sync(() => pending.delete(id))
+      })
+    const stats = ask((id) => ({ _tag: "Stats", id }))
 
     return standIns.map((options, index): StandIn.StandIn => ({
       format: options.format,
@@ -142,7 +152,8 @@ export const start = (
       options,
       pid: child.pid,
       stats: Effect.map(stats, (all) => all[index]),
-      setFaults: (faults) => Effect.sync(() => send(child, { _tag: "Faults", index, faults }))
+      // answered once the child applied them, as the stand-in in this process applies them at once
+      setFaults: (faults) => Effect.asVoid(ask((id) => ({ _tag: "Faults", id, index, faults })))
     }))
   })
 
@@ -197,6 +208,7 @@ export const serveParent: Effect.Effect<void> = Effect.gen(function*() {
         break
       case "Faults":
         yield* standIns[message.index].setFaults(message.faults)
+        reply({ _tag: "FaultsSet", id: message.id })
         break
       case "Start":
         yield* Effect.logWarning("the stand-ins were already started: a second Start is ignored")
