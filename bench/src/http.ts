@@ -79,11 +79,15 @@ const platformLayer = (spans: boolean) => {
   ).pipe(Layer.provide(client))
 }
 
+/** One request of the plain client, its body read. */
+const plainRequest = (client: HttpClient.HttpClient, url: string, latency: number) =>
+  Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+
 const platformVariant = (tracing: Tracing): Variant => (url, latency, requests) =>
   inRuntime(
     platformLayer(tracing !== "no spans"),
     Effect.flatMap(HttpClient.HttpClient, (client) => {
-      const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+      const one = plainRequest(client, url, latency)
       return effectPerSecond(requests, traced(tracing)(one))
     })
   )
@@ -121,12 +125,12 @@ const variants: Record<string, Variant> = {
   "@effect/platform": platformVariant("spans"),
   "@effect/platform, no spans": platformVariant("no spans"),
   "@effect/platform, tracing off": platformVariant("tracing off"),
-  // the floor for a client that runs each call on a fiber of its own, as sluice's provider does
+  // each call on a fiber of its own, joined: the join copies the child's refs back, which costs
   "@effect/platform, forked": (url, latency, requests) =>
     inRuntime(
       platformLayer(true),
       Effect.flatMap(HttpClient.HttpClient, (client) => {
-        const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+        const one = plainRequest(client, url, latency)
         return effectPerSecond(requests, Effect.flatMap(Effect.fork(one), Fiber.join))
       })
     ),
@@ -135,7 +139,7 @@ const variants: Record<string, Variant> = {
     inRuntime(
       platformLayer(true),
       Effect.flatMap(HttpClient.HttpClient, (client) => {
-        const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+        const one = plainRequest(client, url, latency)
         const own = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
           Effect.async<string, unknown>((resume) => {
             Runtime.runFork(runtime, one).addObserver(resume)
@@ -148,7 +152,7 @@ const variants: Record<string, Variant> = {
     inRuntime(
       Layer.merge(platformLayer(true), Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
       Effect.flatMap(Effect.all([HttpClient.HttpClient, Bench]), ([client, provider]) => {
-        const one = Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
+        const one = plainRequest(client, url, latency)
         return effectPerSecond(requests, provider.call(one))
       })
     ),

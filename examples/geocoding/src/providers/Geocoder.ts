@@ -76,8 +76,8 @@ export const clientRate = (settings: Settings): number => settings.rate * (1 - s
 
 /**
  * The client's limit: the quota less the margin, counted over a hundred seconds so that a
- * fractional rate stays exact to 0.01/s (Nominatim's 1/s less 4 % is 96 per 100 s, evenly spaced;
- * over ten seconds it would round down to 9, a tenth under). A GCRA limit's window sets only the
+ * fractional rate stays exact to 0.01/s (Nominatim's 1/s less 2 % is 98 per 100 s, evenly spaced;
+ * over ten seconds it would round down to 9, 8 % under). A GCRA limit's window sets only the
  * spacing of starts (window ÷ limit); the burst is set on its own.
  */
 export const clientLimit = (settings: Settings): { readonly limit: number; readonly window: Duration.Duration } => ({

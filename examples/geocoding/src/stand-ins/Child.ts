@@ -161,16 +161,31 @@ const send = (child: ChildProcess, message: ToChild): void => {
   if (child.connected) child.send(message)
 }
 
-const stop = (child: ChildProcess) =>
+const hasExited = (child: ChildProcess): boolean => child.exitCode !== null || child.signalCode !== null
+
+/** Until `child` exits. */
+const untilExit = (child: ChildProcess) =>
   Effect.async<void>((resume) => {
+    if (hasExited(child)) return resume(Effect.void)
+    const onExit = () => resume(Effect.void)
+    child.once("exit", onExit)
+    return Effect.sync(() => child.off("exit", onExit))
+  })
+
+/** SIGTERM, then SIGKILL if the child is still there after the grace period. */
+const stop = (child: ChildProcess) =>
+  Effect.suspend(() => {
     // a child that never started (no pid) has nothing to stop, and may never emit "exit"
-    if (child.pid === undefined || child.exitCode !== null || child.signalCode !== null) return resume(Effect.void)
-    const timer = setTimeout(() => child.kill("SIGKILL"), STOP_GRACE_MILLIS)
-    child.once("exit", () => {
-      clearTimeout(timer)
-      resume(Effect.void)
-    })
+    if (child.pid === undefined || hasExited(child)) return Effect.void
     child.kill("SIGTERM")
+    return untilExit(child).pipe(
+      Effect.timeoutTo({
+        duration: STOP_GRACE_MILLIS,
+        onSuccess: () => Effect.void,
+        onTimeout: () => Effect.zipRight(Effect.sync(() => child.kill("SIGKILL")), untilExit(child))
+      }),
+      Effect.flatten
+    )
   })
 
 /**

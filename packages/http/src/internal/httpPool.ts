@@ -4,7 +4,10 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
+import * as Runtime from "effect/Runtime"
 import type * as Scope from "effect/Scope"
 import type { Socket } from "node:net"
 import type * as Api from "../HttpPool.js"
@@ -61,7 +64,8 @@ const limitsOf = (
  * forgotten rather than handed to a request; anything else arriving unasked closes it too. One not
  * taken within `keepAliveTimeout` is closed, as undici closes an idle connection.
  */
-const makePreconnected = (keepAliveTimeout: number) => {
+const makePreconnected = (keepAliveTimeout: number, runtime: Runtime.Runtime<never>) => {
+  const expiry = Effect.sleep(Duration.millis(keepAliveTimeout))
   interface Waiting {
     readonly socket: Socket
     readonly release: () => void
@@ -87,12 +91,15 @@ const makePreconnected = (keepAliveTimeout: number) => {
       forget(origin, waiting)
       socket.destroy()
     }
-    const timer = setTimeout(drop, keepAliveTimeout)
-    timer.unref()
+    // on the runtime's clock; released (taken, dropped, closed) before it ends, it is interrupted
+    const idle = Runtime.runFork(runtime)(expiry)
+    idle.addObserver((exit) => {
+      if (Exit.isSuccess(exit)) drop()
+    })
     const waiting: Waiting = {
       socket,
       release: () => {
-        clearTimeout(timer)
+        idle.unsafeInterruptAsFork(FiberId.none)
         // paused again, so that nothing arrives before undici listens
         socket.off("data", drop)
         socket.pause()
@@ -175,7 +182,7 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
     }
 
     const connectNew = Undici.buildConnector({ timeout: connectTimeout })
-    const preconnected = makePreconnected(keepAliveTimeout)
+    const preconnected = makePreconnected(keepAliveTimeout, yield* Effect.runtime<never>())
     // undici's own connector, except that a connection `preconnect` opened for the origin goes first
     const connect: Undici.buildConnector.connector = (opts, callback) => {
       // a connection opened ahead named its host for TLS; a request that names another (its own
