@@ -7,7 +7,10 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
+import * as Fs from "node:fs"
 import * as Net from "node:net"
+import * as Os from "node:os"
+import * as Path from "node:path"
 import * as Child from "../src/stand-ins/Child.js"
 import * as StandIns from "../src/stand-ins/StandIns.js"
 import { isAlive, testEntry } from "./utils.js"
@@ -67,4 +70,28 @@ describe("stand-ins in a child process", () => {
         new RegExp(`photon stand-in could not listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`)
       )
     }), 60_000)
+
+  it.live(
+    "kills a child that ignores SIGTERM and its channel closing, once the grace period ends",
+    () =>
+      Effect.gen(function*() {
+        const pidFile = Path.join(Os.tmpdir(), `sluice-stubborn-child-of-${process.pid}`)
+        Fs.rmSync(pidFile, { force: true })
+        const entry: Child.Entry = {
+          file: Path.join(import.meta.dirname, "fixtures", "stubborn-child.mjs"),
+          execArgv: []
+        }
+        // the child never answers: the start gives up, and the scope stops the child as it closes
+        const started = yield* Child.start(entry, [options("photon")]).pipe(
+          Effect.timeout("2 seconds"),
+          Effect.scoped,
+          Effect.exit
+        )
+        expect(Exit.isFailure(started)).toBe(true)
+        const pid = Number(Fs.readFileSync(pidFile, "utf8"))
+        Fs.rmSync(pidFile)
+        expect(isAlive(pid)).toBe(false)
+      }),
+    20_000
+  )
 })

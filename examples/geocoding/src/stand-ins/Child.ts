@@ -6,8 +6,10 @@
  * started bunched. A real provider's server runs elsewhere; so do these.
  *
  * The child is the CLI's own entry file, started with `ROLE_VARIABLE` set (see main.ts). The two
- * talk over Node's IPC channel: the parent sends the stand-ins' options, the child answers with
- * their URLs, then with their figures or fault changes on request. The child exits when the channel
+ * talk over Node's IPC channel: the child says when it listens (a message that reaches a child before
+ * its listener is lost, and loading the entry file takes the event loop through many turns), the
+ * parent then sends the stand-ins' options, the child answers with their URLs, then with their
+ * figures or fault changes on request. The child exits when the channel
  * closes, so a client killed with SIGKILL leaves no server behind; the parent's scope stops it too.
  */
 import * as Data from "effect/Data"
@@ -27,6 +29,8 @@ type ToChild =
   | { readonly _tag: "Faults"; readonly id: number; readonly index: number; readonly faults: StandIn.Faults }
 
 type ToParent =
+  /** The child listens for messages: the parent may send `Start`. */
+  | { readonly _tag: "Ready" }
   | { readonly _tag: "Started"; readonly ports: ReadonlyArray<number> }
   | { readonly _tag: "Failed"; readonly reason: string }
   | { readonly _tag: "Stats"; readonly id: number; readonly stats: ReadonlyArray<StandIn.Stats> }
@@ -70,7 +74,14 @@ export const start = (
     // requests to the child awaiting its answer, by id: its figures, or none once faults are set
     const pending = new Map<number, (answer: Effect.Effect<ReadonlyArray<StandIn.Stats>>) => void>()
     let nextId = 0
+    // how the start ended (once set, never changed), and the fiber waiting for it, if it waits yet
+    let started: Effect.Effect<ReadonlyArray<number>, StandInsFailed> | undefined
     let onStart: ((result: Effect.Effect<ReadonlyArray<number>, StandInsFailed>) => void) | undefined
+    const settleStart = (result: Effect.Effect<ReadonlyArray<number>, StandInsFailed>) => {
+      if (started !== undefined) return
+      started = result
+      onStart?.(result)
+    }
 
     const failure = (reason: string) =>
       new StandInsFailed({
@@ -90,11 +101,14 @@ export const start = (
         })
         child.on("message", (message: ToParent) => {
           switch (message._tag) {
+            case "Ready":
+              send(child, { _tag: "Start", standIns })
+              break
             case "Started":
-              onStart?.(Effect.succeed(message.ports))
+              settleStart(Effect.succeed(message.ports))
               break
             case "Failed":
-              onStart?.(Effect.fail(failure(message.reason)))
+              settleStart(Effect.fail(failure(message.reason)))
               break
             case "Stats":
               pending.get(message.id)?.(Effect.succeed(message.stats))
@@ -107,11 +121,11 @@ export const start = (
         })
         child.once("error", (error) => {
           exited = `could not start (${error.message})`
-          onStart?.(Effect.fail(failure(exited)))
+          settleStart(Effect.fail(failure(exited)))
         })
         child.once("exit", (code, signal) => {
           exited = `exited (${signal ?? `code ${code}`})`
-          onStart?.(Effect.fail(failure(exited)))
+          settleStart(Effect.fail(failure(exited)))
           for (const resume of pending.values()) resume(Effect.dieMessage(failure(exited).message))
           pending.clear()
         })
@@ -121,12 +135,11 @@ export const start = (
     )
 
     const ports = yield* Effect.async<ReadonlyArray<number>, StandInsFailed>((resume) => {
-      onStart = (result) => {
+      if (started !== undefined) return resume(started)
+      onStart = resume
+      return Effect.sync(() => {
         onStart = undefined
-        resume(result)
-      }
-      if (exited !== undefined) return onStart(Effect.fail(failure(exited)))
-      send(child, { _tag: "Start", standIns })
+      })
     }).pipe(
       Effect.timeoutFail({
         duration: START_TIMEOUT_MILLIS,
@@ -172,13 +185,20 @@ const untilExit = (child: ChildProcess) =>
     return Effect.sync(() => child.off("exit", onExit))
   })
 
-/** SIGTERM, then SIGKILL if the child is still there after the grace period. */
+/**
+ * Closes the channel, which the child exits on, and sends SIGTERM; SIGKILL if the child is still
+ * there after the grace period. SIGTERM alone is not enough: a child whose main fiber ends as the
+ * signal arrives has its handler removed before the signal is dispatched to it, and the signal is
+ * lost. The wait is interruptible so that the grace period can end it: a finalizer (where this
+ * runs) is not, and a timeout there would otherwise wait for the exit it gave up on.
+ */
 const stop = (child: ChildProcess) =>
   Effect.suspend(() => {
     // a child that never started (no pid) has nothing to stop, and may never emit "exit"
     if (child.pid === undefined || hasExited(child)) return Effect.void
+    if (child.connected) child.disconnect()
     child.kill("SIGTERM")
-    return untilExit(child).pipe(
+    return Effect.interruptible(untilExit(child)).pipe(
       Effect.timeoutTo({
         duration: STOP_GRACE_MILLIS,
         onSuccess: () => Effect.void,
@@ -199,8 +219,10 @@ export const serveParent: Effect.Effect<void> = Effect.gen(function*() {
   if (process.send === undefined) return yield* Effect.dieMessage(`${ROLE_VARIABLE} is set but there is no IPC channel`)
   const inbox = yield* Queue.unbounded<ToChild>()
   process.on("message", (message: ToChild) => Queue.unsafeOffer(inbox, message))
-  // the parent is gone (it exited, or was killed): nobody will ever use these servers again
-  process.once("disconnect", () => process.exit(0))
+  reply({ _tag: "Ready" })
+  // the parent is gone, or stops this process: nobody will ever use these servers again (the exit
+  // code is 1 after a failed start)
+  process.once("disconnect", () => process.exit())
 
   const first = yield* Queue.take(inbox)
   if (first._tag !== "Start") {
