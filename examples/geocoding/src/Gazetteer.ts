@@ -52,7 +52,7 @@ export class Gazetteer extends Effect.Service<Gazetteer>()("@sluice/example-geoc
     return {
       size: () => getIndex().size,
       search: (query: string, limit: number) => getIndex().search(query, limit),
-      /** Loads the places the sample draws from at once; the rows are drawn as they are read. */
+      /** Loads the places the sample draws from, and its table, at once; the rows are drawn as they are read. */
       sample: (options: SampleOptions): IterableIterator<{ readonly id: string; readonly query: string }> =>
         draw(mostPopulous(options.places), options)
     } as const
@@ -113,12 +113,13 @@ const makeIndex = (cities: ReadonlyArray<City>) => {
 /**
  * A batch like real ones: the places people ask for follow a Zipf law over population, so the
  * same city comes back many times, spelled with or without its country, in other cases and
- * without its accents; a few queries name nothing. Deterministic for a seed.
+ * without its accents; a few queries name nothing. Deterministic for a seed. The law's table is
+ * made here (20,000 places: ~4 ms on a cold start), the rows as they are read.
  */
-function* draw(
+const draw = (
   ranked: ReadonlyArray<Place>,
   options: SampleOptions
-): Generator<{ readonly id: string; readonly query: string }> {
+): IterableIterator<{ readonly id: string; readonly query: string }> => {
   const random = Random.make(options.seed)
   const places = ranked.length
   const cumulative = new Float64Array(places)
@@ -138,17 +139,20 @@ function* draw(
     }
     return ranked[lo]
   }
-  for (let row = 1; row <= options.rows; row++) {
-    const id = `q${String(row).padStart(7, "0")}`
-    const pick = random.next()
-    if (pick < 0.005) {
-      yield { id, query: UNKNOWN_PLACES[Math.floor(random.next() * UNKNOWN_PLACES.length)] }
-      continue
+  function* rows(): Generator<{ readonly id: string; readonly query: string }> {
+    for (let row = 1; row <= options.rows; row++) {
+      const id = `q${String(row).padStart(7, "0")}`
+      const pick = random.next()
+      if (pick < 0.005) {
+        yield { id, query: UNKNOWN_PLACES[Math.floor(random.next() * UNKNOWN_PLACES.length)] }
+        continue
+      }
+      const place = pickPlace()
+      const spelled = pick < 0.6 ? `${place.name}, ${place.country}` : place.name
+      const variant = random.next()
+      const query = variant < 0.1 ? spelled.toLowerCase() : variant < 0.15 ? normalize(spelled) : spelled
+      yield { id, query }
     }
-    const place = pickPlace()
-    const spelled = pick < 0.6 ? `${place.name}, ${place.country}` : place.name
-    const variant = random.next()
-    const query = variant < 0.1 ? spelled.toLowerCase() : variant < 0.15 ? normalize(spelled) : spelled
-    yield { id, query }
   }
+  return rows()
 }
