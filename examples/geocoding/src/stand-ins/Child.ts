@@ -6,11 +6,11 @@
  * started bunched. A real provider's server runs elsewhere; so do these.
  *
  * The child is the CLI's own entry file, started with `ROLE_VARIABLE` set (see main.ts). The two
- * talk over Node's IPC channel: the child says when it listens (a message that reaches a child before
- * its listener is lost, and loading the entry file takes the event loop through many turns), the
- * parent then sends the stand-ins' options, the child answers with their URLs, then with their
- * figures or fault changes on request. The child exits when the channel
- * closes, so a client killed with SIGKILL leaves no server behind; the parent's scope stops it too.
+ * talk over Node's IPC channel: the child says when it listens (a message that reaches a child
+ * before its listener is lost, and loading the entry file takes the event loop through many turns),
+ * the parent then sends the stand-ins' options, the child answers with their URLs, then with their
+ * figures or fault changes on request. The child exits when the channel closes, so a client killed
+ * with SIGKILL leaves no server behind; the parent's scope stops it too.
  */
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
