@@ -476,9 +476,9 @@ writeSection(
     `${CAP_MB} MB (what the run keeps alive rather than what V8 lets pile up). Peak RSS is the CLI ` +
     "process's VmHWM (/proc); the stand-ins' process is not counted. 429s: the most in any round, client " +
     "side or server side (the stand-ins' own count, which the run reports). By default the client and the " +
-    "stand-ins allow a burst of max(3, client rate × 25 ms) (5, 3 and 3 at the stated quotas; 49, 25 and 13 at the " +
+    "stand-ins allow a burst of max(3, client rate × 20 ms) (4, 3 and 3 at the stated quotas; 40, 20 and 10 at the " +
     "tenfold ones; the stand-ins accept limit + burst per window, and the runs against a `serve` process " +
-    "pass its bursts), so a limiter keeps its rate through loop turns of 25 ms.",
+    "pass its bursts), so a limiter keeps its rate through loop turns of 20 ms.",
     "",
     markdownTable(header, cells),
     "",

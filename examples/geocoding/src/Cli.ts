@@ -107,7 +107,7 @@ const providerOptions = {
   burst: Options.text("burst").pipe(
     Options.withDescription(
       "Starts allowed at the same instant, client and stand-ins: N for every provider, or name=N (repeat the " +
-        "flag). Default: against a stand-in, max(3, client rate × 25 ms), which its quota admits; 1 against a " +
+        "flag). Default: against a stand-in, max(3, client rate × 20 ms), which its quota admits; 1 against a " +
         "real service, whose published limit does not"
     ),
     Options.repeated
