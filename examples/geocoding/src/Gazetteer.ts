@@ -44,7 +44,7 @@ export class Gazetteer extends Effect.Service<Gazetteer>()("@sluice/example-geoc
     const getIndex = () => (index ??= makeIndex(decode()))
     const mostPopulous = (count: number): ReadonlyArray<Place> => {
       if (drawn?.count !== count) {
-        const ranked = index?.byPopulation ?? rankByPopulation(decode())
+        const ranked = rankByPopulation(index?.cities ?? decode())
         drawn = { count, places: ranked.slice(0, count).map(({ country, name }) => ({ name, country })) }
       }
       return drawn.places
@@ -107,7 +107,7 @@ const makeIndex = (cities: ReadonlyArray<City>) => {
     return []
   }
 
-  return { size: cities.length, search, byPopulation: rankByPopulation(cities) } as const
+  return { cities, size: cities.length, search } as const
 }
 
 /**

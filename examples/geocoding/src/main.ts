@@ -36,7 +36,7 @@ const program = process.env[Child.ROLE_VARIABLE] !== undefined
  * of the poll phase, every response read there and all the fiber work each one resumes; here the
  * poll phase only queues that work, and the write goes out ahead of it. Against the stand-ins, at a
  * 2 % margin, the hand-off-to-write delay's p99 fell from 14–23 ms to 7–14 ms, and runs with a 429
- * from 5 in 6 to 2 in 10 (README.md, "Measured").
+ * from 5 in 6 to none in 6, interleaved (README.md, "Benchmark").
  */
 const checkPhase = Scheduler.makeBatched((runBatch) => setImmediate(runBatch))
 
