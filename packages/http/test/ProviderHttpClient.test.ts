@@ -7,9 +7,21 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Duration, Effect, Exit, Fiber, FiberRef, Metric, MetricState, Schema, Stream } from "effect"
+import {
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  FiberRef,
+  Metric,
+  MetricState,
+  Schema,
+  Stream,
+  TestClock,
+  TestServices
+} from "effect"
 import type * as http from "node:http"
-import { run, uniqueName, waitUntil } from "./utils/run.js"
+import { run, uniqueName, waitUntil, waitUntilEffect } from "./utils/run.js"
 import { failMidBody, json, slowBody, type TestServer, testServer } from "./utils/server.js"
 
 const Anything = Schema.Array(Schema.Unknown)
@@ -213,6 +225,66 @@ describe("429 and Retry-After", () => {
       })
       assert.deepStrictEqual(quota.stats(), { violations: 0, tooMany: 0, served: 8 })
     })), 20_000)
+
+  /**
+   * A server whose first answer is a 429 with `Retry-After: 2` whose body starts and never ends;
+   * later requests get `[]`. On the TestClock: the sockets are real, the budgets and the pause are
+   * the test's.
+   */
+  const stalled429 = (maxAttempts: number) =>
+    Effect.gen(function*() {
+      const server = yield* testServer({
+        "/q": (_req, res, counters) => {
+          if (counters.requests > 1) return res.end("[]")
+          res.statusCode = 429
+          res.setHeader("retry-after", "2")
+          res.write("slow down")
+        }
+      })
+      const provider = yield* Provider.make({
+        name: uniqueName("stalled-429"),
+        bulkhead: { permits: 1 },
+        rateLimiter: { limit: 100, window: "1 second" },
+        attemptTimeout: "500 millis",
+        retry: { maxAttempts, backoff: { initial: "10 millis", jitter: 0 }, budget: false }
+      })
+      const limiter = provider.rateLimiter
+      assert(limiter !== undefined)
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const fiber = yield* Effect.fork(client.text(HttpClientRequest.get("/q")))
+      // the pause is set at the headers, while the body is still being drained
+      yield* waitUntilEffect(
+        Effect.map(Effect.orDie(limiter.pauseRemaining), (left) => !Duration.isZero(left)),
+        "the limiter is paused"
+      )
+      assert.strictEqual(Duration.toMillis(yield* limiter.pauseRemaining), 2_000)
+      return { server, provider, fiber }
+    })
+
+  it.effect("a 429 whose body never ends pauses the provider at its headers; the retry waits out the pause", () =>
+    run(Effect.gen(function*() {
+      const { fiber, provider, server } = yield* stalled429(2)
+      // the attempt budget ends mid-drain: the request is aborted, the retry sleeps in the limiter
+      yield* TestClock.adjust("1900 millis")
+      yield* TestServices.provideLive(server.idle)
+      assert.strictEqual(server.counters.aborted, 1)
+      assert.strictEqual(server.counters.requests, 1)
+      yield* TestClock.adjust("100 millis")
+      assert.strictEqual(yield* Fiber.join(fiber), "[]")
+      assert.strictEqual(server.counters.requests, 2)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+
+  it.effect("a 429 whose body outlasts the attempt budget, on the last attempt, is a CallTimeout", () =>
+    run(Effect.gen(function*() {
+      const { fiber, provider, server } = yield* stalled429(1)
+      yield* TestClock.adjust("500 millis")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+      yield* TestServices.provideLive(server.idle)
+      assert.strictEqual(server.counters.aborted, 1)
+    })))
 
   it("Retry-After is read as seconds or an HTTP date, and clamped", () => {
     const bounds = { fallbackMillis: 1_000, minMillis: 100, maxMillis: 60_000 }

@@ -211,13 +211,14 @@ export const make = <Err>(
         const header = response.headers["retry-after"]
         if (status === 429 || (status === 503 && header !== undefined)) {
           const retryAfter = parse(header, yield* Clock.currentTimeMillis, settings.retryAfter)
-          yield* drain(response)
-          // every caller of this provider, in every process sharing its store, honours the pause
+          // every caller of this provider, in every process sharing its store, honours the pause;
+          // set at the headers, before the drain: a body that never ends must not delay it
           if (provider.rateLimiter !== undefined) {
             yield* provider.rateLimiter.pauseFor(retryAfter).pipe(
               Effect.catchAll((error) => Effect.logWarning(`could not pause provider "${name}": ${error.message}`))
             )
           }
+          yield* drain(response)
           return yield* Effect.fail(
             new errors.UpstreamRateLimited({
               provider: name,
