@@ -150,7 +150,7 @@ export interface ProviderHttpClient<out Err = Provider.ProviderError> {
    * The body as a stream of chunks. The permit is held until the stream ends (or its consumer
    * stops); instead of the attempt budget, the stream fails with `StreamIdleTimeout` after
    * `streamIdleTimeout` without a chunk. A failure before the first chunk is retried like any
-   * call; after it, never (the consumer has seen part of the body).
+   * call; after it, never (the consumer has seen part of the body), and the call counts as failed.
    */
   readonly stream: <const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,

@@ -495,6 +495,56 @@ describe("streams", () => {
       assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
     })))
 
+  /** Sends a first chunk, then resets the connection (a TCP RST) in the middle of the body. */
+  const resetMidStream: Parameters<typeof testServer>[0][string] = (req, res) => {
+    res.setHeader("content-type", "application/octet-stream")
+    res.write(Buffer.alloc(64))
+    setTimeout(() => req.socket.resetAndDestroy(), 20)
+  }
+
+  it.live("a stream whose connection is reset after its first chunk is a failed call, for the breaker too", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/reset": resetMidStream })
+      const provider = yield* Provider.make({
+        name: uniqueName("stream-reset"),
+        bulkhead: { permits: 1 },
+        circuitBreaker: { consecutiveFailures: 1, openFor: "1 minute" }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      let delivered = 0
+      const error = yield* client.stream(HttpClientRequest.get("/reset")).pipe(
+        Stream.runForEach((chunk) => Effect.sync(() => delivered += chunk.length)),
+        Effect.flip
+      )
+      assert.strictEqual(delivered, 64)
+      assert.strictEqual(error._tag, "ResponseError")
+      const stats = yield* provider.stats
+      assert.include(stats.outcomes, { success: 0, call_error: 1 })
+      assert.strictEqual(stats.circuit, "open")
+      assert.include(stats.bulkhead, { inFlight: 0 })
+    })))
+
+  it.live("a stream broken after its first chunk is never sent again, even by a predicate that retries all", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/reset": resetMidStream })
+      const provider = yield* Provider.make({
+        name: uniqueName("stream-reset-retry"),
+        bulkhead: { permits: 1 },
+        retry: { maxAttempts: 3, backoff: { initial: "1 millis", jitter: 0 }, isRetryable: () => true, budget: false }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      let delivered = 0
+      const error = yield* client.stream(HttpClientRequest.get("/reset")).pipe(
+        Stream.runForEach((chunk) => Effect.sync(() => delivered += chunk.length)),
+        Effect.flip
+      )
+      // the consumer saw the first chunk once, and the failure that ended it
+      assert.strictEqual(delivered, 64)
+      assert.strictEqual(error._tag, "ResponseError")
+      assert.strictEqual(server.counters.requests, 1)
+      assert.include((yield* provider.stats).outcomes, { success: 0, call_error: 1 })
+    })))
+
   it.live("a stalled stream fails with StreamIdleTimeout and is not retried after its first chunk", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/stall": slowBody(3, 64, 5_000) })

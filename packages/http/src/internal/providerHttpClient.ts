@@ -392,6 +392,9 @@ export const make = <Err>(
           Queue.shutdown
         )
         let received = 0
+        // what ended the stream after its first chunk: a retry fails with it again, unsent, since
+        // the consumer has part of the body (a retry would deliver it twice)
+        let broken: Option.Option<unknown> = Option.none()
         const pump = (response: HttpClientResponse.HttpClientResponse) =>
           response.stream.pipe(
             Stream.timeoutFail(
@@ -408,15 +411,19 @@ export const make = <Err>(
               received += chunk.length
               return Queue.offer(queue, Exit.succeed(chunk))
             }),
-            // after the first chunk a failure is the consumer's, never a reason to retry
-            Effect.catchAll((error) =>
-              received > 0 ? Queue.offer(queue, Exit.fail(Option.some<unknown>(error))) : Effect.fail(error)
+            // a body that broke halfway fails the call: the breaker and the outcomes count it, and
+            // the consumer gets the failure once the call has ended
+            Effect.tapError((error) =>
+              Effect.sync(() => {
+                if (received > 0) broken = Option.some(error)
+              })
             )
           )
+        const once = Effect.suspend(() => Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump))
         const perCall = callOptions(request, options)
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
-        const call = provider.call(attempt(request, pump), {
+        const call = provider.call(once, {
           ...perCall,
           // the stream's budget is its idle timeout, not the attempt's
           attemptTimeout: perCall.attemptTimeout ?? Duration.infinity
