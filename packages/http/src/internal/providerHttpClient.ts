@@ -8,6 +8,7 @@ import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
@@ -24,8 +25,9 @@ import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
 import * as errors from "./errors.js"
-import { originOf, tag as HttpPoolTag } from "./httpPool.js"
-import { parseRetryAfter as parse } from "./retryAfter.js"
+import { tag as HttpPoolTag } from "./httpPool.js"
+import { durationMillis, httpOrigin, positiveInteger } from "./options.js"
+import { retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
 export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_total", {
@@ -37,7 +39,11 @@ export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_t
 export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") as Api.TypeId
 
 /** @internal */
-export const parseRetryAfter = parse
+export const parseRetryAfter = (
+  header: string | undefined,
+  now: number,
+  bounds: { readonly fallbackMillis: number; readonly minMillis: number; readonly maxMillis: number }
+): Duration.Duration => Duration.millis(retryAfterMillis(header, now, bounds))
 
 const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
 const KiB = 1024
@@ -53,32 +59,6 @@ const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "T
 const illegal = (provider: string, message: string) =>
   new Cause.IllegalArgumentException(`http client of provider "${provider}": ${message}`)
 
-const positiveInteger = (provider: string, label: string, value: number | undefined, fallback: number): number => {
-  if (value === undefined) return fallback
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw illegal(provider, `${label} must be an integer ≥ 1, got ${value}`)
-  }
-  return value
-}
-
-const durationMillis = (
-  provider: string,
-  label: string,
-  value: Duration.DurationInput | undefined,
-  fallback: number,
-  allowZero: boolean
-): number => {
-  if (value === undefined) return fallback
-  const negative = (typeof value === "number" && !(value >= 0)) ||
-    (typeof value === "string" && value.trim().startsWith("-"))
-  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(value))
-  const ms = decoded === undefined ? Number.NaN : Duration.toMillis(decoded)
-  if (!(ms > 0 || (allowZero && ms === 0)) || !Number.isFinite(ms)) {
-    throw illegal(provider, `${label} must be a finite duration ${allowZero ? "≥ 0" : "> 0"}, got ${String(value)}`)
-  }
-  return ms
-}
-
 const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   const out = new Uint8Array(size)
   let offset = 0
@@ -87,6 +67,53 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
     offset += chunk.length
   }
   return out
+}
+
+/**
+ * The options checked, defaults filled in: `Left` says what is wrong, naming the option and value.
+ *
+ * @internal
+ */
+export const check = (options: Api.Options): Either.Either<Settings, string> =>
+  Either.gen(function*() {
+    const optional = <A>(value: unknown, fallback: A, f: (value: unknown) => Either.Either<A, string>) =>
+      value === undefined ? Either.right(fallback) : f(value)
+    const origin = yield* httpOrigin("baseUrl", options.baseUrl)
+    const retryAfter = {
+      fallbackMillis: yield* optional(
+        options.retryAfter?.fallback,
+        1_000,
+        (v) => durationMillis("retryAfter.fallback", v, true)
+      ),
+      minMillis: yield* optional(options.retryAfter?.min, 100, (v) => durationMillis("retryAfter.min", v, true)),
+      maxMillis: yield* optional(options.retryAfter?.max, 300_000, (v) => durationMillis("retryAfter.max", v, false))
+    }
+    if (retryAfter.minMillis > retryAfter.maxMillis) {
+      return yield* Either.left(
+        `retryAfter.min must not exceed retryAfter.max, got ${retryAfter.minMillis} ms > ${retryAfter.maxMillis} ms`
+      )
+    }
+    return {
+      origin,
+      maxBodySize: yield* optional(options.maxBodySize, DEFAULT_MAX_BODY, (v) => positiveInteger("maxBodySize", v)),
+      errorBodyLimit: yield* optional(
+        options.errorBodyLimit,
+        DEFAULT_ERROR_BODY_LIMIT,
+        (v) => positiveInteger("errorBodyLimit", v)
+      ),
+      retryAfter,
+      idleTimeout: Duration.millis(
+        yield* optional(options.streamIdleTimeout, 30_000, (v) => durationMillis("streamIdleTimeout", v, false))
+      )
+    }
+  })
+
+interface Settings {
+  readonly origin: string
+  readonly maxBodySize: number
+  readonly errorBodyLimit: number
+  readonly retryAfter: { readonly fallbackMillis: number; readonly minMillis: number; readonly maxMillis: number }
+  readonly idleTimeout: Duration.Duration
 }
 
 interface BodyAccumulator {
@@ -105,28 +132,11 @@ export const make = <Err>(
 > =>
   Effect.gen(function*() {
     const name = provider.name
-    const origin = yield* Effect.try({
-      try: () => originOf(options.baseUrl),
-      catch: () => illegal(name, `baseUrl must be an absolute URL, got ${JSON.stringify(options.baseUrl)}`)
-    }).pipe(Effect.orDie)
-    const settings = yield* Effect.try({
-      try: () => ({
-        maxBodySize: positiveInteger(name, "maxBodySize", options.maxBodySize, DEFAULT_MAX_BODY),
-        errorBodyLimit: positiveInteger(name, "errorBodyLimit", options.errorBodyLimit, DEFAULT_ERROR_BODY_LIMIT),
-        retryAfter: {
-          fallbackMillis: durationMillis(name, "retryAfter.fallback", options.retryAfter?.fallback, 1_000, true),
-          minMillis: durationMillis(name, "retryAfter.min", options.retryAfter?.min, 100, true),
-          maxMillis: durationMillis(name, "retryAfter.max", options.retryAfter?.max, 300_000, false)
-        },
-        idleTimeout: Duration.millis(
-          durationMillis(name, "streamIdleTimeout", options.streamIdleTimeout, 30_000, false)
-        )
-      }),
-      catch: (defect) => defect
-    }).pipe(Effect.orDie)
-    if (settings.retryAfter.minMillis > settings.retryAfter.maxMillis) {
-      return yield* Effect.die(illegal(name, "retryAfter.min must not exceed retryAfter.max"))
-    }
+    const settings = yield* Either.match(check(options), {
+      onLeft: (why) => Effect.die(illegal(name, why)),
+      onRight: Effect.succeed
+    })
+    const origin = settings.origin
 
     // the pool holds as many connections for this origin as the bulkhead can ever hold permits
     const pool = yield* HttpPoolTag
@@ -210,7 +220,7 @@ export const make = <Err>(
         upstreamStatusTotal.unsafeUpdate(1, [nameLabel, MetricLabel.make("status", String(status))])
         const header = response.headers["retry-after"]
         if (status === 429 || (status === 503 && header !== undefined)) {
-          const retryAfter = parse(header, yield* Clock.currentTimeMillis, settings.retryAfter)
+          const retryAfter = parseRetryAfter(header, yield* Clock.currentTimeMillis, settings.retryAfter)
           // every caller of this provider, in every process sharing its store, honours the pause;
           // set at the headers, before the drain: a body that never ends must not delay it
           if (provider.rateLimiter !== undefined) {
