@@ -5,6 +5,8 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type * as Provider from "@sluice/provider/Provider"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -461,11 +463,24 @@ export const layer = <I, P>(
   Layer.scoped(tag, Effect.flatMap(providerTag, (provider) => make(provider, options)))
 
 /** @internal */
+export const layerConfig = <I, P>(
+  tag: Context.Tag<I, Api.ProviderHttpClient>,
+  providerTag: Context.Tag<P, Provider.Provider>,
+  config: Config.Config<Api.Options>
+): Layer.Layer<I, ConfigError.ConfigError | HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient> =>
+  Layer.scoped(
+    tag,
+    Effect.flatMap(config, (options) => Effect.flatMap(providerTag, (provider) => make(provider, options)))
+  )
+
+/** @internal */
 export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {
   const self = Context.Tag(`@sluice/http/ProviderHttpClient/${id}`)<Self, Api.ProviderHttpClient>()
   return Object.assign(self, {
     id,
     layer: <P>(providerTag: Context.Tag<P, Provider.Provider>, options: Api.Options) =>
-      layer(self, providerTag, options)
+      layer(self, providerTag, options),
+    layerConfig: <P>(providerTag: Context.Tag<P, Provider.Provider>, config: Config.Config<Api.Options>) =>
+      layerConfig(self, providerTag, config)
   })
 }
