@@ -352,6 +352,52 @@ export const layerConfig: <I, P>(
 export const config: Config.Config<Options> = internalConfig.config
 
 /**
+ * What the provider's verdict counts as upstream pushback from this client's errors:
+ * `UpstreamRateLimited` (429, or 503 with `Retry-After`) and `UpstreamStatus` of 500 or more. A
+ * 4xx is the request's fault, not the upstream's.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isUpstreamError: (error: unknown) => boolean = errors.isUpstreamError
+
+/**
+ * What `withUpstreamErrors` takes: a provider's `Options` or `Settings` (`bulkhead` is what makes it
+ * one, as `isUpstreamError` alone would accept any object).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UpstreamErrorSettings = Pick<Provider.Options, "bulkhead" | "isUpstreamError">
+
+/**
+ * A provider's settings whose `isUpstreamError` also recognises this client's upstream failures
+ * (`isUpstreamError`), or'ed with the one they already have. Without it the provider counts no
+ * 429 as pushback, and its verdict never reads `upstream`: the provider is built before the
+ * client, from settings only you pass.
+ *
+ * @example
+ * ```ts
+ * import { ProviderHttpClient } from "@sluice/http"
+ * import { Provider } from "@sluice/provider"
+ * import { Config } from "effect"
+ *
+ * class Nominatim extends Provider.Tag("nominatim")<Nominatim>() {}
+ *
+ * const Live = Nominatim.layer(ProviderHttpClient.withUpstreamErrors({ bulkhead: { permits: 1 } }))
+ * const FromConfig = Nominatim.layerConfig(
+ *   Config.map(Config.nested(Provider.config, "NOMINATIM"), ProviderHttpClient.withUpstreamErrors)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withUpstreamErrors: <const S extends UpstreamErrorSettings>(
+  settings: S
+) => S & { readonly isUpstreamError: (error: unknown) => boolean } = internal.withUpstreamErrors
+
+/**
  * Parses a `Retry-After` header (delta-seconds or an HTTP date) into the pause it asks for,
  * clamped to `[min, max]`; a missing or unreadable header gives `fallback`. The HTTP date is read
  * against `now`, once, where it is received.

@@ -286,6 +286,35 @@ describe("429 and Retry-After", () => {
       assert.strictEqual(server.counters.aborted, 1)
     })))
 
+  it.live("under 429s, a provider given withUpstreamErrors counts them and its verdict reads upstream", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/q": json({ error: "quota" }, 429, { "retry-after": "0" }) })
+      class Own extends Schema.TaggedError<Own>()("Own", {}) {}
+      const provider = yield* Provider.make(ProviderHttpClient.withUpstreamErrors({
+        name: uniqueName("upstream"),
+        bulkhead: { permits: 2 },
+        rateLimiter: { limit: 1000, window: "1 second" },
+        // the user's own predicate still counts
+        isUpstreamError: (error) => error instanceof Own
+      }))
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, retryAfter: { min: 0 } })
+      for (let i = 0; i < 8; i++) {
+        const error = yield* Effect.flip(client.json(HttpClientRequest.get("/q"), Anything))
+        assert.strictEqual(error._tag, "UpstreamRateLimited")
+      }
+      yield* Effect.flip(provider.call(new Own()))
+      const stats = yield* provider.stats
+      assert.strictEqual(stats.upstreamErrors, 9)
+      assert.strictEqual(stats.verdict.binding, "upstream")
+      // a 404 is the request's fault, a 5xx the upstream's
+      assert.isFalse(ProviderHttpClient.isUpstreamError(
+        new ProviderHttpClient.UpstreamStatus({ provider: "p", status: 404, url: "/", body: "" })
+      ))
+      assert.isTrue(ProviderHttpClient.isUpstreamError(
+        new ProviderHttpClient.UpstreamStatus({ provider: "p", status: 503, url: "/", body: "" })
+      ))
+    })))
+
   it("Retry-After is read as seconds or an HTTP date, and clamped", () => {
     const bounds = { fallbackMillis: 1_000, minMillis: 100, maxMillis: 60_000 }
     const now = Date.parse("2026-11-30T12:00:00Z")

@@ -455,6 +455,19 @@ export const make = <Err>(
   })
 
 /** @internal */
+export const withUpstreamErrors = <const S extends Api.UpstreamErrorSettings>(
+  settings: S
+): S & { readonly isUpstreamError: (error: unknown) => boolean } => {
+  const own = settings.isUpstreamError
+  return {
+    ...settings,
+    isUpstreamError: own === undefined
+      ? errors.isUpstreamError
+      : (error: unknown) => errors.isUpstreamError(error) || own(error)
+  }
+}
+
+/** @internal */
 export const layer = <I, P>(
   tag: Context.Tag<I, Api.ProviderHttpClient>,
   providerTag: Context.Tag<P, Provider.Provider>,
