@@ -531,36 +531,14 @@ describe("streams", () => {
     setTimeout(() => req.socket.resetAndDestroy(), 20)
   }
 
-  it.live("a stream whose connection is reset after its first chunk is a failed call, for the breaker too", () =>
-    run(Effect.gen(function*() {
+  /**
+   * Reads the stream of a server that resets it after its first chunk, through a provider of
+   * `settings`, to its failure: what the consumer got, and the error.
+   */
+  const readReset = (settings: Omit<Provider.Options, "name">) =>
+    Effect.gen(function*() {
       const server = yield* testServer({ "/reset": resetMidStream })
-      const provider = yield* Provider.make({
-        name: uniqueName("stream-reset"),
-        bulkhead: { permits: 1 },
-        circuitBreaker: { consecutiveFailures: 1, openFor: "1 minute" }
-      })
-      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
-      let delivered = 0
-      const error = yield* client.stream(HttpClientRequest.get("/reset")).pipe(
-        Stream.runForEach((chunk) => Effect.sync(() => delivered += chunk.length)),
-        Effect.flip
-      )
-      assert.strictEqual(delivered, 64)
-      assert.strictEqual(error._tag, "ResponseError")
-      const stats = yield* provider.stats
-      assert.include(stats.outcomes, { success: 0, call_error: 1 })
-      assert.strictEqual(stats.circuit, "open")
-      assert.include(stats.bulkhead, { inFlight: 0 })
-    })))
-
-  it.live("a stream broken after its first chunk is never sent again, even by a predicate that retries all", () =>
-    run(Effect.gen(function*() {
-      const server = yield* testServer({ "/reset": resetMidStream })
-      const provider = yield* Provider.make({
-        name: uniqueName("stream-reset-retry"),
-        bulkhead: { permits: 1 },
-        retry: { maxAttempts: 3, backoff: { initial: "1 millis", jitter: 0 }, isRetryable: () => true, budget: false }
-      })
+      const provider = yield* Provider.make({ ...settings, name: uniqueName("stream-reset") })
       const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
       let delivered = 0
       const error = yield* client.stream(HttpClientRequest.get("/reset")).pipe(
@@ -570,8 +548,28 @@ describe("streams", () => {
       // the consumer saw the first chunk once, and the failure that ended it
       assert.strictEqual(delivered, 64)
       assert.strictEqual(error._tag, "ResponseError")
+      return { server, stats: yield* provider.stats }
+    })
+
+  it.live("a stream whose connection is reset after its first chunk is a failed call, for the breaker too", () =>
+    run(Effect.gen(function*() {
+      const { stats } = yield* readReset({
+        bulkhead: { permits: 1 },
+        circuitBreaker: { consecutiveFailures: 1, openFor: "1 minute" }
+      })
+      assert.include(stats.outcomes, { success: 0, call_error: 1 })
+      assert.strictEqual(stats.circuit, "open")
+      assert.include(stats.bulkhead, { inFlight: 0 })
+    })))
+
+  it.live("a stream broken after its first chunk is never sent again, even by a predicate that retries all", () =>
+    run(Effect.gen(function*() {
+      const { server, stats } = yield* readReset({
+        bulkhead: { permits: 1 },
+        retry: { maxAttempts: 3, backoff: { initial: "1 millis", jitter: 0 }, isRetryable: () => true, budget: false }
+      })
       assert.strictEqual(server.counters.requests, 1)
-      assert.include((yield* provider.stats).outcomes, { success: 0, call_error: 1 })
+      assert.include(stats.outcomes, { success: 0, call_error: 1 })
     })))
 
   it.live("a stalled stream fails with StreamIdleTimeout and is not retried after its first chunk", () =>
