@@ -572,6 +572,27 @@ describe("streams", () => {
       assert.include(stats.outcomes, { success: 0, call_error: 1 })
     })))
 
+  it.live("a stream given an attempt budget that ends it mid-body is a CallTimeout, never sent again", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/slow": slowBody(40, 64, 25) })
+      const provider = yield* Provider.make({
+        name: uniqueName("stream-budget"),
+        bulkhead: { permits: 1 },
+        retry: { maxAttempts: 3, backoff: { initial: "1 millis", jitter: 0 }, budget: false }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      let delivered = 0
+      const error = yield* client.stream(HttpClientRequest.get("/slow"), { attemptTimeout: "150 millis" }).pipe(
+        Stream.runForEach((chunk) => Effect.sync(() => delivered += chunk.length)),
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.isAbove(delivered, 0)
+      // one request: a retry would have delivered its first chunks a second time
+      assert.strictEqual(server.counters.requests, 1)
+      assert.include((yield* provider.stats).outcomes, { call_timeout: 1 })
+    })))
+
   it.live("a stalled stream fails with StreamIdleTimeout and is not retried after its first chunk", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/stall": slowBody(3, 64, 5_000) })

@@ -435,11 +435,15 @@ export const make = <Err>(
         const perCall = callOptions(request, options)
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
-        const call = provider.call(once, {
-          ...perCall,
-          // the stream's budget is its idle timeout, not the attempt's
-          attemptTimeout: perCall.attemptTimeout ?? Duration.infinity
-        }) as Effect.Effect<unknown, unknown>
+        const call = provider.call(
+          once,
+          perCall.attemptTimeout === undefined
+            // the stream's budget is its idle timeout, not the attempt's
+            ? { ...perCall, attemptTimeout: Duration.infinity }
+            // an attempt budget of its own bounds the whole stream; ending it mid-body is a
+            // CallTimeout the provider would retry, sending the request again: one attempt only
+            : { ...perCall, retry: false }
+        ) as Effect.Effect<unknown, unknown>
         yield* call.pipe(
           Effect.matchCauseEffect({
             onFailure: (cause) => Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
