@@ -29,7 +29,7 @@ import type * as Api from "../ProviderHttpClient.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
 import { durationMillis, httpOrigin, positiveInteger } from "./options.js"
-import { retryAfterMillis } from "./retryAfter.js"
+import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
 export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_total", {
@@ -44,7 +44,7 @@ export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") 
 export const parseRetryAfter = (
   header: string | undefined,
   now: number,
-  bounds: { readonly fallbackMillis: number; readonly minMillis: number; readonly maxMillis: number }
+  bounds: RetryAfterBounds
 ): Duration.Duration => Duration.millis(retryAfterMillis(header, now, bounds))
 
 const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
@@ -71,12 +71,8 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
   return out
 }
 
-/**
- * The options checked, defaults filled in: `Left` says what is wrong, naming the option and value.
- *
- * @internal
- */
-export const check = (options: Api.Options): Either.Either<Settings, string> =>
+/** The options checked, defaults filled in: `Left` says what is wrong, naming the option and value. */
+const check = (options: Api.Options): Either.Either<Settings, string> =>
   Either.gen(function*() {
     const optional = <A>(value: unknown, fallback: A, f: (value: unknown) => Either.Either<A, string>) =>
       value === undefined ? Either.right(fallback) : f(value)
@@ -114,7 +110,7 @@ interface Settings {
   readonly origin: string
   readonly maxBodySize: number
   readonly errorBodyLimit: number
-  readonly retryAfter: { readonly fallbackMillis: number; readonly minMillis: number; readonly maxMillis: number }
+  readonly retryAfter: RetryAfterBounds
   readonly idleTimeout: Duration.Duration
 }
 
