@@ -18,6 +18,8 @@ import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type * as Provider from "@sluice/provider/Provider"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -27,6 +29,7 @@ import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import type * as HttpPool from "./HttpPool.js"
+import * as internalConfig from "./internal/config.js"
 import * as errors from "./internal/errors.js"
 import * as internal from "./internal/providerHttpClient.js"
 
@@ -150,7 +153,7 @@ export interface ProviderHttpClient<out Err = Provider.ProviderError> {
    * The body as a stream of chunks. The permit is held until the stream ends (or its consumer
    * stops); instead of the attempt budget, the stream fails with `StreamIdleTimeout` after
    * `streamIdleTimeout` without a chunk. A failure before the first chunk is retried like any
-   * call; after it, never (the consumer has seen part of the body).
+   * call; after it, never (the consumer has seen part of the body), and the call counts as failed.
    */
   readonly stream: <const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,
@@ -260,6 +263,15 @@ export interface TagClass<Self, Id extends string>
     providerTag: Context.Tag<P, Provider.Provider>,
     options: Options
   ) => Layer.Layer<Self, HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient>
+  /** Builds the client once from `Config`, e.g. `Config.nested(ProviderHttpClient.config, "NOMINATIM")`. */
+  readonly layerConfig: <P>(
+    providerTag: Context.Tag<P, Provider.Provider>,
+    config: Config.Config<Options>
+  ) => Layer.Layer<
+    Self,
+    ConfigError.ConfigError | HttpPool.PoolTooSmall,
+    P | HttpPool.HttpPool | HttpClient.HttpClient
+  >
 }
 
 /**
@@ -285,7 +297,8 @@ export interface TagClass<Self, Id extends string>
  *   baseUrl: "https://nominatim.openstreetmap.org",
  *   userAgent: "my-geocoder/1.0 (ops@example.com)"
  * }).pipe(
- *   Layer.provide(Nominatim.layer({ bulkhead: { permits: 1 }, attemptTimeout: "10 seconds" })),
+ *   // provideMerge: the `Nominatim` tag and the client share one provider
+ *   Layer.provideMerge(Nominatim.layer({ bulkhead: { permits: 1 }, attemptTimeout: "10 seconds" })),
  *   Layer.provide(HttpPool.layerWithHttpClient())
  * )
  * ```
@@ -306,6 +319,83 @@ export const layer: <I, P>(
   providerTag: Context.Tag<P, Provider.Provider>,
   options: Options
 ) => Layer.Layer<I, HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient> = internal.layer
+
+/**
+ * A layer that reads the options from `Config` and builds the client over the provider of
+ * `providerTag`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: <I, P>(
+  tag: Context.Tag<I, ProviderHttpClient>,
+  providerTag: Context.Tag<P, Provider.Provider>,
+  config: Config.Config<Options>
+) => Layer.Layer<
+  I,
+  ConfigError.ConfigError | HttpPool.PoolTooSmall,
+  P | HttpPool.HttpPool | HttpClient.HttpClient
+> = internal.layerConfig
+
+/**
+ * The options as `Config`: `BASE_URL` (required), `USER_AGENT`, `MAX_BODY_SIZE`,
+ * `ERROR_BODY_LIMIT`, `RETRY_AFTER_FALLBACK`, `RETRY_AFTER_MIN`, `RETRY_AFTER_MAX`,
+ * `STREAM_IDLE_TIMEOUT`, `TRACE_PROPAGATION`, `PRECONNECT`. Values are checked as the options are:
+ * a refusal is a `ConfigError` naming the key and the value. With no key at all, the error is
+ * missing data (`Config.option` reads it as not configured); with some keys but no `BASE_URL`, it is
+ * invalid data naming `BASE_URL`, which no `Config.option` hides. `headers` are not configuration
+ * (an API key is a secret): add them with `Config.map` and `Config.redacted`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<Options> = internalConfig.config
+
+/**
+ * What the provider's verdict counts as upstream pushback from this client's errors:
+ * `UpstreamRateLimited` (429, or 503 with `Retry-After`) and `UpstreamStatus` of 500 or more. A
+ * 4xx is the request's fault, not the upstream's.
+ *
+ * @since 0.1.0
+ * @category predicates
+ */
+export const isUpstreamError: (error: unknown) => boolean = errors.isUpstreamError
+
+/**
+ * What `withUpstreamErrors` takes: a provider's `Options` or `Settings` (`bulkhead` is what makes it
+ * one, as `isUpstreamError` alone would accept any object).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type UpstreamErrorSettings = Pick<Provider.Options, "bulkhead" | "isUpstreamError">
+
+/**
+ * A provider's settings whose `isUpstreamError` also recognises this client's upstream failures
+ * (`isUpstreamError`), or'ed with the one they already have. Without it the provider counts no
+ * 429 as pushback, and its verdict never reads `upstream`: the provider is built before the
+ * client, from settings only you pass.
+ *
+ * @example
+ * ```ts
+ * import { ProviderHttpClient } from "@sluice/http"
+ * import { Provider } from "@sluice/provider"
+ * import { Config } from "effect"
+ *
+ * class Nominatim extends Provider.Tag("nominatim")<Nominatim>() {}
+ *
+ * const Live = Nominatim.layer(ProviderHttpClient.withUpstreamErrors({ bulkhead: { permits: 1 } }))
+ * const FromConfig = Nominatim.layerConfig(
+ *   Config.map(Config.nested(Provider.config, "NOMINATIM"), ProviderHttpClient.withUpstreamErrors)
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category combinators
+ */
+export const withUpstreamErrors: <const S extends UpstreamErrorSettings>(
+  settings: S
+) => S & { readonly isUpstreamError: (error: unknown) => boolean } = internal.withUpstreamErrors
 
 /**
  * Parses a `Retry-After` header (delta-seconds or an HTTP date) into the pause it asks for,

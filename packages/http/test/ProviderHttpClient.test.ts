@@ -7,9 +7,21 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Duration, Effect, Exit, Fiber, FiberRef, Metric, MetricState, Schema, Stream } from "effect"
+import {
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  FiberRef,
+  Metric,
+  MetricState,
+  Schema,
+  Stream,
+  TestClock,
+  TestServices
+} from "effect"
 import type * as http from "node:http"
-import { run, uniqueName, waitUntil } from "./utils/run.js"
+import { run, uniqueName, waitUntil, waitUntilEffect } from "./utils/run.js"
 import { failMidBody, json, slowBody, type TestServer, testServer } from "./utils/server.js"
 
 const Anything = Schema.Array(Schema.Unknown)
@@ -213,6 +225,95 @@ describe("429 and Retry-After", () => {
       })
       assert.deepStrictEqual(quota.stats(), { violations: 0, tooMany: 0, served: 8 })
     })), 20_000)
+
+  /**
+   * A server whose first answer is a 429 with `Retry-After: 2` whose body starts and never ends;
+   * later requests get `[]`. On the TestClock: the sockets are real, the budgets and the pause are
+   * the test's.
+   */
+  const stalled429 = (maxAttempts: number) =>
+    Effect.gen(function*() {
+      const server = yield* testServer({
+        "/q": (_req, res, counters) => {
+          if (counters.requests > 1) return res.end("[]")
+          res.statusCode = 429
+          res.setHeader("retry-after", "2")
+          res.write("slow down")
+        }
+      })
+      const provider = yield* Provider.make({
+        name: uniqueName("stalled-429"),
+        bulkhead: { permits: 1 },
+        rateLimiter: { limit: 100, window: "1 second" },
+        attemptTimeout: "500 millis",
+        retry: { maxAttempts, backoff: { initial: "10 millis", jitter: 0 }, budget: false }
+      })
+      const limiter = provider.rateLimiter
+      assert(limiter !== undefined)
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const fiber = yield* Effect.fork(client.text(HttpClientRequest.get("/q")))
+      // the pause is set at the headers, while the body is still being drained
+      yield* waitUntilEffect(
+        Effect.map(Effect.orDie(limiter.pauseRemaining), (left) => !Duration.isZero(left)),
+        "the limiter is paused"
+      )
+      assert.strictEqual(Duration.toMillis(yield* limiter.pauseRemaining), 2_000)
+      return { server, provider, fiber }
+    })
+
+  it.effect("a 429 whose body never ends pauses the provider at its headers; the retry waits out the pause", () =>
+    run(Effect.gen(function*() {
+      const { fiber, provider, server } = yield* stalled429(2)
+      // the attempt budget ends mid-drain: the request is aborted, the retry sleeps in the limiter
+      yield* TestClock.adjust("1900 millis")
+      yield* TestServices.provideLive(server.idle)
+      assert.strictEqual(server.counters.aborted, 1)
+      assert.strictEqual(server.counters.requests, 1)
+      yield* TestClock.adjust("100 millis")
+      assert.strictEqual(yield* Fiber.join(fiber), "[]")
+      assert.strictEqual(server.counters.requests, 2)
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+
+  it.effect("a 429 whose body outlasts the attempt budget, on the last attempt, is a CallTimeout", () =>
+    run(Effect.gen(function*() {
+      const { fiber, provider, server } = yield* stalled429(1)
+      yield* TestClock.adjust("500 millis")
+      const error = yield* Effect.flip(Fiber.join(fiber))
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+      yield* TestServices.provideLive(server.idle)
+      assert.strictEqual(server.counters.aborted, 1)
+    })))
+
+  it.live("under 429s, a provider given withUpstreamErrors counts them and its verdict reads upstream", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/q": json({ error: "quota" }, 429, { "retry-after": "0" }) })
+      class Own extends Schema.TaggedError<Own>()("Own", {}) {}
+      const provider = yield* Provider.make(ProviderHttpClient.withUpstreamErrors({
+        name: uniqueName("upstream"),
+        bulkhead: { permits: 2 },
+        rateLimiter: { limit: 1000, window: "1 second" },
+        // the user's own predicate still counts
+        isUpstreamError: (error) => error instanceof Own
+      }))
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, retryAfter: { min: 0 } })
+      for (let i = 0; i < 8; i++) {
+        const error = yield* Effect.flip(client.json(HttpClientRequest.get("/q"), Anything))
+        assert.strictEqual(error._tag, "UpstreamRateLimited")
+      }
+      yield* Effect.flip(provider.call(new Own()))
+      const stats = yield* provider.stats
+      assert.strictEqual(stats.upstreamErrors, 9)
+      assert.strictEqual(stats.verdict.binding, "upstream")
+      // a 404 is the request's fault, a 5xx the upstream's
+      assert.isFalse(ProviderHttpClient.isUpstreamError(
+        new ProviderHttpClient.UpstreamStatus({ provider: "p", status: 404, url: "/", body: "" })
+      ))
+      assert.isTrue(ProviderHttpClient.isUpstreamError(
+        new ProviderHttpClient.UpstreamStatus({ provider: "p", status: 503, url: "/", body: "" })
+      ))
+    })))
 
   it("Retry-After is read as seconds or an HTTP date, and clamped", () => {
     const bounds = { fallbackMillis: 1_000, minMillis: 100, maxMillis: 60_000 }
@@ -421,6 +522,75 @@ describe("streams", () => {
       assert.deepStrictEqual(sizes, [322, 322, 322])
       assert.strictEqual(server.counters.peak, 1)
       assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
+    })))
+
+  /** Sends a first chunk, then resets the connection (a TCP RST) in the middle of the body. */
+  const resetMidStream: Parameters<typeof testServer>[0][string] = (req, res) => {
+    res.setHeader("content-type", "application/octet-stream")
+    res.write(Buffer.alloc(64))
+    setTimeout(() => req.socket.resetAndDestroy(), 20)
+  }
+
+  /**
+   * Reads the stream of a server that resets it after its first chunk, through a provider of
+   * `settings`, to its failure: what the consumer got, and the error.
+   */
+  const readReset = (settings: Omit<Provider.Options, "name">) =>
+    Effect.gen(function*() {
+      const server = yield* testServer({ "/reset": resetMidStream })
+      const provider = yield* Provider.make({ ...settings, name: uniqueName("stream-reset") })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      let delivered = 0
+      const error = yield* client.stream(HttpClientRequest.get("/reset")).pipe(
+        Stream.runForEach((chunk) => Effect.sync(() => delivered += chunk.length)),
+        Effect.flip
+      )
+      // the consumer saw the first chunk once, and the failure that ended it
+      assert.strictEqual(delivered, 64)
+      assert.strictEqual(error._tag, "ResponseError")
+      return { server, stats: yield* provider.stats }
+    })
+
+  it.live("a stream whose connection is reset after its first chunk is a failed call, for the breaker too", () =>
+    run(Effect.gen(function*() {
+      const { stats } = yield* readReset({
+        bulkhead: { permits: 1 },
+        circuitBreaker: { consecutiveFailures: 1, openFor: "1 minute" }
+      })
+      assert.include(stats.outcomes, { success: 0, call_error: 1 })
+      assert.strictEqual(stats.circuit, "open")
+      assert.include(stats.bulkhead, { inFlight: 0 })
+    })))
+
+  it.live("a stream broken after its first chunk is never sent again, even by a predicate that retries all", () =>
+    run(Effect.gen(function*() {
+      const { server, stats } = yield* readReset({
+        bulkhead: { permits: 1 },
+        retry: { maxAttempts: 3, backoff: { initial: "1 millis", jitter: 0 }, isRetryable: () => true, budget: false }
+      })
+      assert.strictEqual(server.counters.requests, 1)
+      assert.include(stats.outcomes, { success: 0, call_error: 1 })
+    })))
+
+  it.live("a stream given an attempt budget that ends it mid-body is a CallTimeout, never sent again", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/slow": slowBody(40, 64, 25) })
+      const provider = yield* Provider.make({
+        name: uniqueName("stream-budget"),
+        bulkhead: { permits: 1 },
+        retry: { maxAttempts: 3, backoff: { initial: "1 millis", jitter: 0 }, budget: false }
+      })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      let delivered = 0
+      const error = yield* client.stream(HttpClientRequest.get("/slow"), { attemptTimeout: "150 millis" }).pipe(
+        Stream.runForEach((chunk) => Effect.sync(() => delivered += chunk.length)),
+        Effect.flip
+      )
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.isAbove(delivered, 0)
+      // one request: a retry would have delivered its first chunks a second time
+      assert.strictEqual(server.counters.requests, 1)
+      assert.include((yield* provider.stats).outcomes, { call_timeout: 1 })
     })))
 
   it.live("a stalled stream fails with StreamIdleTimeout and is not retried after its first chunk", () =>

@@ -61,6 +61,15 @@ export class UpstreamStatus extends Data.TaggedError("UpstreamStatus")<{
 }
 
 /**
+ * The upstream pushing back: a 429 (or 503 with Retry-After), or a 5xx. Other 4xx are the
+ * request's own fault and say nothing about the upstream's health.
+ *
+ * @internal
+ */
+export const isUpstreamError = (error: unknown): boolean =>
+  error instanceof UpstreamRateLimited || (error instanceof UpstreamStatus && error.status >= 500)
+
+/**
  * The body could not be read as what the caller expected: not JSON, or not matching its schema.
  *
  * @internal

@@ -4,6 +4,7 @@ import * as Cause from "effect/Cause"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
@@ -12,31 +13,23 @@ import type * as Scope from "effect/Scope"
 import type { Socket } from "node:net"
 import type * as Api from "../HttpPool.js"
 import * as errors from "./errors.js"
+import { durationMillis, httpOrigin } from "./options.js"
 
 /** @internal */
 export const tag = Context.GenericTag<Api.HttpPool, Api.Service>("@sluice/http/HttpPool")
 
 const illegal = (message: string) => new Cause.IllegalArgumentException(message)
 
-const millis = (input: Duration.DurationInput | undefined, fallback: number, what: string): number => {
-  if (input === undefined) return fallback
-  const ms = Duration.toMillis(Duration.decode(input))
-  if (!(ms > 0) || !Number.isFinite(ms)) {
-    throw illegal(`HttpPool: ${what} must be a finite duration > 0, got ${String(input)}`)
-  }
-  return ms
-}
+const millis = (input: Duration.DurationInput | undefined, fallback: number, what: string): number =>
+  input === undefined
+    ? fallback
+    : Either.getOrThrowWith(durationMillis(what, input, false), (why) => illegal(`HttpPool: ${why}`))
 
-/** The origin of a URL, the unit pools are kept per: scheme, host and port. */
-export const originOf = (url: string): string => {
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw illegal(`not an absolute URL: ${JSON.stringify(url)}`)
-  }
-  return parsed.origin
-}
+/**
+ * The origin of an http(s) URL, the unit pools are kept per: scheme, host and port. `label` names
+ * where the URL came from, for the error a URL without an http(s) origin dies with.
+ */
+export const originOf = (url: string, label = "URL"): string => Either.getOrThrowWith(httpOrigin(label, url), illegal)
 
 const limitsOf = (
   option: Api.Options["connectionsPerOrigin"]
@@ -53,7 +46,7 @@ const limitsOf = (
   let fallback: number | undefined
   for (const [key, n] of Object.entries(option)) {
     if (key === "*") fallback = check(n, `["*"]`)
-    else byOrigin.set(originOf(key), check(n, `[${JSON.stringify(key)}]`))
+    else byOrigin.set(originOf(key, "HttpPool: a connectionsPerOrigin key"), check(n, `[${JSON.stringify(key)}]`))
   }
   return { byOrigin, fallback }
 }
@@ -266,7 +259,7 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
         if (!Number.isInteger(connections) || connections < 1) {
           return Effect.die(illegal(`HttpPool: preconnect to ${url} asked for ${connections} connections`))
         }
-        const origin = originOf(url)
+        const origin = originOf(url, "HttpPool: the URL of preconnect")
         // no more than the pool could take: its size, less what it holds and what waits already
         const size = limitFor(origin) ?? created.get(origin) ?? (total(origin) > 0 ? total(origin) : undefined)
         const held = pooledConnections(origin)

@@ -5,9 +5,12 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type * as Provider from "@sluice/provider/Provider"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
@@ -24,8 +27,9 @@ import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
 import * as errors from "./errors.js"
-import { originOf, tag as HttpPoolTag } from "./httpPool.js"
-import { parseRetryAfter as parse } from "./retryAfter.js"
+import { tag as HttpPoolTag } from "./httpPool.js"
+import { durationMillis, httpOrigin, positiveInteger } from "./options.js"
+import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
 export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_total", {
@@ -37,7 +41,11 @@ export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_t
 export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") as Api.TypeId
 
 /** @internal */
-export const parseRetryAfter = parse
+export const parseRetryAfter = (
+  header: string | undefined,
+  now: number,
+  bounds: RetryAfterBounds
+): Duration.Duration => Duration.millis(retryAfterMillis(header, now, bounds))
 
 const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
 const KiB = 1024
@@ -53,32 +61,6 @@ const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "T
 const illegal = (provider: string, message: string) =>
   new Cause.IllegalArgumentException(`http client of provider "${provider}": ${message}`)
 
-const positiveInteger = (provider: string, label: string, value: number | undefined, fallback: number): number => {
-  if (value === undefined) return fallback
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw illegal(provider, `${label} must be an integer ≥ 1, got ${value}`)
-  }
-  return value
-}
-
-const durationMillis = (
-  provider: string,
-  label: string,
-  value: Duration.DurationInput | undefined,
-  fallback: number,
-  allowZero: boolean
-): number => {
-  if (value === undefined) return fallback
-  const negative = (typeof value === "number" && !(value >= 0)) ||
-    (typeof value === "string" && value.trim().startsWith("-"))
-  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(value))
-  const ms = decoded === undefined ? Number.NaN : Duration.toMillis(decoded)
-  if (!(ms > 0 || (allowZero && ms === 0)) || !Number.isFinite(ms)) {
-    throw illegal(provider, `${label} must be a finite duration ${allowZero ? "≥ 0" : "> 0"}, got ${String(value)}`)
-  }
-  return ms
-}
-
 const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   const out = new Uint8Array(size)
   let offset = 0
@@ -87,6 +69,49 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
     offset += chunk.length
   }
   return out
+}
+
+/** The options checked, defaults filled in: `Left` says what is wrong, naming the option and value. */
+const check = (options: Api.Options): Either.Either<Settings, string> =>
+  Either.gen(function*() {
+    const optional = <A>(value: unknown, fallback: A, f: (value: unknown) => Either.Either<A, string>) =>
+      value === undefined ? Either.right(fallback) : f(value)
+    const origin = yield* httpOrigin("baseUrl", options.baseUrl)
+    const retryAfter = {
+      fallbackMillis: yield* optional(
+        options.retryAfter?.fallback,
+        1_000,
+        (v) => durationMillis("retryAfter.fallback", v, true)
+      ),
+      minMillis: yield* optional(options.retryAfter?.min, 100, (v) => durationMillis("retryAfter.min", v, true)),
+      maxMillis: yield* optional(options.retryAfter?.max, 300_000, (v) => durationMillis("retryAfter.max", v, false))
+    }
+    if (retryAfter.minMillis > retryAfter.maxMillis) {
+      return yield* Either.left(
+        `retryAfter.min must not exceed retryAfter.max, got ${retryAfter.minMillis} ms > ${retryAfter.maxMillis} ms`
+      )
+    }
+    return {
+      origin,
+      maxBodySize: yield* optional(options.maxBodySize, DEFAULT_MAX_BODY, (v) => positiveInteger("maxBodySize", v)),
+      errorBodyLimit: yield* optional(
+        options.errorBodyLimit,
+        DEFAULT_ERROR_BODY_LIMIT,
+        (v) => positiveInteger("errorBodyLimit", v)
+      ),
+      retryAfter,
+      idleTimeout: Duration.millis(
+        yield* optional(options.streamIdleTimeout, 30_000, (v) => durationMillis("streamIdleTimeout", v, false))
+      )
+    }
+  })
+
+interface Settings {
+  readonly origin: string
+  readonly maxBodySize: number
+  readonly errorBodyLimit: number
+  readonly retryAfter: RetryAfterBounds
+  readonly idleTimeout: Duration.Duration
 }
 
 interface BodyAccumulator {
@@ -105,28 +130,11 @@ export const make = <Err>(
 > =>
   Effect.gen(function*() {
     const name = provider.name
-    const origin = yield* Effect.try({
-      try: () => originOf(options.baseUrl),
-      catch: () => illegal(name, `baseUrl must be an absolute URL, got ${JSON.stringify(options.baseUrl)}`)
-    }).pipe(Effect.orDie)
-    const settings = yield* Effect.try({
-      try: () => ({
-        maxBodySize: positiveInteger(name, "maxBodySize", options.maxBodySize, DEFAULT_MAX_BODY),
-        errorBodyLimit: positiveInteger(name, "errorBodyLimit", options.errorBodyLimit, DEFAULT_ERROR_BODY_LIMIT),
-        retryAfter: {
-          fallbackMillis: durationMillis(name, "retryAfter.fallback", options.retryAfter?.fallback, 1_000, true),
-          minMillis: durationMillis(name, "retryAfter.min", options.retryAfter?.min, 100, true),
-          maxMillis: durationMillis(name, "retryAfter.max", options.retryAfter?.max, 300_000, false)
-        },
-        idleTimeout: Duration.millis(
-          durationMillis(name, "streamIdleTimeout", options.streamIdleTimeout, 30_000, false)
-        )
-      }),
-      catch: (defect) => defect
-    }).pipe(Effect.orDie)
-    if (settings.retryAfter.minMillis > settings.retryAfter.maxMillis) {
-      return yield* Effect.die(illegal(name, "retryAfter.min must not exceed retryAfter.max"))
-    }
+    const settings = yield* Either.match(check(options), {
+      onLeft: (why) => Effect.die(illegal(name, why)),
+      onRight: Effect.succeed
+    })
+    const origin = settings.origin
 
     // the pool holds as many connections for this origin as the bulkhead can ever hold permits
     const pool = yield* HttpPoolTag
@@ -210,14 +218,15 @@ export const make = <Err>(
         upstreamStatusTotal.unsafeUpdate(1, [nameLabel, MetricLabel.make("status", String(status))])
         const header = response.headers["retry-after"]
         if (status === 429 || (status === 503 && header !== undefined)) {
-          const retryAfter = parse(header, yield* Clock.currentTimeMillis, settings.retryAfter)
-          yield* drain(response)
-          // every caller of this provider, in every process sharing its store, honours the pause
+          const retryAfter = parseRetryAfter(header, yield* Clock.currentTimeMillis, settings.retryAfter)
+          // every caller of this provider, in every process sharing its store, honours the pause;
+          // set at the headers, before the drain: a body that never ends must not delay it
           if (provider.rateLimiter !== undefined) {
             yield* provider.rateLimiter.pauseFor(retryAfter).pipe(
               Effect.catchAll((error) => Effect.logWarning(`could not pause provider "${name}": ${error.message}`))
             )
           }
+          yield* drain(response)
           return yield* Effect.fail(
             new errors.UpstreamRateLimited({
               provider: name,
@@ -391,6 +400,9 @@ export const make = <Err>(
           Queue.shutdown
         )
         let received = 0
+        // what ended the stream after its first chunk: a retry fails with it again, unsent, since
+        // the consumer has part of the body (a retry would deliver it twice)
+        let broken: Option.Option<unknown> = Option.none()
         const pump = (response: HttpClientResponse.HttpClientResponse) =>
           response.stream.pipe(
             Stream.timeoutFail(
@@ -407,19 +419,27 @@ export const make = <Err>(
               received += chunk.length
               return Queue.offer(queue, Exit.succeed(chunk))
             }),
-            // after the first chunk a failure is the consumer's, never a reason to retry
-            Effect.catchAll((error) =>
-              received > 0 ? Queue.offer(queue, Exit.fail(Option.some<unknown>(error))) : Effect.fail(error)
+            // a body that broke halfway fails the call: the breaker and the outcomes count it, and
+            // the consumer gets the failure once the call has ended
+            Effect.tapError((error) =>
+              Effect.sync(() => {
+                if (received > 0) broken = Option.some(error)
+              })
             )
           )
+        const once = Effect.suspend(() => Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump))
         const perCall = callOptions(request, options)
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
-        const call = provider.call(attempt(request, pump), {
-          ...perCall,
-          // the stream's budget is its idle timeout, not the attempt's
-          attemptTimeout: perCall.attemptTimeout ?? Duration.infinity
-        }) as Effect.Effect<unknown, unknown>
+        const call = provider.call(
+          once,
+          perCall.attemptTimeout === undefined
+            // the stream's budget is its idle timeout, not the attempt's
+            ? { ...perCall, attemptTimeout: Duration.infinity }
+            // an attempt budget of its own bounds the whole stream; ending it mid-body is a
+            // CallTimeout the provider would retry, sending the request again: one attempt only
+            : { ...perCall, retry: false }
+        ) as Effect.Effect<unknown, unknown>
         yield* call.pipe(
           Effect.matchCauseEffect({
             onFailure: (cause) => Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
@@ -435,6 +455,19 @@ export const make = <Err>(
   })
 
 /** @internal */
+export const withUpstreamErrors = <const S extends Api.UpstreamErrorSettings>(
+  settings: S
+): S & { readonly isUpstreamError: (error: unknown) => boolean } => {
+  const own = settings.isUpstreamError
+  return {
+    ...settings,
+    isUpstreamError: own === undefined
+      ? errors.isUpstreamError
+      : (error: unknown) => errors.isUpstreamError(error) || own(error)
+  }
+}
+
+/** @internal */
 export const layer = <I, P>(
   tag: Context.Tag<I, Api.ProviderHttpClient>,
   providerTag: Context.Tag<P, Provider.Provider>,
@@ -443,11 +476,24 @@ export const layer = <I, P>(
   Layer.scoped(tag, Effect.flatMap(providerTag, (provider) => make(provider, options)))
 
 /** @internal */
+export const layerConfig = <I, P>(
+  tag: Context.Tag<I, Api.ProviderHttpClient>,
+  providerTag: Context.Tag<P, Provider.Provider>,
+  config: Config.Config<Api.Options>
+): Layer.Layer<I, ConfigError.ConfigError | HttpPool.PoolTooSmall, P | HttpPool.HttpPool | HttpClient.HttpClient> =>
+  Layer.scoped(
+    tag,
+    Effect.flatMap(config, (options) => Effect.flatMap(providerTag, (provider) => make(provider, options)))
+  )
+
+/** @internal */
 export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {
   const self = Context.Tag(`@sluice/http/ProviderHttpClient/${id}`)<Self, Api.ProviderHttpClient>()
   return Object.assign(self, {
     id,
     layer: <P>(providerTag: Context.Tag<P, Provider.Provider>, options: Api.Options) =>
-      layer(self, providerTag, options)
+      layer(self, providerTag, options),
+    layerConfig: <P>(providerTag: Context.Tag<P, Provider.Provider>, config: Config.Config<Api.Options>) =>
+      layerConfig(self, providerTag, config)
   })
 }

@@ -1,4 +1,4 @@
-import * as Duration from "effect/Duration"
+// Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
 
 /** @internal */
 export interface RetryAfterBounds {
@@ -18,12 +18,8 @@ export interface RetryAfterBounds {
  *
  * @internal
  */
-export const parseRetryAfter = (
-  header: string | undefined,
-  nowMillis: number,
-  bounds: RetryAfterBounds
-): Duration.Duration => {
-  const clamp = (ms: number) => Duration.millis(Math.min(bounds.maxMillis, Math.max(bounds.minMillis, ms)))
+export const retryAfterMillis = (header: string | undefined, nowMillis: number, bounds: RetryAfterBounds): number => {
+  const clamp = (ms: number) => Math.min(bounds.maxMillis, Math.max(bounds.minMillis, ms))
   if (header === undefined) return clamp(bounds.fallbackMillis)
   const value = header.trim()
   if (/^\d+$/.test(value)) return clamp(Number(value) * 1000)

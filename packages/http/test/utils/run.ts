@@ -4,7 +4,7 @@
  */
 import { HttpPool } from "@sluice/http"
 import { RateLimiterStore } from "@sluice/rate-limiter"
-import { Effect } from "effect"
+import { Effect, TestServices } from "effect"
 
 let counter = 0
 /** A provider name no other test uses: metrics are kept per name for the whole process. */
@@ -24,3 +24,16 @@ export const waitUntil = (condition: () => boolean, what: string) =>
     Effect.timeoutFail({ duration: "5 seconds", onTimeout: () => new Error(`timed out waiting until ${what}`) }),
     Effect.orDie
   )
+
+/**
+ * Checks `condition` every 2 ms of real time until it holds, a defect after 3 seconds: for tests
+ * on the TestClock that wait for real I/O. `condition` runs with the test's services (its clock).
+ */
+export const waitUntilEffect = <E, R>(condition: Effect.Effect<boolean, E, R>, what: string) =>
+  Effect.gen(function*() {
+    const deadline = Date.now() + 3_000
+    while (!(yield* condition)) {
+      if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting until ${what}`))
+      yield* TestServices.provideLive(Effect.sleep("2 millis"))
+    }
+  })

@@ -1,0 +1,109 @@
+/**
+ * The client built from `Config`: the keys, a section set in part, values refused with the key
+ * and the value named.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { assert, describe, it } from "@effect/vitest"
+import { HttpPool, ProviderHttpClient } from "@sluice/http"
+import { Provider } from "@sluice/provider"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import { Config, ConfigProvider, Effect, Layer, Option, Schema } from "effect"
+import { uniqueName } from "./utils/run.js"
+import { testServer } from "./utils/server.js"
+
+/** Reads `config` from `env`, keys joined by `_` as environment variables are. */
+const read = <A>(config: Config.Config<A>, env: Record<string, string>) =>
+  Effect.withConfigProvider(config, ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" }))
+
+const geo = Config.nested(ProviderHttpClient.config, "GEO")
+
+describe("ProviderHttpClient.config", () => {
+  it.effect("reads every key, durations and booleans included", () =>
+    Effect.gen(function*() {
+      const options = yield* read(geo, {
+        GEO_BASE_URL: "https://geo.example.com/v1",
+        GEO_USER_AGENT: "app/1.0 (ops@example.com)",
+        GEO_MAX_BODY_SIZE: "1024",
+        GEO_RETRY_AFTER_MAX: "1 minute",
+        GEO_STREAM_IDLE_TIMEOUT: "5 seconds",
+        GEO_PRECONNECT: "true"
+      })
+      assert.include(options, {
+        baseUrl: "https://geo.example.com/v1",
+        userAgent: "app/1.0 (ops@example.com)",
+        maxBodySize: 1024,
+        preconnect: true
+      })
+      assert.strictEqual(String(options.retryAfter?.max), "Duration(1m)")
+      assert.strictEqual(String(options.streamIdleTimeout), "Duration(5s)")
+    }))
+
+  it.effect("a section set in part is an error naming the missing key, even under Config.option", () =>
+    Effect.gen(function*() {
+      const env = { GEO_USER_AGENT: "app/1.0", GEO_PRECONNECT: "true" }
+      const error = yield* Effect.flip(read(Config.option(geo), env))
+      assert.strictEqual(
+        String(error),
+        `(Invalid data at GEO.BASE_URL: "BASE_URL is missing, while USER_AGENT, PRECONNECT are set: the client is configured in part")`
+      )
+      // wholly absent: not configured
+      assert.deepStrictEqual(yield* read(Config.option(geo), { OTHER_BASE_URL: "http://x" }), Option.none())
+    }))
+
+  it.effect("a negative or unreadable duration, a bad size or scheme, is an error naming the key and the value", () =>
+    Effect.gen(function*() {
+      const refused = (env: Record<string, string>) =>
+        Effect.map(Effect.flip(read(geo, { GEO_BASE_URL: "http://127.0.0.1:1", ...env })), String)
+      assert.strictEqual(
+        yield* refused({ GEO_STREAM_IDLE_TIMEOUT: "-5 seconds" }),
+        `(Invalid data at GEO.STREAM_IDLE_TIMEOUT: "STREAM_IDLE_TIMEOUT must be a finite duration > 0, got "-5 seconds"")`
+      )
+      assert.strictEqual(
+        yield* refused({ GEO_RETRY_AFTER_FALLBACK: "soon" }),
+        `(Invalid data at GEO.RETRY_AFTER_FALLBACK: "RETRY_AFTER_FALLBACK must be a finite duration ≥ 0, got "soon"")`
+      )
+      assert.strictEqual(
+        yield* refused({ GEO_MAX_BODY_SIZE: "0" }),
+        `(Invalid data at GEO.MAX_BODY_SIZE: "MAX_BODY_SIZE must be an integer ≥ 1, got 0")`
+      )
+      assert.strictEqual(
+        yield* refused({ GEO_BASE_URL: "mailto:x" }),
+        `(Invalid data at GEO.BASE_URL: "BASE_URL must be an absolute http(s) URL, got "mailto:x" (its scheme is mailto:)")`
+      )
+      assert.strictEqual(
+        yield* refused({ GEO_RETRY_AFTER_MIN: "2 seconds", GEO_RETRY_AFTER_MAX: "1 second" }),
+        `(Invalid data at GEO.RETRY_AFTER_MIN: "RETRY_AFTER_MIN must not exceed RETRY_AFTER_MAX, got 2 seconds > 1 second")`
+      )
+    }))
+})
+
+describe("Tag.layerConfig", () => {
+  it.live("builds the client from Config over its provider, whose stats it reaches", () =>
+    Effect.gen(function*() {
+      const server = yield* testServer({ "/echo": (req, res) => res.end(JSON.stringify(req.headers)) })
+      const id = uniqueName("geo")
+      class Geo extends Provider.Tag(id)<Geo>() {}
+      class GeoHttp extends ProviderHttpClient.Tag(id)<GeoHttp>() {}
+      const Live = GeoHttp.layerConfig(Geo, geo).pipe(
+        Layer.provideMerge(Geo.layer({ bulkhead: { permits: 1 } })),
+        Layer.provide(HttpPool.layerWithHttpClient()),
+        Layer.provide(RateLimiterStore.layerMemory),
+        Layer.provide(Layer.setConfigProvider(
+          ConfigProvider.fromMap(new Map([["GEO_BASE_URL", server.url], ["GEO_USER_AGENT", "geo-test/1.0"]]), {
+            pathDelim: "_"
+          })
+        ))
+      )
+      yield* Effect.gen(function*() {
+        const http = yield* GeoHttp
+        const headers = yield* http.json(
+          HttpClientRequest.get("/echo"),
+          Schema.Record({ key: Schema.String, value: Schema.String })
+        )
+        assert.strictEqual(headers["user-agent"], "geo-test/1.0")
+        // one provider: the client's and the tag's are the same
+        assert.strictEqual(http.provider, yield* Geo)
+        assert.include(yield* http.provider.stats, { calls: 1 })
+      }).pipe(Effect.provide(Live))
+    }).pipe(Effect.scoped))
+})
