@@ -28,6 +28,7 @@ for (const tarball of tarballs) {
     .map((f) => f.replace(/^package\//, ""))
   const manifest = JSON.parse(execFileSync("tar", ["-xzOf", file, "package/package.json"], { encoding: "utf8" }))
   const name = `${manifest.name}@${manifest.version} (${tarball})`
+  const before = problems.length
   const fail = (what) => problems.push(`${name}: ${what}`)
 
   for (const required of ["package.json", "README.md", "LICENSE", "build/esm/index.js", "build/dts/index.d.ts"]) {
@@ -38,13 +39,25 @@ for (const tarball of tarballs) {
       /^build\/esm\/.+\.js(\.map)?$/.test(f) || /^build\/dts\/.+\.d\.ts(\.map)?$/.test(f) || /^src\/.+\.ts$/.test(f)
     if (!allowed) fail(`ships ${f} (only build/, src/ for the source maps, README, LICENSE, CHANGELOG)`)
   }
-  // each built module has its declarations, its source map and the source the map names
+  // each built module has its declarations and its maps, and every map names a source it ships
   for (const f of files.filter((f) => /^build\/esm\/.+\.js$/.test(f))) {
     const stem = f.slice("build/esm/".length, -".js".length)
     for (const sibling of [`${f}.map`, `build/dts/${stem}.d.ts`, `build/dts/${stem}.d.ts.map`, `src/${stem}.ts`]) {
       if (!files.includes(sibling)) fail(`${f} has no ${sibling}`)
     }
   }
+  const unpacked = fs.mkdtempSync(path.join(dir, "unpacked-"))
+  execFileSync("tar", ["-xzf", file, "-C", unpacked])
+  for (const map of files.filter((f) => f.endsWith(".map"))) {
+    const { sources } = JSON.parse(fs.readFileSync(path.join(unpacked, "package", map), "utf8"))
+    for (const source of sources) {
+      const resolved = path.posix.normalize(path.posix.join(path.posix.dirname(map), source))
+      if (!resolved.startsWith("src/") || !files.includes(resolved)) {
+        fail(`${map} names ${source}, not a shipped src/ file`)
+      }
+    }
+  }
+  fs.rmSync(unpacked, { recursive: true, force: true })
 
   for (const [at, target] of targets(manifest.exports ?? {}, "exports")) {
     if (target === "./package.json") continue
@@ -67,9 +80,11 @@ for (const tarball of tarballs) {
   if (manifest.engines?.node === undefined) fail("no engines.node")
   if (manifest.license !== "MIT") fail(`license is ${manifest.license}`)
   if (JSON.stringify(manifest.repository ?? "").includes("example.invalid")) fail("placeholder repository")
-  console.log(
-    `ok ${name}: ${files.length} files, exports -> build/, peers ${JSON.stringify(manifest.peerDependencies)}`
-  )
+  if (problems.length === before) {
+    console.log(
+      `ok ${name}: ${files.length} files, exports -> build/, peers ${JSON.stringify(manifest.peerDependencies)}`
+    )
+  }
 }
 
 if (problems.length > 0) {

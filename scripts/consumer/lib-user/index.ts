@@ -1,4 +1,5 @@
-// The library's own consumer: it sees only the declarations lib emitted (lib/dist/index.d.ts).
+// The library's own consumer: it sees only the declarations lib emitted (lib/dist/index.d.ts),
+// compiled with the app (tsconfig.json), strict and with skipLibCheck false.
 import { Duration } from "effect"
 import { bulkheadFull, callTimeout, permitWaitTimeout, rateLimited, withDefaults } from "../lib/dist/index.js"
 
