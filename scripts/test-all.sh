@@ -35,5 +35,10 @@ pnpm run lint
 step "build (ESM + .d.ts)"
 pnpm run build
 
+# What is published is the build: pack it, install it with npm in a scratch app under /tmp,
+# compile that app with a strict tsc and run it with node (scripts/consumer-test.sh).
+step "consumer test"
+bash scripts/consumer-test.sh
+
 step "tests"
 pnpm run test

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# The consumer test: sluice as a user outside this repository gets it. Builds and packs every
+# package, installs the tarballs with plain npm into a scratch app under /tmp (no workspace links,
+# no tsx), compiles the app, a library that emits declarations and that library's own consumer with
+# a strict tsc, then runs the app and examples/quickstart with node against a loopback upstream and
+# a redis-server started here. Any failing step fails the script; the scratch folder and the
+# redis-server are removed on every exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+pnpm() { bash "$root/scripts/pnpm.sh" "$@"; }
+step() { printf '\n-- consumer (%s s): %s --\n' "$((SECONDS - started))" "$*"; }
+started=$SECONDS
+
+# The Redis store is part of what a consumer installs: a missing server fails, never skips.
+if ! command -v redis-server >/dev/null 2>&1 || ! command -v redis-cli >/dev/null 2>&1; then
+  echo "consumer test: FAILED: redis-server and redis-cli are needed (scripts/test-all.sh installs them)" >&2
+  exit 1
+fi
+
+scratch=$(mktemp -d /tmp/sluice-consumer.XXXXXX)
+redis_pid=""
+cleanup() {
+  status=$?
+  if [ -n "$redis_pid" ]; then
+    kill "$redis_pid" 2>/dev/null || true
+    wait "$redis_pid" 2>/dev/null || true
+  fi
+  rm -rf "$scratch"
+  if [ "$status" -eq 0 ]; then
+    echo "consumer test: passed in $((SECONDS - started)) s (5 tarballs installed with npm, compiled with tsc, run with node)"
+  else
+    echo "consumer test: FAILED (exit $status); see the step above" >&2
+  fi
+}
+trap cleanup EXIT
+
+step "build"
+pnpm run build
+
+step "pack every package"
+pnpm -r --filter "./packages/*" pack --pack-destination "$scratch/tarballs" >"$scratch/pack.log" 2>&1 ||
+  { cat "$scratch/pack.log"; exit 1; }
+node scripts/consumer/check-tarballs.mjs "$scratch/tarballs"
+
+step "a scratch app in $scratch/app, installed with npm from the tarballs"
+app="$scratch/app"
+mkdir -p "$app/quickstart"
+cp -R scripts/consumer/src scripts/consumer/lib scripts/consumer/lib-user scripts/consumer/tsconfig.json "$app/"
+cp examples/quickstart/src/main.ts "$app/quickstart/main.ts"
+tarball() { ls "$scratch/tarballs"/sluice-"$1"-[0-9]*.tgz; }
+cat >"$app/package.json" <<EOF
+{
+  "name": "sluice-consumer",
+  "private": true,
+  "type": "module",
+  "dependencies": {
+    "@sluice/bulkhead": "file:$(tarball bulkhead)",
+    "@sluice/rate-limiter": "file:$(tarball rate-limiter)",
+    "@sluice/rate-limiter-redis": "file:$(tarball rate-limiter-redis)",
+    "@sluice/provider": "file:$(tarball provider)",
+    "@sluice/http": "file:$(tarball http)",
+    "effect": "~3.22.4",
+    "@effect/platform": "~0.97.2",
+    "@effect/platform-node": "~0.108.2",
+    "ioredis": "^5.9.2"
+  },
+  "devDependencies": {
+    "@types/node": "^20.19.0",
+    "@types/ws": "^8.5.0",
+    "typescript": "~5.9.3"
+  }
+}
+EOF
+(cd "$app" && npm install --prefer-offline --no-audit --no-fund --loglevel=error)
+# an installed tarball is a copy: a link back into the workspace would test the workspace
+if find "$app/node_modules/@sluice" -mindepth 1 -maxdepth 1 -type l | grep -q .; then
+  echo "@sluice packages are linked, not installed:" >&2
+  ls -l "$app/node_modules/@sluice" >&2
+  exit 1
+fi
+(cd "$app" && npm ls --depth=0 @sluice/bulkhead @sluice/rate-limiter @sluice/provider effect typescript)
+
+step "tsc: a library that emits declarations naming sluice's types"
+(cd "$app" && npx tsc -p lib/tsconfig.json)
+grep -ho 'import("@sluice/[^"]*")' "$app/lib/dist/index.d.ts" | sort -u | sed 's/^/  its declarations name /' || true
+
+step "tsc: the app, the quickstart and the library's own consumer (strict, NodeNext, exactOptionalPropertyTypes, noUncheckedIndexedAccess, erasableSyntaxOnly, skipLibCheck false)"
+# skipLibCheck false checks every declaration, Effect's too: @effect/platform's name DOM types
+# (Storage, Transferable) and @effect/platform-node's name ws, hence lib DOM and @types/ws.
+(cd "$app" && npx tsc -p tsconfig.json)
+
+step "node refuses the internal modules at run time"
+if (cd "$app" && node --input-type=module -e 'await import("@sluice/bulkhead/internal/bulkhead")') 2>"$scratch/internal.log"; then
+  echo "node loaded @sluice/bulkhead/internal/bulkhead: internals must be types only" >&2
+  exit 1
+fi
+grep -q ERR_PACKAGE_PATH_NOT_EXPORTED "$scratch/internal.log" ||
+  { cat "$scratch/internal.log" >&2; exit 1; }
+echo "  ERR_PACKAGE_PATH_NOT_EXPORTED, as it should"
+
+step "redis-server on a free loopback port"
+port=$(node -e 'const s = require("node:net").createServer().listen(0, "127.0.0.1", () => { console.log(s.address().port); s.close() })')
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$scratch" >"$scratch/redis.log" 2>&1 &
+redis_pid=$!
+for _ in $(seq 1 50); do
+  redis-cli -p "$port" ping >/dev/null 2>&1 && break
+  sleep 0.1
+done
+redis-cli -p "$port" ping >/dev/null || { cat "$scratch/redis.log" >&2; exit 1; }
+echo "  redis-server $(redis-server --version | grep -o 'v=[^ ]*') on 127.0.0.1:$port"
+
+step "node: examples/quickstart"
+(cd "$app" && node dist/quickstart/main.js)
+
+step "node: the app"
+(cd "$app" && REDIS_URL="redis://127.0.0.1:$port" node dist/src/main.js)

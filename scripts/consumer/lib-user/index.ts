@@ -1,0 +1,18 @@
+// The library's own consumer: it sees only the declarations lib emitted (lib/dist/index.d.ts),
+// compiled with the app (tsconfig.json), strict and with skipLibCheck false.
+import { Duration } from "effect"
+import { bulkheadFull, callTimeout, permitWaitTimeout, rateLimited, withDefaults } from "../lib/dist/index.js"
+
+export const explain = (error: unknown): string => {
+  const waited = permitWaitTimeout(error)
+  if (waited !== undefined) return `${waited.bulkhead}: waited ${Duration.format(waited.waited)} for a permit`
+  const full = bulkheadFull(error)
+  if (full !== undefined) return `${full.bulkhead}: ${full.waiting} of ${full.maxWaiting} already waiting`
+  const slow = callTimeout(error)
+  if (slow !== undefined) return `${slow.provider}: attempt ${slow.attempt} passed ${Duration.format(slow.timeout)}`
+  const limited = rateLimited(error)
+  if (limited !== undefined) return `${limited.name}: retry after ${Duration.format(limited.retryAfter)}`
+  return String(error)
+}
+
+export const permits: number = withDefaults(4).bulkhead.permits
