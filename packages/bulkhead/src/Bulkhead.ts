@@ -17,6 +17,7 @@ import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import * as BulkheadErrors from "./BulkheadError.js"
 import * as internal from "./internal/bulkhead.js"
 
 /**
@@ -141,13 +142,13 @@ export interface Stats {
  * @since 0.1.0
  * @category errors
  */
-export const BulkheadFull: typeof internal.BulkheadFull = internal.BulkheadFull
+export const BulkheadFull: typeof BulkheadErrors.BulkheadFull = BulkheadErrors.BulkheadFull
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface BulkheadFull extends InstanceType<typeof internal.BulkheadFull> {}
+export interface BulkheadFull extends BulkheadErrors.BulkheadFull {}
 
 /**
  * The caller waited `maxWait` for a permit without getting one; it left the queue and holds
@@ -156,13 +157,13 @@ export interface BulkheadFull extends InstanceType<typeof internal.BulkheadFull>
  * @since 0.1.0
  * @category errors
  */
-export const PermitWaitTimeout: typeof internal.PermitWaitTimeout = internal.PermitWaitTimeout
+export const PermitWaitTimeout: typeof BulkheadErrors.PermitWaitTimeout = BulkheadErrors.PermitWaitTimeout
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface PermitWaitTimeout extends InstanceType<typeof internal.PermitWaitTimeout> {}
+export interface PermitWaitTimeout extends BulkheadErrors.PermitWaitTimeout {}
 
 /**
  * @since 0.1.0
@@ -180,7 +181,7 @@ export const isBulkhead: (u: unknown) => u is Bulkhead = internal.isBulkhead
  * @since 0.1.0
  * @category guards
  */
-export const isBulkheadError: (u: unknown) => u is BulkheadError = internal.isBulkheadError
+export const isBulkheadError: (u: unknown) => u is BulkheadError = BulkheadErrors.isBulkheadError
 
 /**
  * Creates a bulkhead. Invalid options (permits below 1, `maxPermits` below `permits`, a negative

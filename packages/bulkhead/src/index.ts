@@ -9,3 +9,13 @@
  * @since 0.1.0
  */
 export * as Bulkhead from "./Bulkhead.js"
+
+/**
+ * The errors of a bulkhead: each way a call can be refused a permit.
+ *
+ * The classes are declared here, in a public module, so that the declarations a library emits
+ * when it narrows with `instanceof` point at a path the package exports.
+ *
+ * @since 0.2.0
+ */
+export * as BulkheadError from "./BulkheadError.js"

@@ -102,7 +102,7 @@ describe("Bulkhead", () => {
         assert.include(error, { bulkhead: name, permits: 2, inFlight: 2, waiting: 1, maxWaiting: 1, cost: 1 })
         assert.strictEqual(
           error.message,
-          `bulkhead "${name}" is full: 2 of 2 permits in use and 1 callers queued (maxWaiting 1); ` +
+          `bulkhead "${name}" is full: 2 of 2 permits in use and 1 caller queued (maxWaiting 1); ` +
             `refused a call for 1 permit`
         )
         assert.include(yield* bulkhead.stats, { inFlight: 2, waiting: 1 })
@@ -147,7 +147,7 @@ describe("Bulkhead", () => {
         assert.strictEqual(
           errorC.message,
           `bulkhead "${name}" gave up after waiting 2s for 1 of 1 permits (1 in use); ` +
-            `1 caller were queued ahead of it when it arrived`
+            `1 caller was queued ahead of it when it arrived`
         )
         assert.include(yield* bulkhead.stats, { inFlight: 1, waiting: 0, waitingPermits: 0 })
         const rejected = yield* metricOf(Bulkhead.rejected, name, { reason: "timeout" })

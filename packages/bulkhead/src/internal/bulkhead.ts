@@ -4,7 +4,6 @@ import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -21,57 +20,10 @@ import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Api from "../Bulkhead.js"
+import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
-
-/** @internal */
-export const ErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead/BulkheadError")
-
-// ---------------------------------------------------------------------------------------------
-// errors
-// ---------------------------------------------------------------------------------------------
-
-const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
-
-/** @internal */
-export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
-  readonly bulkhead: string
-  readonly cost: number
-  readonly permits: number
-  readonly inFlight: number
-  readonly waiting: number
-  readonly maxWaiting: number
-}> {
-  readonly [ErrorTypeId] = ErrorTypeId
-  override get message(): string {
-    return `bulkhead "${this.bulkhead}" is full: ${this.inFlight} of ${this.permits} permits in use and ${this.waiting} ` +
-      `callers queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.cost} permit${plural(this.cost)}`
-  }
-}
-
-/** @internal */
-export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
-  readonly bulkhead: string
-  readonly waited: Duration.Duration
-  readonly cost: number
-  readonly permits: number
-  readonly inFlight: number
-  readonly aheadWhenQueued: number
-}> {
-  readonly [ErrorTypeId] = ErrorTypeId
-  override get message(): string {
-    return `bulkhead "${this.bulkhead}" gave up after waiting ${formatDuration(this.waited)} for ${this.cost} of ` +
-      `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
-        plural(this.aheadWhenQueued)
-      } were queued ahead of it when it arrived`
-  }
-}
-
-const plural = (n: number): string => (n === 1 ? "" : "s")
-
-/** @internal */
-export const isBulkheadError = (u: unknown): u is Api.BulkheadError => Predicate.hasProperty(u, ErrorTypeId)
 
 /** @internal */
 export const isBulkhead = (u: unknown): u is Api.Bulkhead => Predicate.hasProperty(u, TypeId)
