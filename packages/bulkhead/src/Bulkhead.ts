@@ -368,7 +368,12 @@ export const layerConfig: <I>(
 
 /**
  * The options as `Config`, validated: `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`,
- * `MAX_WAIT` (a duration such as `2 seconds`), `ORDER` (`fifo` or `lifo`). Nest it per provider.
+ * `MAX_WAIT` (a duration ≥ 0 such as `2 seconds`), `ORDER` (`fifo` or `lifo`). Nest it per provider.
+ *
+ * A wholly absent section is missing data (so `Config.option` reads it as "no bulkhead"); a
+ * section with some keys but not `PERMITS` is invalid data naming `PERMITS`, so a misspelt or
+ * forgotten key never silently drops the bound. Bad values (a negative duration, `12abc`, an
+ * integer beyond 2^53 - 1) are invalid data naming the key and the text.
  *
  * @since 0.1.0
  * @category config
