@@ -43,6 +43,13 @@ export interface Bulkhead {
   /** The most permits this bulkhead can ever have: what connection pools are sized from. */
   readonly maxPermits: number
   /**
+   * How long a caller may wait for its permits (`Duration.infinity` when unbounded), so that a
+   * bulkhead passed as an instance carries its budget: a provider reads it for its tie rule.
+   *
+   * @since 0.2.0
+   */
+  readonly maxWait: Duration.Duration
+  /**
    * Runs `self` while holding `cost` permits (default 1). The permits are returned exactly once
    * when `self` ends, whether it succeeds, fails, dies or is interrupted.
    */
@@ -91,12 +98,13 @@ export interface RunOptions {
 export type Order = "fifo" | "lifo"
 
 /**
- * @since 0.1.0
+ * Everything but the name: what a service tag's `layer` takes, and what a provider builds its
+ * own bulkhead from (named after the provider).
+ *
+ * @since 0.2.0
  * @category models
  */
-export interface Options {
-  /** The name used in errors, metrics and spans. */
-  readonly name: string
+export interface Settings {
   /** Permits at start: how many calls (of cost 1) may be in flight at once. An integer ≥ 1. */
   readonly permits: number
   /** The ceiling for `resize`, and what pools are sized from. Default: `permits`. */
@@ -113,6 +121,15 @@ export interface Options {
   readonly maxWait?: Duration.DurationInput | undefined
   /** Which waiter a released permit goes to. Default `"fifo"`. */
   readonly order?: Order | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Settings {
+  /** The name used in errors, metrics and spans. */
+  readonly name: string
 }
 
 /**
@@ -319,10 +336,10 @@ export interface TagClass<Self, Id extends string> extends Context.TagClass<Self
   /** The bulkhead's name: the id given to `Tag`. */
   readonly id: Id
   /** Builds the bulkhead once for the runtime that provides it. */
-  readonly layer: (options: Omit<Options, "name">) => Layer.Layer<Self>
+  readonly layer: (settings: Settings) => Layer.Layer<Self>
   /** Reads the options from `Config`, e.g. `Config.nested(Bulkhead.config, "GEOCODER")`. */
   readonly layerConfig: (
-    config: Config.Config<Omit<Options, "name">>
+    config: Config.Config<Settings>
   ) => Layer.Layer<Self, ConfigError.ConfigError>
 }
 
@@ -378,7 +395,7 @@ export const layerConfig: <I>(
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Omit<Options, "name">> = internal.config
+export const config: Config.Config<Settings> = internal.config
 
 /**
  * `sluice_permit_wait_seconds`: how long each call waited for a permit (0 when one was free),
@@ -416,7 +433,17 @@ export const permits: Metric.Metric.Gauge<number> = internal.permitsGauge
 /**
  * `sluice_bulkhead_rejected_total`: calls refused, labelled `name` and `reason` (`full` or `timeout`).
  *
+ * Metric exports are named after the exported metric without its `sluice_<component>_` prefix,
+ * in camel case, so the counter's `_total` stays in the name.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTotal
+
+/**
+ * @deprecated Use `rejectedTotal` (the same counter), named by the metric-export rule.
  * @since 0.1.0
  * @category metrics
  */
-export const rejected: Metric.Metric.Counter<number> = internal.rejectedTotal
+export const rejected: Metric.Metric.Counter<number> = rejectedTotal

@@ -1,5 +1,6 @@
 /**
- * The errors of a bulkhead: each way a call can be refused a permit.
+ * The errors of a bulkhead: each way a call can be refused a permit. Every one names its bulkhead
+ * in the field `bulkhead`.
  *
  * The classes are declared here, in a public module, so that the declarations a library emits
  * when it narrows with `instanceof` point at a path the package exports.

@@ -71,7 +71,35 @@ export const rejectedTotal = Metric.counter("sluice_bulkhead_rejected_total", {
 
 const illegal = (message: string): Cause.IllegalArgumentException => new Cause.IllegalArgumentException(message)
 
-const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1
+/** Safe integers only: past 2^53 - 1 a count is no longer exact, so `permits: 2 ** 60` is refused. */
+const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1
+
+/**
+ * A value as the user wrote it, for messages: NaN and Infinity as such (`JSON.stringify` prints
+ * them as `null`), strings quoted, arrays element by element.
+ *
+ * @internal
+ */
+export const show = (u: unknown): string => {
+  if (typeof u === "string") return JSON.stringify(u)
+  if (typeof u === "bigint") return `${u}n`
+  if (Array.isArray(u)) return `[${u.map(show).join(", ")}]`
+  if (Duration.isDuration(u)) return `Duration(${Duration.format(u) || "0ms"})`
+  if (typeof u === "object" && u !== null) {
+    try {
+      return JSON.stringify(u)
+    } catch {
+      return String(u)
+    }
+  }
+  return String(u)
+}
+
+/** The reason a whole number was refused when it is past 2^53 - 1, which the number alone hides. */
+const unsafe = (n: unknown): string =>
+  typeof n === "number" && Number.isInteger(n) && !Number.isSafeInteger(n)
+    ? " (not a safe integer: above 2^53 - 1)"
+    : ""
 
 /**
  * Decodes a duration option. Effect's `Duration` maps negative and NaN inputs to zero; a budget
@@ -82,10 +110,10 @@ const decodeMaxWait = (name: string, input: Duration.DurationInput | undefined, 
   const negative = (typeof input === "number" && !(input >= 0)) ||
     (typeof input === "bigint" && input < BigInt(0)) ||
     (typeof input === "string" && input.trim().startsWith("-")) ||
-    (Array.isArray(input) && !(Number(input[0]) >= 0))
+    (Array.isArray(input) && !(Number(input[0]) >= 0 && Number(input[1]) >= 0))
   const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
   if (decoded === undefined) {
-    throw illegal(`bulkhead "${name}": ${what} must be a duration ≥ 0, got ${String(input)}`)
+    throw illegal(`bulkhead "${name}": ${what} must be a duration ≥ 0, got ${show(input)}`)
   }
   return decoded
 }
@@ -138,24 +166,31 @@ class BulkheadImpl implements Api.Bulkhead {
   constructor(options: Api.Options) {
     const name = options.name
     if (typeof name !== "string" || name.length === 0) {
-      throw illegal(`a bulkhead needs a non-empty name, got ${JSON.stringify(name)}`)
+      throw illegal(`a bulkhead needs a non-empty name, got ${show(name)}`)
     }
     if (!isPositiveInteger(options.permits)) {
-      throw illegal(`bulkhead "${name}": permits must be an integer ≥ 1, got ${options.permits}`)
+      throw illegal(
+        `bulkhead "${name}": permits must be an integer ≥ 1, got ${show(options.permits)}${unsafe(options.permits)}`
+      )
     }
     const maxPermits = options.maxPermits ?? options.permits
     if (!isPositiveInteger(maxPermits) || maxPermits < options.permits) {
       throw illegal(
-        `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ${options.maxPermits}`
+        `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ` +
+          `${show(options.maxPermits)}${unsafe(options.maxPermits)}`
       )
     }
     const maxWaiting = options.maxWaiting ?? Infinity
-    if (!(maxWaiting === Infinity || (Number.isInteger(maxWaiting) && maxWaiting >= 0))) {
-      throw illegal(`bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${options.maxWaiting}`)
+    if (!(maxWaiting === Infinity || (Number.isSafeInteger(maxWaiting) && maxWaiting >= 0))) {
+      throw illegal(
+        `bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${show(options.maxWaiting)}${
+          unsafe(options.maxWaiting)
+        }`
+      )
     }
     const order = options.order ?? "fifo"
     if (order !== "fifo" && order !== "lifo") {
-      throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${JSON.stringify(order)}`)
+      throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${show(order)}`)
     }
     this.name = name
     this.permits = options.permits
@@ -256,7 +291,7 @@ class BulkheadImpl implements Api.Bulkhead {
     const cost = options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.maxPermits) {
       throw illegal(
-        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${cost}`
+        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${show(cost)}`
       )
     }
     return cost
@@ -398,7 +433,9 @@ class BulkheadImpl implements Api.Bulkhead {
       if (!isPositiveInteger(permits) || permits > this.maxPermits) {
         return Effect.die(
           illegal(
-            `bulkhead "${this.name}": resize needs an integer from 1 to maxPermits (${this.maxPermits}), got ${permits}`
+            `bulkhead "${this.name}": resize needs an integer from 1 to maxPermits (${this.maxPermits}), got ${
+              show(permits)
+            }`
           )
         )
       }
@@ -460,6 +497,7 @@ export const unsafeMake = (options: Api.Options): Api.Bulkhead => {
     [TypeId]: TypeId,
     name: impl.name,
     maxPermits: impl.maxPermits,
+    maxWait: impl.maxWait,
     run: (self, options) => impl.run(self, options),
     acquire: (options) => impl.acquire(options),
     resize: (permits) => impl.resize(permits),
@@ -490,7 +528,7 @@ export const withBulkhead = dual<
 const workerCount = (bulkhead: Api.Bulkhead, options: Api.BatchOptions | undefined): number => {
   const workers = options?.workers ?? bulkhead.maxPermits
   if (!isPositiveInteger(workers)) {
-    throw illegal(`bulkhead "${bulkhead.name}": workers must be an integer ≥ 1, got ${workers}`)
+    throw illegal(`bulkhead "${bulkhead.name}": workers must be an integer ≥ 1, got ${show(workers)}${unsafe(workers)}`)
   }
   return workers
 }
@@ -559,7 +597,9 @@ export const mapStream = dual<
     const workers = workerCount(bulkhead, options)
     const buffer = options?.buffer ?? workers
     if (!isPositiveInteger(buffer)) {
-      return yield* Effect.die(illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${buffer}`))
+      return yield* Effect.die(
+        illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${show(buffer)}${unsafe(buffer)}`)
+      )
     }
     const runOptions = runOptionsOf(options)
     type Err = E | E2 | Api.BulkheadError
@@ -683,8 +723,8 @@ export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<S
   const tag = Context.Tag(`@sluice/bulkhead/${id}`)<Self, Api.Bulkhead>()
   return Object.assign(tag, {
     id,
-    layer: (options: Omit<Api.Options, "name">) => layer(tag, { ...options, name: id }),
-    layerConfig: (config: Config.Config<Omit<Api.Options, "name">>) =>
+    layer: (settings: Api.Settings) => layer(tag, { ...settings, name: id }),
+    layerConfig: (config: Config.Config<Api.Settings>) =>
       layerConfig(tag, Config.map(config, (options) => ({ ...options, name: id })))
   })
 }
@@ -723,14 +763,14 @@ const durationKey = (key: string): Config.Config<Duration.Duration> =>
   })
 
 /** @internal */
-export const config: Config.Config<Omit<Api.Options, "name">> = Config.all({
+export const config: Config.Config<Api.Settings> = Config.all({
   permits: Config.option(integerKey("PERMITS", 1)),
   maxPermits: Config.option(integerKey("MAX_PERMITS", 1)),
   maxWaiting: Config.option(integerKey("MAX_WAITING", 0)),
   maxWait: Config.option(durationKey("MAX_WAIT")),
   order: Config.option(Config.literal("fifo", "lifo")("ORDER"))
 }).pipe(
-  Config.mapOrFail((read): Either.Either<Omit<Api.Options, "name">, ConfigError.ConfigError> => {
+  Config.mapOrFail((read): Either.Either<Api.Settings, ConfigError.ConfigError> => {
     const options = {
       maxPermits: Option.getOrUndefined(read.maxPermits),
       maxWaiting: Option.getOrUndefined(read.maxWaiting),
