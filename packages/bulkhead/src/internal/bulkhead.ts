@@ -22,6 +22,7 @@ import type * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as Api from "../Bulkhead.js"
 import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
+import { PermitQueue, Ticket } from "./permitQueue.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
@@ -122,20 +123,12 @@ const decodeMaxWait = (name: string, input: Duration.DurationInput | undefined, 
 // the bulkhead
 // ---------------------------------------------------------------------------------------------
 
-/** A waiter's life: queued, then granted by a release, then held by the caller's finalizer. */
-const QUEUED = 0
-const GRANTED = 1
-const HELD = 2
-const GONE = 3
-
-interface Waiter {
-  readonly cost: number
-  readonly aheadWhenQueued: number
-  state: typeof QUEUED | typeof GRANTED | typeof HELD | typeof GONE
-  prev: Waiter | undefined
-  next: Waiter | undefined
-  resume: ((effect: Effect.Effect<void, Api.PermitWaitTimeout>) => void) | undefined
-  timedOut: Effect.Effect<never, Api.PermitWaitTimeout> | undefined
+/** A queued caller: its place in the queue, and how to wake its fiber. */
+class Waiter extends Ticket {
+  /** Set once the caller's fiber suspends; a grant or an expiry before that finds it undefined. */
+  resume: ((effect: Effect.Effect<void, PermitWaitTimeout>) => void) | undefined = undefined
+  /** Set when the budget ran out, for a fiber that suspends after that. */
+  timedOut: Effect.Effect<never, PermitWaitTimeout> | undefined = undefined
 }
 
 const resumeWith: Effect.Effect<void> = Effect.void
@@ -146,16 +139,8 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly maxPermits: number
   readonly maxWaiting: number
   readonly maxWait: Duration.Duration
-  readonly lifo: boolean
-
-  permits: number
-  inFlight = 0
-  holders = 0
-  waiting = 0
-  waitingPermits = 0
-  // the queue: a doubly linked list, so that a waiter that leaves is unlinked in O(1)
-  head: Waiter | undefined = undefined
-  tail: Waiter | undefined = undefined
+  /** Who holds permits and who is next: the pure core, which knows nothing of fibers. */
+  readonly queue: PermitQueue<Waiter>
 
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -193,96 +178,25 @@ class BulkheadImpl implements Api.Bulkhead {
       throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${show(order)}`)
     }
     this.name = name
-    this.permits = options.permits
     this.maxPermits = maxPermits
     this.maxWaiting = maxWaiting
     this.maxWait = decodeMaxWait(name, options.maxWait, "maxWait")
-    this.lifo = order === "lifo"
     const nameLabel = MetricLabel.make("name", name)
-    this.labels = [nameLabel]
+    const labels = [nameLabel]
+    this.labels = labels
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
-    this.releaseOne = releasing(this, 1)
-    permitsGauge.unsafeUpdate(this.permits, this.labels)
-    inFlightGauge.unsafeUpdate(0, this.labels)
-    waitingGauge.unsafeUpdate(0, this.labels)
-  }
-
-  // --- bookkeeping (synchronous: one JavaScript thread, so each call is atomic) ---------------
-
-  private take(cost: number): void {
-    this.inFlight += cost
-    this.holders++
-    inFlightGauge.unsafeUpdate(this.inFlight, this.labels)
-  }
-
-  release(cost: number): void {
-    this.inFlight -= cost
-    this.holders--
-    inFlightGauge.unsafeUpdate(this.inFlight, this.labels)
-    this.dispatch()
-  }
-
-  private enqueue(cost: number): Waiter {
-    const waiter: Waiter = {
-      cost,
-      aheadWhenQueued: this.waiting,
-      state: QUEUED,
-      prev: this.tail,
-      next: undefined,
-      resume: undefined,
-      timedOut: undefined
-    }
-    if (this.tail === undefined) this.head = waiter
-    else this.tail.next = waiter
-    this.tail = waiter
-    this.waiting++
-    this.waitingPermits += cost
-    waitingGauge.unsafeUpdate(this.waiting, this.labels)
-    return waiter
-  }
-
-  private unlink(waiter: Waiter): void {
-    if (waiter.prev === undefined) this.head = waiter.next
-    else waiter.prev.next = waiter.next
-    if (waiter.next === undefined) this.tail = waiter.prev
-    else waiter.next.prev = waiter.prev
-    waiter.prev = waiter.next = undefined
-    this.waiting--
-    this.waitingPermits -= waiter.cost
-    waitingGauge.unsafeUpdate(this.waiting, this.labels)
-  }
-
-  /**
-   * Hands free permits to waiters, oldest first (newest first under "lifo"), stopping at the first
-   * waiter that does not fit: a heavy waiter at the head is never overtaken by lighter ones. Each
-   * grant wakes exactly one fiber.
-   */
-  private dispatch(): void {
-    for (;;) {
-      const waiter = this.lifo ? this.tail : this.head
-      if (waiter === undefined || this.inFlight + waiter.cost > this.permits) return
-      this.unlink(waiter)
-      this.take(waiter.cost)
-      waiter.state = GRANTED
-      if (waiter.resume !== undefined) waiter.resume(resumeWith)
-    }
-  }
-
-  /**
-   * The waiter no longer wants its permit (interrupted or timed out). Queued: it leaves the queue,
-   * and the waiters behind it may now fit. Granted but not yet taken over by its caller: the
-   * permit goes back. Held or gone: nothing to do, so calling this twice is harmless.
-   */
-  abandon(waiter: Waiter): void {
-    if (waiter.state === QUEUED) {
-      waiter.state = GONE
-      this.unlink(waiter)
-      this.dispatch()
-    } else if (waiter.state === GRANTED) {
-      waiter.state = GONE
-      this.release(waiter.cost)
-    }
+    this.queue = new PermitQueue<Waiter>(options.permits, order, {
+      granted: (waiter) => {
+        if (waiter.resume !== undefined) waiter.resume(resumeWith)
+      },
+      inFlight: (n) => inFlightGauge.unsafeUpdate(n, labels),
+      waiting: (n) => waitingGauge.unsafeUpdate(n, labels)
+    })
+    this.releaseOne = releasing(this.queue, 1)
+    permitsGauge.unsafeUpdate(options.permits, labels)
+    inFlightGauge.unsafeUpdate(0, labels)
+    waitingGauge.unsafeUpdate(0, labels)
   }
 
   // --- the effects ----------------------------------------------------------------------------
@@ -315,46 +229,45 @@ class BulkheadImpl implements Api.Bulkhead {
     } catch (defect) {
       return Effect.die(defect)
     }
-    // free permits and nobody queued (under "lifo" the newcomer is the newest, so it may go first)
-    if ((this.head === undefined || this.lifo) && this.inFlight + cost <= this.permits) {
-      this.take(cost)
+    const queue = this.queue
+    if (queue.tryTake(cost)) {
       permitWaitSeconds.unsafeUpdate(0, this.labels)
       annotate(fiber, 0)
       return cost
     }
-    if (this.waiting >= this.maxWaiting) {
+    if (queue.waiting >= this.maxWaiting) {
       rejectedTotal.unsafeUpdate(1, this.fullLabels)
       return Effect.fail(
         new BulkheadFull({
           bulkhead: this.name,
           cost,
-          permits: this.permits,
-          inFlight: this.inFlight,
-          waiting: this.waiting,
+          permits: queue.permits,
+          inFlight: queue.inFlight,
+          waiting: queue.waiting,
           maxWaiting: this.maxWaiting
         })
       )
     }
     if (Duration.isZero(maxWait)) {
       rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
-      return Effect.fail(this.timeoutError(cost, Duration.zero, this.waiting))
+      return Effect.fail(this.timeoutError(cost, Duration.zero, queue.waiting))
     }
     // the fiber's own Clock, so that TestClock drives the budget and the measured wait
     const clock = fiber === undefined ? Clock.make() : Context.get(fiber.currentDefaultServices, Clock.Clock)
     const start = clock.unsafeCurrentTimeNanos()
-    const waiter = this.enqueue(cost)
+    const waiter = queue.enqueue(new Waiter(cost))
     const wait = Effect.async<void, Api.PermitWaitTimeout>((resume) => {
-      if (waiter.state === QUEUED) waiter.resume = resume
+      if (waiter.state === "queued") waiter.resume = resume
       else resume(waiter.timedOut ?? resumeWith)
     })
     const settle = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
       if (Exit.isSuccess(exit)) {
-        waiter.state = HELD
+        queue.hold(waiter)
         const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
         permitWaitSeconds.unsafeUpdate(waited, this.labels)
         annotate(fiber, waited * 1000)
       } else {
-        this.abandon(waiter)
+        queue.abandon(waiter)
       }
     }
     if (!Duration.isFinite(maxWait)) {
@@ -377,14 +290,12 @@ class BulkheadImpl implements Api.Bulkhead {
 
   /** The waiter's budget ran out while it was still queued: it leaves with PermitWaitTimeout. */
   private expire(waiter: Waiter, maxWait: Duration.Duration): void {
-    if (waiter.state !== QUEUED) return
+    if (!this.queue.leave(waiter)) return
     rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
     waiter.timedOut = Effect.fail(this.timeoutError(waiter.cost, maxWait, waiter.aheadWhenQueued))
-    waiter.state = GONE
-    this.unlink(waiter)
     if (waiter.resume !== undefined) waiter.resume(waiter.timedOut)
     // the waiter may have been a heavy head holding lighter ones back
-    this.dispatch()
+    this.queue.dispatch()
   }
 
   private timeoutError(cost: number, waited: Duration.Duration, ahead: number): PermitWaitTimeout {
@@ -392,8 +303,8 @@ class BulkheadImpl implements Api.Bulkhead {
       bulkhead: this.name,
       waited,
       cost,
-      permits: this.permits,
-      inFlight: this.inFlight,
+      permits: this.queue.permits,
+      inFlight: this.queue.inFlight,
       aheadWhenQueued: ahead
     })
   }
@@ -413,7 +324,7 @@ class BulkheadImpl implements Api.Bulkhead {
   /** Runs `effect` and then gives `cost` permits back, however it ends. */
   private holding<A, E, R>(effect: Effect.Effect<A, E, R>, cost: number): Effect.Effect<A, E, R> {
     // the handlers pass the exit through unchanged, so the call keeps its own types
-    return Effect.matchCauseEffect(effect, cost === 1 ? this.releaseOne : releasing(this, cost)) as Effect.Effect<
+    return Effect.matchCauseEffect(effect, cost === 1 ? this.releaseOne : releasing(this.queue, cost)) as Effect.Effect<
       A,
       E,
       R
@@ -423,7 +334,7 @@ class BulkheadImpl implements Api.Bulkhead {
   acquire(options?: Api.RunOptions): Effect.Effect<void, Api.BulkheadError, Scope.Scope> {
     return Effect.uninterruptibleMask((restore) => {
       const acquired = this.acquireMasked(restore, currentFiber(), options)
-      const release = (cost: number) => Effect.addFinalizer(() => Effect.sync(() => this.release(cost)))
+      const release = (cost: number) => Effect.addFinalizer(() => Effect.sync(() => this.queue.release(cost)))
       return typeof acquired === "number" ? release(acquired) : Effect.flatMap(acquired, release)
     })
   }
@@ -439,22 +350,22 @@ class BulkheadImpl implements Api.Bulkhead {
           )
         )
       }
-      this.permits = permits
       permitsGauge.unsafeUpdate(permits, this.labels)
-      this.dispatch()
+      this.queue.resize(permits)
       return Effect.void
     })
   }
 
   get stats(): Effect.Effect<Api.Stats> {
+    const queue = this.queue
     return Effect.sync(() => ({
       name: this.name,
-      permits: this.permits,
+      permits: queue.permits,
       maxPermits: this.maxPermits,
-      inFlight: this.inFlight,
-      holders: this.holders,
-      waiting: this.waiting,
-      waitingPermits: this.waitingPermits,
+      inFlight: queue.inFlight,
+      holders: queue.holders,
+      waiting: queue.waiting,
+      waitingPermits: queue.waitingPermits,
       maxWaiting: this.maxWaiting
     }))
   }
@@ -466,13 +377,13 @@ interface Releasing {
 }
 
 /** Handlers that give back `cost` permits when a call ends, then pass its exit on. */
-const releasing = (bulkhead: BulkheadImpl, cost: number): Releasing => ({
+const releasing = (queue: PermitQueue<Waiter>, cost: number): Releasing => ({
   onFailure: (cause) => {
-    bulkhead.release(cost)
+    queue.release(cost)
     return Effect.failCause(cause)
   },
   onSuccess: (value) => {
-    bulkhead.release(cost)
+    queue.release(cost)
     return Effect.succeed(value)
   }
 })
