@@ -1,10 +1,10 @@
 /**
  * A bulkhead bounds how many calls to one resource are in flight at once.
  *
- * Permits are handed out in strict FIFO order: a released permit goes straight to the oldest
- * waiter, a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is
- * never overtaken by lighter ones behind it. Waiting is budgeted (`maxWait`) and the queue is
- * bounded (`maxWaiting`); each refusal is its own typed error.
+ * A released permit goes straight to the next waiter in the same step: by default the oldest, so
+ * a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is never
+ * overtaken by lighter ones behind it; with `order: "lifo"`, the newest. Waiting is budgeted
+ * (`maxWait`) and the queue is bounded (`maxWaiting`); each refusal is its own typed error.
  *
  * @since 0.1.0
  */
@@ -38,9 +38,9 @@ export type TypeId = typeof TypeId
  */
 export interface Bulkhead {
   readonly [TypeId]: TypeId
-  /** The name used in errors, metrics and spans; in a provider, the provider's name. */
+  /** The `name` option; a provider names the bulkhead it builds after itself. */
   readonly name: string
-  /** The most permits this bulkhead can ever have: what connection pools are sized from. */
+  /** The `maxPermits` option (default `permits`): the most permits this bulkhead can ever have. */
   readonly maxPermits: number
   /**
    * How long a caller may wait for its permits (`Duration.infinity` when unbounded), so that a
@@ -81,7 +81,7 @@ export interface Bulkhead {
 export interface RunOptions {
   /** Permits this call needs, an integer from 1 to `maxPermits`. Default 1. */
   readonly cost?: number | undefined
-  /** Overrides the bulkhead's `maxWait` for this call (a provider caps it by its total budget). */
+  /** Overrides the bulkhead's `maxWait` for this call. */
   readonly maxWait?: Duration.DurationInput | undefined
 }
 

@@ -18,7 +18,7 @@ import {
 import { expectIdle, hold, metricOf, settle, uniqueName } from "./utils.js"
 
 describe("Bulkhead", () => {
-  describe("strict FIFO", () => {
+  describe("order", () => {
     it.effect("hands released permits to waiters in arrival order", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("fifo"), permits: 2 })
