@@ -18,7 +18,9 @@ import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as BulkheadErrors from "./BulkheadError.js"
+import * as batch from "./internal/batch.js"
 import * as internal from "./internal/bulkhead.js"
+import * as internalConfig from "./internal/config.js"
 
 /**
  * @since 0.1.0
@@ -300,7 +302,7 @@ export const mapStream: {
     f: (a: A) => Effect.Effect<B, E2, R2>,
     options?: BatchOptions | undefined
   ): Stream.Stream<B, E | E2 | BulkheadError, R | R2>
-} = internal.mapStream
+} = batch.mapStream
 
 /**
  * Runs `f` over every item of an iterable through a bulkhead with a fixed pool of workers that
@@ -323,7 +325,7 @@ export const forEach: {
     f: (a: A) => Effect.Effect<unknown, E2, R2>,
     options?: BatchOptions | undefined
   ): Effect.Effect<void, E2 | BulkheadError, R2>
-} = internal.forEach
+} = batch.forEach
 
 /**
  * A service tag for one bulkhead, with its layers: one tag per protected resource, since one tag
@@ -395,7 +397,7 @@ export const layerConfig: <I>(
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Settings> = internal.config
+export const config: Config.Config<Settings> = internalConfig.config
 
 /**
  * `sluice_permit_wait_seconds`: how long each call waited for a permit (0 when one was free),

@@ -1,16 +1,12 @@
-import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -19,10 +15,10 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type * as Api from "../Bulkhead.js"
 import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
 import { PermitQueue, Ticket } from "./permitQueue.js"
+import { decodeMaxWait, illegal, isPositiveInteger, show, unsafe } from "./validation.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
@@ -65,59 +61,6 @@ export const rejectedTotal = Metric.counter("sluice_bulkhead_rejected_total", {
   description: "Calls refused by a bulkhead, by reason (full: the queue was at maxWaiting; timeout: maxWait elapsed)",
   incremental: true
 })
-
-// ---------------------------------------------------------------------------------------------
-// validation
-// ---------------------------------------------------------------------------------------------
-
-const illegal = (message: string): Cause.IllegalArgumentException => new Cause.IllegalArgumentException(message)
-
-/** Safe integers only: past 2^53 - 1 a count is no longer exact, so `permits: 2 ** 60` is refused. */
-const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1
-
-/**
- * A value as the user wrote it, for messages: NaN and Infinity as such (`JSON.stringify` prints
- * them as `null`), strings quoted, arrays element by element.
- *
- * @internal
- */
-export const show = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (typeof u === "bigint") return `${u}n`
-  if (Array.isArray(u)) return `[${u.map(show).join(", ")}]`
-  if (Duration.isDuration(u)) return `Duration(${Duration.format(u) || "0ms"})`
-  if (typeof u === "object" && u !== null) {
-    try {
-      return JSON.stringify(u)
-    } catch {
-      return String(u)
-    }
-  }
-  return String(u)
-}
-
-/** The reason a whole number was refused when it is past 2^53 - 1, which the number alone hides. */
-const unsafe = (n: unknown): string =>
-  typeof n === "number" && Number.isInteger(n) && !Number.isSafeInteger(n)
-    ? " (not a safe integer: above 2^53 - 1)"
-    : ""
-
-/**
- * Decodes a duration option. Effect's `Duration` maps negative and NaN inputs to zero; a budget
- * written as `-5` or `NaN` is a mistake, so it is refused here instead of meaning "do not wait".
- */
-const decodeMaxWait = (name: string, input: Duration.DurationInput | undefined, what: string): Duration.Duration => {
-  if (input === undefined) return Duration.infinity
-  const negative = (typeof input === "number" && !(input >= 0)) ||
-    (typeof input === "bigint" && input < BigInt(0)) ||
-    (typeof input === "string" && input.trim().startsWith("-")) ||
-    (Array.isArray(input) && !(Number(input[0]) >= 0 && Number(input[1]) >= 0))
-  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
-  if (decoded === undefined) {
-    throw illegal(`bulkhead "${name}": ${what} must be a duration ≥ 0, got ${show(input)}`)
-  }
-  return decoded
-}
 
 // ---------------------------------------------------------------------------------------------
 // the bulkhead
@@ -433,189 +376,6 @@ export const withBulkhead = dual<
 >((args) => Effect.isEffect(args[0]), (self, bulkhead, options) => bulkhead.run(self, options))
 
 // ---------------------------------------------------------------------------------------------
-// batches: fixed workers, bounded read-ahead
-// ---------------------------------------------------------------------------------------------
-
-const workerCount = (bulkhead: Api.Bulkhead, options: Api.BatchOptions | undefined): number => {
-  const workers = options?.workers ?? bulkhead.maxPermits
-  if (!isPositiveInteger(workers)) {
-    throw illegal(`bulkhead "${bulkhead.name}": workers must be an integer ≥ 1, got ${show(workers)}${unsafe(workers)}`)
-  }
-  return workers
-}
-
-const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | undefined =>
-  options?.cost === undefined ? undefined : { cost: options.cost }
-
-/** @internal */
-export const forEach = dual<
-  <A, E2, R2>(
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<unknown, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => (items: Iterable<A>) => Effect.Effect<void, E2 | Api.BulkheadError, R2>,
-  <A, E2, R2>(
-    items: Iterable<A>,
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<unknown, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => Effect.Effect<void, E2 | Api.BulkheadError, R2>
->((args) => isBulkhead(args[1]), <A, E2, R2>(
-  items: Iterable<A>,
-  bulkhead: Api.Bulkhead,
-  f: (a: A) => Effect.Effect<unknown, E2, R2>,
-  options?: Api.BatchOptions | undefined
-) =>
-  Effect.suspend(() => {
-    const workers = workerCount(bulkhead, options)
-    const runOptions = runOptionsOf(options)
-    // the iterator is the bounded queue: a worker pulls the next item only when it is free
-    const iterator = items[Symbol.iterator]()
-    const worker: Effect.Effect<void, unknown, R2> = Effect.suspend(function loop(): Effect.Effect<
-      void,
-      unknown,
-      R2
-    > {
-      const next = iterator.next()
-      return next.done === true ? Effect.void : Effect.flatMap(bulkhead.run(f(next.value), runOptions), loop)
-    })
-    return Effect.all(Array.from({ length: workers }, () => worker), {
-      concurrency: "unbounded",
-      discard: true
-    }) as Effect.Effect<void, E2 | Api.BulkheadError, R2>
-  }))
-
-/** @internal */
-export const mapStream = dual<
-  <A, B, E2, R2>(
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<B, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>,
-  <A, E, R, B, E2, R2>(
-    self: Stream.Stream<A, E, R>,
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<B, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>
->((args) => Predicate.hasProperty(args[0], Stream.StreamTypeId), <A, E, R, B, E2, R2>(
-  self: Stream.Stream<A, E, R>,
-  bulkhead: Api.Bulkhead,
-  f: (a: A) => Effect.Effect<B, E2, R2>,
-  options?: Api.BatchOptions | undefined
-) =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    const workers = workerCount(bulkhead, options)
-    const buffer = options?.buffer ?? workers
-    if (!isPositiveInteger(buffer)) {
-      return yield* Effect.die(
-        illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${show(buffer)}${unsafe(buffer)}`)
-      )
-    }
-    const runOptions = runOptionsOf(options)
-    type Err = E | E2 | Api.BulkheadError
-
-    // The input: the source, re-chunked to at most `buffer` elements, pulled one chunk at a time
-    // by whichever worker runs out first; the others wait for that pull instead of pulling too.
-    const pull = yield* Stream.toPull(Stream.rechunk(self, buffer))
-    let chunk: Chunk.Chunk<A> = Chunk.empty()
-    let index = 0
-    let exhausted = false
-    let pulling: Deferred.Deferred<void> | undefined
-    const next: Effect.Effect<Option.Option<A>, E, R> = Effect.suspend(function take(): Effect.Effect<
-      Option.Option<A>,
-      E,
-      R
-    > {
-      if (index < chunk.length) return Effect.succeed(Option.some(Chunk.unsafeGet(chunk, index++)))
-      if (exhausted) return Effect.succeed(Option.none())
-      if (pulling !== undefined) return Effect.zipRight(Deferred.await(pulling), Effect.suspend(take))
-      const done = Deferred.unsafeMake<void>(FiberId.none)
-      pulling = done
-      return pull.pipe(
-        Effect.matchEffect({
-          onFailure: Option.match({
-            onNone: () => {
-              exhausted = true
-              return Effect.void
-            },
-            onSome: (error) => Effect.fail(error)
-          }),
-          onSuccess: (pulled) => {
-            chunk = pulled
-            index = 0
-            return Effect.void
-          }
-        }),
-        Effect.ensuring(Effect.suspend(() => {
-          pulling = undefined
-          return Deferred.done(done, Exit.void)
-        })),
-        Effect.zipRight(Effect.suspend(take))
-      )
-    })
-
-    // The output: a hand-off between the workers and the stream's consumer. Workers append results
-    // to an array (waiting for room when it holds `buffer`); the consumer takes everything there is
-    // as one chunk. A fiber is woken only when the other side is actually waiting, which keeps a
-    // result to a few synchronous steps instead of a queue's suspend and resume per element.
-    const results: Array<B> = []
-    let failure: Cause.Cause<Option.Option<Err>> | undefined
-    let running = workers
-    let consumer: Deferred.Deferred<void> | undefined
-    let room: Deferred.Deferred<void> | undefined
-    const wake = (deferred: Deferred.Deferred<void> | undefined): undefined => {
-      if (deferred !== undefined) Deferred.unsafeDone(deferred, Exit.void)
-      return undefined
-    }
-    const push = (value: B): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (failure !== undefined) return Effect.void
-        if (results.length < buffer) {
-          results.push(value)
-          consumer = wake(consumer)
-          return Effect.void
-        }
-        room ??= Deferred.unsafeMake<void>(FiberId.none)
-        return Effect.zipRight(Deferred.await(room), push(value))
-      })
-    const stop = (cause: Cause.Cause<Option.Option<Err>> | undefined) =>
-      Effect.sync(() => {
-        if (cause !== undefined) failure ??= cause
-        running--
-        consumer = wake(consumer)
-      })
-    const worker: Effect.Effect<void, never, R | R2> = Effect.gen(function*() {
-      for (;;) {
-        const item = yield* Effect.exit(next)
-        if (Exit.isFailure(item)) return yield* stop(Cause.map(item.cause, Option.some))
-        if (Option.isNone(item.value)) return yield* stop(undefined)
-        const exit = yield* Effect.exit(bulkhead.run(f(item.value.value), runOptions))
-        if (Exit.isFailure(exit)) return yield* stop(Cause.map(exit.cause, Option.some))
-        yield* push(exit.value)
-      }
-    })
-    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
-
-    // results first, then the failure (which also ends the stream), then the end once all workers stopped
-    const emit: Effect.Effect<Chunk.Chunk<B>, Option.Option<Err>> = Effect.suspend(function pull(): Effect.Effect<
-      Chunk.Chunk<B>,
-      Option.Option<Err>
-    > {
-      if (results.length > 0) {
-        const chunk = Chunk.unsafeFromArray(results.splice(0))
-        room = wake(room)
-        return Effect.succeed(chunk)
-      }
-      if (failure !== undefined) return Effect.failCause(failure)
-      if (running === 0) return Effect.fail(Option.none())
-      consumer = Deferred.unsafeMake<void>(FiberId.none)
-      return Effect.zipRight(Deferred.await(consumer), Effect.suspend(pull))
-    })
-    return Stream.repeatEffectChunkOption(emit)
-  })))
-
-// ---------------------------------------------------------------------------------------------
 // services and layers
 // ---------------------------------------------------------------------------------------------
 
@@ -639,84 +399,3 @@ export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<S
       layerConfig(tag, Config.map(config, (options) => ({ ...options, name: id })))
   })
 }
-
-/**
- * An integer key, refused with its text unless it is a safe integer ≥ `min` (`Config.integer`
- * reads "12abc" as 12 and 2^60 as a number that is no longer exact).
- */
-const integerKey = (key: string, min: number): Config.Config<number> =>
-  Config.mapOrFail(Config.string(key), (text) => {
-    const n = /^\s*[+-]?\d+\s*$/.test(text) ? Number(text) : NaN
-    return Number.isSafeInteger(n) && n >= min
-      ? Either.right(n)
-      : Either.left(
-        ConfigError.InvalidData(
-          [],
-          `${key} must be an integer from ${min} to ${Number.MAX_SAFE_INTEGER}, got ${JSON.stringify(text)}`
-        )
-      )
-  })
-
-/**
- * A duration key. `Config.duration` maps "-5 seconds" to zero, which for a budget means "never
- * wait": a negative budget is a mistake, so it is refused with its text instead.
- */
-const durationKey = (key: string): Config.Config<Duration.Duration> =>
-  Config.mapOrFail(Config.string(key), (text) => {
-    const decoded = text.trim().startsWith("-") ? Option.none() : Duration.decodeUnknown(text.trim())
-    return Option.match(decoded, {
-      onNone: () =>
-        Either.left(
-          ConfigError.InvalidData([], `${key} must be a duration ≥ 0 such as "2 seconds", got ${JSON.stringify(text)}`)
-        ),
-      onSome: Either.right
-    })
-  })
-
-/** @internal */
-export const config: Config.Config<Api.Settings> = Config.all({
-  permits: Config.option(integerKey("PERMITS", 1)),
-  maxPermits: Config.option(integerKey("MAX_PERMITS", 1)),
-  maxWaiting: Config.option(integerKey("MAX_WAITING", 0)),
-  maxWait: Config.option(durationKey("MAX_WAIT")),
-  order: Config.option(Config.literal("fifo", "lifo")("ORDER"))
-}).pipe(
-  Config.mapOrFail((read): Either.Either<Api.Settings, ConfigError.ConfigError> => {
-    const options = {
-      maxPermits: Option.getOrUndefined(read.maxPermits),
-      maxWaiting: Option.getOrUndefined(read.maxWaiting),
-      maxWait: Option.getOrUndefined(read.maxWait),
-      order: Option.getOrUndefined(read.order)
-    }
-    if (Option.isNone(read.permits)) {
-      // Only a wholly absent section is "not configured" (missing data, which `Config.option`
-      // turns into None); a section with some keys and not PERMITS is a mistake to report.
-      const set: Record<string, boolean> = {
-        MAX_PERMITS: Option.isSome(read.maxPermits),
-        MAX_WAITING: Option.isSome(read.maxWaiting),
-        MAX_WAIT: Option.isSome(read.maxWait),
-        ORDER: Option.isSome(read.order)
-      }
-      const present = Object.keys(set).filter((key) => set[key])
-      return Either.left(
-        present.length === 0
-          ? ConfigError.MissingData(["PERMITS"], "Expected PERMITS to exist: a bulkhead needs its permits")
-          : ConfigError.InvalidData(
-            ["PERMITS"],
-            `PERMITS is missing while ${present.join(", ")} ${present.length === 1 ? "is" : "are"} set: ` +
-              `a bulkhead section is either complete or absent`
-          )
-      )
-    }
-    const permits = read.permits.value
-    if (options.maxPermits !== undefined && options.maxPermits < permits) {
-      return Either.left(
-        ConfigError.InvalidData(
-          ["MAX_PERMITS"],
-          `MAX_PERMITS must be ≥ PERMITS (${permits}), got ${options.maxPermits}`
-        )
-      )
-    }
-    return Either.right({ permits, ...options })
-  })
-)
