@@ -93,7 +93,10 @@ export const start = (
         const child = spawn(process.execPath, [...entry.execArgv, entry.file], {
           env: { ...process.env, [ROLE_VARIABLE]: "1" },
           stdio: ["ignore", "inherit", "pipe", "ipc"],
-          serialization: "advanced"
+          serialization: "advanced",
+          // a process group of its own: a Ctrl-C at the terminal reaches the CLI, which then lets
+          // its lookups in flight finish against these servers before it stops them
+          detached: true
         })
         child.stderr?.on("data", (chunk: Buffer) => {
           stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL)
