@@ -15,7 +15,7 @@ import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import * as Run from "../src/Run.js"
-import { baseConfig, collect, distinctInput, readOutput, runInProcess, spawnCli, tempDir } from "./utils.js"
+import { baseConfig, distinctInput, readOutput, runCli, runInProcess, tempDir } from "./utils.js"
 
 const DISK_BYTES = 64 * 1024
 
@@ -116,14 +116,14 @@ describe.sequential("a write that fails", () => {
       const input = Path.join(dir, "in.jsonl")
       const ids = distinctInput(input, 1_200)
       const output = Path.join(disk.dir, "out.jsonl")
-      const run = await collect(spawnCli(cliArgs(input, output)))
+      const run = await runCli(cliArgs(input, output))
       expect(run.code).toBe(1)
       expect(run.stderr.trim()).toBe(`error: cannot write the output ${output}: ENOSPC: no space left on device, write`)
       expect(run.stdout).not.toMatch(/ERROR|^\s+at /m)
       // somewhere with room, the same output resumes: a torn last line is cut off, nothing is lost
       const moved = Path.join(dir, "out.jsonl")
       Fs.copyFileSync(output, moved)
-      const second = await collect(spawnCli([...cliArgs(input, moved), "--json"]))
+      const second = await runCli([...cliArgs(input, moved), "--json"])
       expect(second.code, second.stderr).toBe(0)
       expectComplete(moved, ids)
     } finally {
@@ -135,7 +135,7 @@ describe.sequential("a write that fails", () => {
     const dir = tempDir()
     const input = Path.join(dir, "in.jsonl")
     distinctInput(input, 50)
-    const run = await collect(spawnCli(cliArgs(input, "/dev/full")))
+    const run = await runCli(cliArgs(input, "/dev/full"))
     expect(run.code).toBe(1)
     expect(run.stderr.trim()).toBe("error: cannot write the output /dev/full: ENOSPC: no space left on device, write")
     expect(run.stdout).not.toMatch(/ERROR|SyntaxError|^\s+at /m)
@@ -147,7 +147,7 @@ describe.sequential("a write that fails", () => {
     distinctInput(input, 50)
     const output = Path.join(dir, "out.jsonl")
     Fs.writeFileSync(output, "{\"id\":\"r1\",\"status\":\"ok\"}\nnot json\n")
-    const run = await collect(spawnCli(cliArgs(input, output)))
+    const run = await runCli(cliArgs(input, output))
     expect(run.code).toBe(1)
     expect(run.stderr.trim()).toMatch(
       new RegExp(`^error: cannot resume from the output ${output}: line 2 is not a result record \\(.*JSON.*\\)$`)

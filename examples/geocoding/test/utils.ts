@@ -149,3 +149,18 @@ export const track = (child: ChildProcess): Tracked => {
   )
   return { child, output, exited, hasExited: () => done }
 }
+
+/** The CLI run to its end, killed (and the wait failed) if it has not ended within `timeoutMillis`. */
+export const runCli = async (
+  args: ReadonlyArray<string>,
+  timeoutMillis = 90_000
+): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> => {
+  const run = track(spawnCli(args))
+  try {
+    await waitFor(`the CLI (${args.join(" ")}) to exit`, run.hasExited, timeoutMillis)
+  } finally {
+    if (!run.hasExited()) run.child.kill("SIGKILL")
+  }
+  const { code } = await run.exited
+  return { code, ...run.output }
+}
