@@ -55,9 +55,8 @@ const program = process.env[Child.ROLE_VARIABLE] !== undefined
  * microtasks after every I/O callback. undici writes a request on a kept-alive connection from an
  * immediate of its own, so under the default scheduler a request handed to it waits for the rest
  * of the poll phase, every response read there and all the fiber work each one resumes; here the
- * poll phase only queues that work, and the write goes out ahead of it. Against the stand-ins, at a
- * 2 % margin, the hand-off-to-write delay's p99 fell from 14–23 ms to 7–14 ms, and runs with a 429
- * from 5 in 6 to none in 6, interleaved (README.md, "Benchmark").
+ * poll phase only queues that work, and the write goes out ahead of it: that delay is the jitter
+ * that crosses a quota (docs/guides/comparison.md, "Geocoding: how the figures were reached").
  */
 const checkPhase = Scheduler.makeBatched((runBatch) => setImmediate(runBatch))
 
