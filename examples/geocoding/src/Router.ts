@@ -11,6 +11,7 @@
  * another round after a short pause rather than fail an item that a moment later would pass.
  */
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
@@ -27,10 +28,8 @@ export interface Refusal {
 }
 
 /** Every provider refused; `refusals` says who and why, in the order they were asked. */
-export class Unresolved {
-  readonly _tag = "Unresolved"
-  constructor(readonly refusals: ReadonlyArray<Refusal>) {}
-  get message(): string {
+export class Unresolved extends Data.TaggedError("Unresolved")<{ readonly refusals: ReadonlyArray<Refusal> }> {
+  override get message(): string {
     return this.refusals.map((refusal) => `${refusal.provider}: ${refusal.message}`).join("; ")
   }
 }
@@ -122,7 +121,7 @@ export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
       const providers = order(now)
       const refusals: Array<Refusal> = []
       const attempt = (n: number): Effect.Effect<Resolution, Unresolved> => {
-        if (n === providers.length) return Effect.fail(new Unresolved(refusals))
+        if (n === providers.length) return Effect.fail(new Unresolved({ refusals }))
         const index = providers[n]
         const geocoder = geocoders[index]
         return Effect.acquireUseRelease(

@@ -105,13 +105,26 @@ export const settingsFor = (
   },
   tuning: Tuning,
   permits: number | undefined
-): Settings => {
+): Either.Either<Settings, Sizing.InvalidSizing> => {
   const clientRate = endpoint.rate * (1 - tuning.margin)
-  const sizing = Either.getOrThrow(Sizing.permits({
-    rate: clientRate,
-    medianLatency: Duration.millis(endpoint.medianMillis),
-    headroom: tuning.headroom
-  }))
+  return Either.map(
+    Sizing.permits({
+      rate: clientRate,
+      medianLatency: Duration.millis(endpoint.medianMillis),
+      headroom: tuning.headroom
+    }),
+    (sizing) => sized(name, endpoint, tuning, permits, clientRate, sizing)
+  )
+}
+
+const sized = (
+  name: ProviderName,
+  endpoint: { readonly baseUrl: string; readonly rate: number; readonly where: "stand-in" | "real" },
+  tuning: Tuning,
+  permits: number | undefined,
+  clientRate: number,
+  sizing: Sizing.Sizing
+): Settings => {
   const chosen = permits ?? sizing.permits
   const burst = burstFor(endpoint.where, clientRate, tuning.burst)
   // A bulkhead's queue as long as its permits: a provider that slows holds at most twice its

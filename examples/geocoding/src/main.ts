@@ -44,7 +44,8 @@ const program = process.env[Child.ROLE_VARIABLE] !== undefined
       InputError: oneLine,
       OutputError: oneLine,
       StandInsFailed: oneLine,
-      ListenFailed: oneLine
+      ListenFailed: oneLine,
+      InvalidSizing: oneLine
     }),
     reportUnexpected,
     Effect.provide(NodeContext.layer)
