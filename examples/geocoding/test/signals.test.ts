@@ -13,6 +13,7 @@ import {
   isAlive,
   lineCount,
   readOutput,
+  runArgs,
   spawnCli,
   standInsPid,
   tempDir,
@@ -23,22 +24,9 @@ import {
 
 const ROWS = 600
 
-const argsFor = (input: string, output: string, extra: ReadonlyArray<string> = []) => [
-  "run",
-  "--input",
-  input,
-  "--output",
-  output,
-  // 105 lookups per second: the batch lasts long enough to be stopped in the middle
-  "--rate",
-  "opencage=60",
-  "--rate",
-  "photon=30",
-  "--rate",
-  "nominatim=15",
-  "--no-progress",
-  ...extra
-]
+// 105 lookups per second: the batch lasts long enough to be stopped in the middle
+const argsFor = (input: string, output: string, extra: ReadonlyArray<string> = []) =>
+  runArgs(input, output, { opencage: 60, photon: 30, nominatim: 15 }, extra)
 
 /** Starts the CLI in a group of its own and waits until it has written `lines` results. */
 const startRun = async (args: ReadonlyArray<string>, output: string, lines: number): Promise<Tracked> => {

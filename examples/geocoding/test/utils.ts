@@ -164,3 +164,20 @@ export const runCli = async (
   const { code } = await run.exited
   return { code, ...run.output }
 }
+
+/** `run` on a file, each provider's quota given (requests per second), without progress lines. */
+export const runArgs = (
+  input: string,
+  output: string,
+  rates: { readonly opencage: number; readonly photon: number; readonly nominatim: number },
+  extra: ReadonlyArray<string> = []
+): ReadonlyArray<string> => [
+  "run",
+  "--input",
+  input,
+  "--output",
+  output,
+  ...Object.entries(rates).flatMap(([name, rate]) => ["--rate", `${name}=${rate}`]),
+  "--no-progress",
+  ...extra
+]
