@@ -15,6 +15,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { clientRate, type Geocoder, type Place, type ProviderName, type SearchError } from "./providers/Geocoder.js"
 
 export type Resolution =
@@ -46,6 +47,7 @@ const busy = new Set(["BulkheadFull", "PermitWaitTimeout", "RateLimitExceeded"])
 const ROUNDS = 6
 /** Doubling from here between rounds: 0.2 s, 0.4 s, ... 3.2 s; long enough for a burst to drain. */
 const ROUND_PAUSE = Duration.millis(200)
+const rounds = Schedule.exponential(ROUND_PAUSE).pipe(Schedule.intersect(Schedule.recurs(ROUNDS - 1)))
 
 export interface Router {
   readonly resolve: (query: string) => Effect.Effect<Resolution, Unresolved>
@@ -149,14 +151,12 @@ export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
       return attempt(0)
     })
 
-  const resolve = (query: string, n = 1): Effect.Effect<Resolution, Unresolved> =>
-    round(query).pipe(
-      Effect.catchAll((unresolved) =>
-        n < ROUNDS && unresolved.refusals.some((refusal) => busy.has(refusal.reason))
-          ? Effect.zipRight(Effect.sleep(Duration.times(ROUND_PAUSE, 2 ** (n - 1))), resolve(query, n + 1))
-          : Effect.fail(unresolved)
-      )
-    )
+  // another round only while some provider refused for being busy
+  const resolve = (query: string): Effect.Effect<Resolution, Unresolved> =>
+    Effect.retry(round(query), {
+      schedule: rounds,
+      while: (unresolved) => unresolved.refusals.some((refusal) => busy.has(refusal.reason))
+    })
 
-  return { resolve: (query) => resolve(query), refusals: () => counts }
+  return { resolve, refusals: () => counts }
 }
