@@ -1057,7 +1057,14 @@ class ProviderImpl {
       }
       state.attempt = attempt
       this.attempts++
-      return Effect.matchCauseEffect(this.attemptOnce(self, perCall, state, clock), {
+      const breaker = this.breaker
+      const once = this.attemptOnce(self, perCall, state, clock)
+      // a probe ended from outside (its caller, the total budget, shutdown) proves nothing: the
+      // next call probes; `afterFailure` never sees an interruption of this fiber
+      const attempted = probe && breaker !== undefined
+        ? Effect.onInterrupt(once, () => Effect.sync(() => breaker.onNeutral(true)))
+        : once
+      return Effect.matchCauseEffect(attempted, {
         onSuccess: (value) => {
           this.breaker?.onSuccess(probe)
           return Effect.succeed(value)
