@@ -20,8 +20,9 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
-import * as errors from "./internal/errors.js"
+import * as internalConfig from "./internal/config.js"
 import * as internal from "./internal/provider.js"
+import * as Errors from "./ProviderError.js"
 
 /**
  * @since 0.1.0
@@ -239,7 +240,7 @@ export type Outcome =
  * @since 0.1.0
  * @category models
  */
-export type Phase = errors.Phase
+export type Phase = Errors.Phase
 
 /**
  * @since 0.1.0
@@ -248,7 +249,7 @@ export type Phase = errors.Phase
 export type CircuitState = "closed" | "open" | "half-open"
 
 /**
- * Mean and p95 of one phase over the last attempts (`sampleSize`), in milliseconds.
+ * Mean, median and p95 of one phase over the last attempts (`sampleSize`), in milliseconds.
  *
  * @since 0.1.0
  * @category models
@@ -256,6 +257,7 @@ export type CircuitState = "closed" | "open" | "half-open"
 export interface PhaseSummary {
   readonly count: number
   readonly meanMillis: number
+  readonly p50Millis: number
   readonly p95Millis: number
 }
 
@@ -264,12 +266,13 @@ export interface PhaseSummary {
  * - `limiter`: permits are held mostly asleep in the limiter: the quota is saturated (healthy for a batch);
  * - `bulkhead`: permits are held mostly by the call while callers wait for permits: the provider slowed;
  * - `upstream`: the upstream pushes back (429s, 5xx);
+ * - `store`: the limiter's store fails to decide (`RateLimiterStoreError`): the calls never reach the upstream;
  * - `none`: nothing waits.
  *
  * @since 0.1.0
  * @category models
  */
-export type Binding = "limiter" | "bulkhead" | "upstream" | "none"
+export type Binding = "limiter" | "bulkhead" | "upstream" | "store" | "none"
 
 /**
  * @since 0.1.0
@@ -296,6 +299,8 @@ export interface Stats {
   readonly outcomes: { readonly [K in Outcome]: number }
   /** Call failures that `isUpstreamError` classified as upstream pushback. */
   readonly upstreamErrors: number
+  /** Attempts that failed because the limiter's store could not decide. */
+  readonly storeErrors: number
   readonly permitWait: PhaseSummary
   readonly limiterWait: PhaseSummary
   readonly callTime: PhaseSummary
@@ -303,6 +308,14 @@ export interface Stats {
   readonly bulkhead: Bulkhead.Stats
   readonly verdict: Verdict
 }
+
+/**
+ * What the verdict reads of a phase: a `PhaseSummary` without its median.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PhaseTimes = Pick<PhaseSummary, "count" | "meanMillis" | "p95Millis">
 
 /**
  * What the verdict reads.
@@ -313,9 +326,11 @@ export interface Stats {
 export interface VerdictInput {
   readonly attempts: number
   readonly upstreamErrors: number
-  readonly permitWait: PhaseSummary
-  readonly limiterWait: PhaseSummary
-  readonly callTime: PhaseSummary
+  /** Attempts refused because the limiter's store failed (`RateLimiterStoreError`). Default 0. */
+  readonly storeErrors?: number | undefined
+  readonly permitWait: PhaseTimes
+  readonly limiterWait: PhaseTimes
+  readonly callTime: PhaseTimes
   /** Calls started per second over the recent attempts (those the phase summaries cover). */
   readonly startRate?: number | undefined
   /**
@@ -326,116 +341,134 @@ export interface VerdictInput {
 }
 
 // ---------------------------------------------------------------------------------------------
-// errors
+// errors: declared in the module `ProviderError`, here too so that one import gives them all
 // ---------------------------------------------------------------------------------------------
 
 /**
- * One attempt's call outlived `attemptTimeout`; it was interrupted and its permit released.
- * Retried by default. When the attempt and the total budget expire at the same instant, this is
- * the error (the innermost budget wins).
+ * See `ProviderError.CallTimeout`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const CallTimeout: typeof errors.CallTimeout = errors.CallTimeout
+export const CallTimeout: typeof Errors.CallTimeout = Errors.CallTimeout
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface CallTimeout extends InstanceType<typeof errors.CallTimeout> {}
+export type CallTimeout = Errors.CallTimeout
 
 /**
- * The whole operation (waits, attempts, backoff) outlived `totalTimeout`, or the next backoff
- * would; `phase` says where it was.
+ * See `ProviderError.TotalTimeout`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const TotalTimeout: typeof errors.TotalTimeout = errors.TotalTimeout
+export const TotalTimeout: typeof Errors.TotalTimeout = Errors.TotalTimeout
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface TotalTimeout extends InstanceType<typeof errors.TotalTimeout> {}
+export type TotalTimeout = Errors.TotalTimeout
 
 /**
- * The circuit is open (or half-open with its probe in flight): the call failed at once, holding
- * nothing. `retryAfter` is how long until a probe is let through.
+ * See `ProviderError.CircuitOpen`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const CircuitOpen: typeof errors.CircuitOpen = errors.CircuitOpen
+export const CircuitOpen: typeof Errors.CircuitOpen = Errors.CircuitOpen
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface CircuitOpen extends InstanceType<typeof errors.CircuitOpen> {}
+export type CircuitOpen = Errors.CircuitOpen
 
 /**
- * A retry was due but the retry budget was spent; the error it would have retried is `lastError`.
+ * See `ProviderError.RetryBudgetExhausted`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const RetryBudgetExhausted: typeof errors.RetryBudgetExhausted = errors.RetryBudgetExhausted
+export const RetryBudgetExhausted: typeof Errors.RetryBudgetExhausted = Errors.RetryBudgetExhausted
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface RetryBudgetExhausted extends InstanceType<typeof errors.RetryBudgetExhausted> {}
+export type RetryBudgetExhausted = Errors.RetryBudgetExhausted
 
 /**
- * The provider's scope is closing: a new call is refused at once (`reason: "closing"`), and a call
- * still running when the grace period ends is interrupted (`"grace-period-elapsed"`).
+ * See `ProviderError.ProviderClosed`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const ProviderClosed: typeof errors.ProviderClosed = errors.ProviderClosed
+export const ProviderClosed: typeof Errors.ProviderClosed = Errors.ProviderClosed
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface ProviderClosed extends InstanceType<typeof errors.ProviderClosed> {}
+export type ProviderClosed = Errors.ProviderClosed
 
 /**
- * The bulkhead's queue was full (re-exported from `@sluice/bulkhead`).
+ * See `ProviderError.BulkheadFull`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type BulkheadFull = Bulkhead.BulkheadFull
+export const BulkheadFull: typeof Errors.BulkheadFull = Errors.BulkheadFull
 
 /**
- * The permit wait passed the bulkhead's `maxWait` (re-exported from `@sluice/bulkhead`).
+ * @since 0.1.0
+ * @category errors
+ */
+export type BulkheadFull = Errors.BulkheadFull
+
+/**
+ * See `ProviderError.PermitWaitTimeout`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type PermitWaitTimeout = Bulkhead.PermitWaitTimeout
+export const PermitWaitTimeout: typeof Errors.PermitWaitTimeout = Errors.PermitWaitTimeout
 
 /**
- * The limiter refused: the start would come later than its wait budget (its `maxWait`, capped by
- * what is left of the total). Re-exported from `@sluice/rate-limiter`.
+ * @since 0.1.0
+ * @category errors
+ */
+export type PermitWaitTimeout = Errors.PermitWaitTimeout
+
+/**
+ * See `ProviderError.RateLimitExceeded`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type RateLimitExceeded = RateLimiter.RateLimitExceeded
+export const RateLimitExceeded: typeof Errors.RateLimitExceeded = Errors.RateLimitExceeded
 
 /**
- * The limiter's store failed to decide. Re-exported from `@sluice/rate-limiter`.
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimitExceeded = Errors.RateLimitExceeded
+
+/**
+ * See `ProviderError.RateLimiterStoreError`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type RateLimiterStoreError = RateLimiterStore.RateLimiterStoreError
+export const RateLimiterStoreError: typeof Errors.RateLimiterStoreError = Errors.RateLimiterStoreError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimiterStoreError = Errors.RateLimiterStoreError
 
 /**
  * Every refusal a provider can produce.
@@ -443,16 +476,7 @@ export type RateLimiterStoreError = RateLimiterStore.RateLimiterStoreError
  * @since 0.1.0
  * @category errors
  */
-export type ProviderError =
-  | BulkheadFull
-  | PermitWaitTimeout
-  | RateLimitExceeded
-  | RateLimiterStoreError
-  | CallTimeout
-  | TotalTimeout
-  | CircuitOpen
-  | RetryBudgetExhausted
-  | ProviderClosed
+export type ProviderError = Errors.ProviderError
 
 /**
  * @since 0.1.0
@@ -461,15 +485,12 @@ export type ProviderError =
 export const isProvider: (u: unknown) => u is Provider<unknown> = internal.isProvider
 
 /**
- * True for the errors defined here (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
- * `RetryBudgetExhausted`, `ProviderClosed`).
+ * True for every member of `ProviderError`, the bulkhead's and the limiter's errors included.
  *
  * @since 0.1.0
  * @category guards
  */
-export const isProviderError: (
-  u: unknown
-) => u is CallTimeout | TotalTimeout | CircuitOpen | RetryBudgetExhausted | ProviderClosed = errors.isProviderError
+export const isProviderError: (u: unknown) => u is ProviderError = Errors.isProviderError
 
 /**
  * An error that carries `[RetryableTypeId]: true` is retried by the default retry predicate.
@@ -622,8 +643,9 @@ export const withProvider: {
 } = internal.withProvider as never
 
 /**
- * The verdict on phase times: which bound binds, and why, in one sentence. Upstream pushback (429s,
- * 5xx on 5 % of attempts or more) first. Then, since the limiter sits inside the bulkhead and a
+ * The verdict on phase times: which bound binds, and why, in one sentence. A failing limiter store
+ * (on 5 % of attempts or more) first: those calls never reached the upstream, so no wait explains
+ * them. Then upstream pushback (429s, 5xx on 5 % of attempts or more). Then, since the limiter sits inside the bulkhead and a
  * quota-bound batch raises permit wait too, the verdict reads how the time a permit is held splits
  * between limiter sleep and the call: mostly asleep in the limiter is `limiter`. So are calls
  * starting at 90 % or more of the limiter's rate, however short the sleep (a burst absorbs it):
@@ -704,14 +726,15 @@ export const layerConfig: <I>(
 /**
  * The settings as `Config`: the bulkhead under `BULKHEAD` (`BULKHEAD_PERMITS`, ...), an optional
  * limiter under `RATE_LIMIT` (`RATE_LIMIT_LIMIT`, `RATE_LIMIT_WINDOW`, ...), `ATTEMPT_TIMEOUT`,
- * `TOTAL_TIMEOUT`, `MAX_ATTEMPTS`, `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`,
- * `GRACE_PERIOD`. Predicates (`isRetryable`, `isUpstreamError`, ...) are not configuration: add
+ * `TOTAL_TIMEOUT`, `MAX_ATTEMPTS` with its optional `RETRY_BACKOFF_*` and `RETRY_BUDGET*` keys,
+ * `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`, `GRACE_PERIOD`. A section set in part is a
+ * `ConfigError` naming the missing key; a negative duration one naming the value. Predicates (`isRetryable`, `isUpstreamError`, ...) are not configuration: add
  * them with `Config.map`.
  *
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Settings> = internal.config
+export const config: Config.Config<Settings> = internalConfig.config
 
 // ---------------------------------------------------------------------------------------------
 // metrics

@@ -31,8 +31,9 @@ import * as RuntimeFlagsPatch from "effect/RuntimeFlagsPatch"
 import type * as Scope from "effect/Scope"
 import * as Tracer from "effect/Tracer"
 import type * as Api from "../Provider.js"
+import * as errors from "../ProviderError.js"
 import { type BreakerSettings, CircuitBreaker, type State as CircuitState } from "./circuitBreaker.js"
-import * as errors from "./errors.js"
+import { show } from "./format.js"
 import { RetryBudget } from "./retryBudget.js"
 import { Samples, StartTimes } from "./samples.js"
 
@@ -114,16 +115,6 @@ const phases: ReadonlyArray<errors.Phase> = ["circuit", "permit_wait", "limiter_
 
 const illegal = (name: string, message: string): Cause.IllegalArgumentException =>
   new Cause.IllegalArgumentException(`provider ${JSON.stringify(name)}: ${message}`)
-
-const show = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (Duration.isDuration(u)) return Duration.format(u)
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
 
 /**
  * A duration option in milliseconds. Effect's `Duration` reads negative and NaN inputs as zero; a
@@ -322,6 +313,16 @@ const percent = (share: number): string => `${Math.round(share * 100)} %`
 export const verdict = (input: Api.VerdictInput): Api.Verdict => {
   const { attempts, callTime, limiterWait, permitWait, upstreamErrors } = input
   if (attempts === 0) return { binding: "none", reason: "no calls yet" }
+  const storeErrors = input.storeErrors ?? 0
+  const storeShare = storeErrors / attempts
+  if (storeErrors > 0 && storeShare >= UPSTREAM_SHARE) {
+    return {
+      binding: "store",
+      reason: `${storeErrors} of ${attempts} attempts (${
+        percent(storeShare)
+      }) failed because the rate limiter's store could not decide: those calls never reached the upstream; check the store (Redis) and its fail mode`
+    }
+  }
   const upstreamShare = upstreamErrors / attempts
   if (upstreamErrors > 0 && upstreamShare >= UPSTREAM_SHARE) {
     return {
@@ -739,6 +740,7 @@ class ProviderImpl {
   attempts = 0
   inFlight = 0
   upstreamErrors = 0
+  storeErrors = 0
   readonly outcomes: Record<Api.Outcome, number>
   readonly permitWait: Samples
   readonly limiterWait: Samples
@@ -1110,6 +1112,7 @@ class ProviderImpl {
     } else {
       // refused before reaching the upstream: the circuit learns nothing
       breaker?.onNeutral(probe)
+      if (RateLimiter.isRateLimiterError(error) && error._tag === "RateLimiterStoreError") this.storeErrors++
       retryable = !(Predicate.hasProperty(error, "_tag") && error._tag === "BulkheadFull") &&
         this.resolved.isRetryable(error)
     }
@@ -1283,6 +1286,7 @@ class ProviderImpl {
         inFlight: this.inFlight,
         outcomes: { ...this.outcomes },
         upstreamErrors: this.upstreamErrors,
+        storeErrors: this.storeErrors,
         permitWait,
         limiterWait,
         callTime,
@@ -1291,6 +1295,7 @@ class ProviderImpl {
         verdict: verdict({
           attempts: this.attempts,
           upstreamErrors: this.upstreamErrors,
+          storeErrors: this.storeErrors,
           permitWait,
           limiterWait,
           callTime,
@@ -1410,34 +1415,3 @@ export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<S
       layerConfig(tag, Config.map(config, (settings): Api.Options => ({ ...settings, name: id })))
   }) as never
 }
-
-const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
-  Config.map(Config.option(config), Option.getOrUndefined)
-
-/** @internal */
-export const config: Config.Config<Api.Settings> = Config.all({
-  bulkhead: Config.nested(Bulkhead.config, "BULKHEAD"),
-  rateLimiter: optional(Config.nested(RateLimiter.config, "RATE_LIMIT")),
-  attemptTimeout: optional(Config.duration("ATTEMPT_TIMEOUT")),
-  totalTimeout: optional(Config.duration("TOTAL_TIMEOUT")),
-  maxAttempts: optional(
-    Config.integer("MAX_ATTEMPTS").pipe(
-      Config.validate({ message: "MAX_ATTEMPTS must be an integer ≥ 1", validation: (n) => n >= 1 })
-    )
-  ),
-  consecutiveFailures: optional(
-    Config.integer("CIRCUIT_CONSECUTIVE_FAILURES").pipe(
-      Config.validate({ message: "CIRCUIT_CONSECUTIVE_FAILURES must be an integer ≥ 1", validation: (n) => n >= 1 })
-    )
-  ),
-  openFor: optional(Config.duration("CIRCUIT_OPEN_FOR")),
-  gracePeriod: optional(Config.duration("GRACE_PERIOD"))
-}).pipe(
-  Config.map(({ consecutiveFailures, maxAttempts, openFor, ...rest }): Api.Settings => ({
-    ...rest,
-    retry: maxAttempts === undefined ? undefined : { maxAttempts },
-    circuitBreaker: consecutiveFailures === undefined && openFor === undefined
-      ? undefined
-      : { consecutiveFailures, openFor }
-  }))
-)
