@@ -21,7 +21,10 @@ import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import * as internalConfig from "./internal/config.js"
+import * as metrics from "./internal/metrics.js"
+import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
+import * as internalVerdict from "./internal/verdict.js"
 import * as Errors from "./ProviderError.js"
 
 /**
@@ -498,7 +501,7 @@ export const isProviderError: (u: unknown) => u is ProviderError = Errors.isProv
  * @since 0.1.0
  * @category retries
  */
-export const RetryableTypeId: unique symbol = internal.RetryableTypeId
+export const RetryableTypeId: unique symbol = options.RetryableTypeId
 
 /**
  * @since 0.1.0
@@ -512,7 +515,7 @@ export type RetryableTypeId = typeof RetryableTypeId
  * @since 0.1.0
  * @category retries
  */
-export const isRetryable: (error: unknown) => boolean = internal.isRetryable
+export const isRetryable: (error: unknown) => boolean = options.isRetryable
 
 // ---------------------------------------------------------------------------------------------
 // type-level: which errors the options can produce
@@ -655,7 +658,7 @@ export const withProvider: {
  * @since 0.1.0
  * @category stats
  */
-export const verdict: (input: VerdictInput) => Verdict = internal.verdict
+export const verdict: (input: VerdictInput) => Verdict = internalVerdict.verdict
 
 // ---------------------------------------------------------------------------------------------
 // services and layers
@@ -748,7 +751,7 @@ export const config: Config.Config<Settings> = internalConfig.config
  * @since 0.1.0
  * @category metrics
  */
-export const callSeconds: Metric.Metric.Histogram<number> = internal.callSeconds
+export const callSeconds: Metric.Metric.Histogram<number> = metrics.callSeconds
 
 /**
  * `sluice_provider_outcomes_total`: calls by how they ended, labelled `name` and `outcome`.
@@ -756,7 +759,7 @@ export const callSeconds: Metric.Metric.Histogram<number> = internal.callSeconds
  * @since 0.1.0
  * @category metrics
  */
-export const outcomes: Metric.Metric.Counter<number> = internal.outcomesTotal
+export const outcomes: Metric.Metric.Counter<number> = metrics.outcomesTotal
 
 /**
  * `sluice_provider_interrupted_total`: calls whose caller interrupted them, labelled `name` and
@@ -765,7 +768,7 @@ export const outcomes: Metric.Metric.Counter<number> = internal.outcomesTotal
  * @since 0.1.0
  * @category metrics
  */
-export const interrupted: Metric.Metric.Counter<number> = internal.interruptedTotal
+export const interrupted: Metric.Metric.Counter<number> = metrics.interruptedTotal
 
 /**
  * `sluice_provider_circuit_state`: 0 closed, 1 half-open, 2 open; labelled `name`.
@@ -773,4 +776,4 @@ export const interrupted: Metric.Metric.Counter<number> = internal.interruptedTo
  * @since 0.1.0
  * @category metrics
  */
-export const circuitState: Metric.Metric.Gauge<number> = internal.circuitGauge
+export const circuitState: Metric.Metric.Gauge<number> = metrics.circuitGauge
