@@ -24,8 +24,8 @@ import * as internalConfig from "./internal/config.js"
 import * as metrics from "./internal/metrics.js"
 import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
-import * as internalVerdict from "./internal/verdict.js"
 import * as Errors from "./ProviderError.js"
+import * as ProviderStats from "./ProviderStats.js"
 
 /**
  * @since 0.1.0
@@ -218,24 +218,48 @@ export interface CallOptions {
 }
 
 /**
- * How a call ended, as counted in `sluice_provider_outcomes_total` and `Stats.outcomes`.
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = ProviderStats.Outcome
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CircuitState = ProviderStats.CircuitState
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PhaseSummary = ProviderStats.PhaseSummary
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Binding = ProviderStats.Binding
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict = ProviderStats.Verdict
+
+/**
+ * Counters, phase times and the verdict of one provider: see the module `ProviderStats`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Outcome =
-  | "success"
-  | "call_error"
-  | "call_timeout"
-  | "total_timeout"
-  | "permit_wait_timeout"
-  | "bulkhead_full"
-  | "rate_limited"
-  | "circuit_open"
-  | "retry_budget_exhausted"
-  | "store_error"
-  | "closed"
-  | "interrupted"
+export type Stats = ProviderStats.Stats
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type VerdictInput = ProviderStats.VerdictInput
 
 /**
  * Where a call was: the `phase` of `sluice_provider_interrupted_total` and of `TotalTimeout`.
@@ -244,104 +268,6 @@ export type Outcome =
  * @category models
  */
 export type Phase = Errors.Phase
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type CircuitState = "closed" | "open" | "half-open"
-
-/**
- * Mean, median and p95 of one phase over the last attempts (`sampleSize`), in milliseconds.
- *
- * @since 0.1.0
- * @category models
- */
-export interface PhaseSummary {
-  readonly count: number
-  readonly meanMillis: number
-  readonly p50Millis: number
-  readonly p95Millis: number
-}
-
-/**
- * Which bound binds:
- * - `limiter`: permits are held mostly asleep in the limiter: the quota is saturated (healthy for a batch);
- * - `bulkhead`: permits are held mostly by the call while callers wait for permits: the provider slowed;
- * - `upstream`: the upstream pushes back (429s, 5xx);
- * - `store`: the limiter's store fails to decide (`RateLimiterStoreError`): the calls never reach the upstream;
- * - `none`: nothing waits.
- *
- * @since 0.1.0
- * @category models
- */
-export type Binding = "limiter" | "bulkhead" | "upstream" | "store" | "none"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Verdict {
-  readonly binding: Binding
-  /** One sentence with the numbers. */
-  readonly reason: string
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Stats {
-  readonly provider: string
-  /** Calls finished. */
-  readonly calls: number
-  /** Attempts started (a retried call makes several). */
-  readonly attempts: number
-  /** Calls in progress. */
-  readonly inFlight: number
-  readonly outcomes: { readonly [K in Outcome]: number }
-  /** Call failures that `isUpstreamError` classified as upstream pushback. */
-  readonly upstreamErrors: number
-  /** Attempts that failed because the limiter's store could not decide. */
-  readonly storeErrors: number
-  readonly permitWait: PhaseSummary
-  readonly limiterWait: PhaseSummary
-  readonly callTime: PhaseSummary
-  readonly circuit: CircuitState
-  readonly bulkhead: Bulkhead.Stats
-  readonly verdict: Verdict
-}
-
-/**
- * What the verdict reads of a phase: a `PhaseSummary` without its median.
- *
- * @since 0.1.0
- * @category models
- */
-export type PhaseTimes = Pick<PhaseSummary, "count" | "meanMillis" | "p95Millis">
-
-/**
- * What the verdict reads.
- *
- * @since 0.1.0
- * @category models
- */
-export interface VerdictInput {
-  readonly attempts: number
-  readonly upstreamErrors: number
-  /** Attempts refused because the limiter's store failed (`RateLimiterStoreError`). Default 0. */
-  readonly storeErrors?: number | undefined
-  readonly permitWait: PhaseTimes
-  readonly limiterWait: PhaseTimes
-  readonly callTime: PhaseTimes
-  /** Calls started per second over the recent attempts (those the phase summaries cover). */
-  readonly startRate?: number | undefined
-  /**
-   * The rate of the limiter's limit with the shortest window (say 10 per second of "10 per second
-   * and 1,000 per day"), per second; absent without a limiter.
-   */
-  readonly limiterRate?: number | undefined
-}
 
 // ---------------------------------------------------------------------------------------------
 // errors: declared in the module `ProviderError`, here too so that one import gives them all
@@ -524,11 +450,8 @@ export const isRetryable: (error: unknown) => boolean = options.isRetryable
 /**
  * Whether the options configure `K`: true when the key may hold a value other than `undefined`
  * (an optional key of a widened type counts as configured).
- *
- * @since 0.1.0
- * @category type-level
  */
-export type Configures<O, K extends PropertyKey> = K extends keyof O ? [O[K]] extends [undefined] ? false : true
+type Configures<O, K extends PropertyKey> = K extends keyof O ? [O[K]] extends [undefined] ? false : true
   : false
 
 type When<C extends boolean, T> = C extends true ? T : never
@@ -536,19 +459,13 @@ type When<C extends boolean, T> = C extends true ? T : never
 /**
  * The bulkhead errors of a bulkhead option: all of them for a given bulkhead, and for settings
  * `BulkheadFull` only with `maxWaiting`, `PermitWaitTimeout` only with `maxWait`.
- *
- * @since 0.1.0
- * @category type-level
  */
-export type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead ? Bulkhead.BulkheadError
+type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead ? Bulkhead.BulkheadError
   : B extends undefined ? never
   : When<Configures<B, "maxWaiting">, BulkheadFull> | When<Configures<B, "maxWait">, PermitWaitTimeout>
 
-/**
- * @since 0.1.0
- * @category type-level
- */
-export type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
+/** The retry budget's error, unless the budget is off. */
+type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
 : RetryBudgetExhausted
 
 /**
@@ -646,19 +563,12 @@ export const withProvider: {
 } = internal.withProvider as never
 
 /**
- * The verdict on phase times: which bound binds, and why, in one sentence. A failing limiter store
- * (on 5 % of attempts or more) first: those calls never reached the upstream, so no wait explains
- * them. Then upstream pushback (429s, 5xx on 5 % of attempts or more). Then, since the limiter sits inside the bulkhead and a
- * quota-bound batch raises permit wait too, the verdict reads how the time a permit is held splits
- * between limiter sleep and the call: mostly asleep in the limiter is `limiter`. So are calls
- * starting at 90 % or more of the limiter's rate, however short the sleep (a burst absorbs it):
- * the quota binds even when the call holds the permit longer. Only then does a permit wait of a
- * tenth of the call or more read `bulkhead`.
+ * The verdict on phase times: see `ProviderStats.verdict`.
  *
  * @since 0.1.0
  * @category stats
  */
-export const verdict: (input: VerdictInput) => Verdict = internalVerdict.verdict
+export const verdict: (input: VerdictInput) => Verdict = ProviderStats.verdict
 
 // ---------------------------------------------------------------------------------------------
 // services and layers
