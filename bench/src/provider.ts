@@ -26,9 +26,10 @@ import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { formatNs, formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
-const ROUNDS = 5
-const SEQUENTIAL = 200_000
-const CONCURRENT = 200_000
+/** `SLUICE_BENCH_ROUNDS` and `SLUICE_BENCH_CALLS` shrink a run on a busy machine. */
+const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 5)
+const SEQUENTIAL = Number(process.env.SLUICE_BENCH_CALLS ?? 200_000)
+const CONCURRENT = SEQUENTIAL
 const IN_FLIGHT = 64
 
 /** n runs of `effect`, one after another, in one fiber. */

@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
 import * as ProviderError from "../ProviderError.js"
@@ -13,10 +14,13 @@ import { CallFailed, unwrap, wrap } from "./callFailed.js"
 import { callSeconds } from "./metrics.js"
 import type { Call, ProviderState } from "./state.js"
 
+type Restore = <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>
+
 /**
- * The attempts of one call, run in the call's fiber: before each, the retry budget (for a retry)
- * and the circuit breaker; then bulkhead → rate limiter → attempt timeout → the call → release;
- * between attempts a backoff that holds nothing.
+ * The attempts of one call, run by its caller (uninterruptible but for the waits, `restore`d):
+ * before each, the retry budget (for a retry) and the circuit breaker; then, in a child fiber the
+ * provider can end from outside, bulkhead → rate limiter → the call → release; between attempts a
+ * backoff that holds nothing, in a child fiber too.
  *
  * @internal
  */
@@ -24,9 +28,13 @@ export const attempts = <A, E, R>(
   provider: ProviderState,
   self: Effect.Effect<A, E, R>,
   call: Call,
-  clock: Clock.Clock
+  clock: Clock.Clock,
+  restore: Restore
 ): Effect.Effect<A, unknown, R> => {
+  const breaker = provider.breaker
   const attempt = (n: number, lastError: unknown): Effect.Effect<A, unknown, R> => {
+    // ended from outside between two attempts
+    if (call.ending !== undefined) return call.ending
     const now = clock.unsafeCurrentTimeMillis()
     const budget = provider.resolved.budget
     if (n > 1) {
@@ -50,42 +58,35 @@ export const attempts = <A, E, R>(
       }
     }
     call.phase = "circuit"
-    const breaker = provider.breaker
-    if (breaker === undefined) return Effect.catchAllCause(start(n, now), (cause) => retry(n, cause))
-    // admitted and watched with no interruption in between: the breaker learns from every ending
-    // of the attempt, an interruption included (the caller's, the total budget's, shutdown's), so
-    // that a probe never stays in flight for good
-    const admitted = Effect.uninterruptibleMask((restore) => {
-      const admission = breaker.admit(now)
-      if (admission._tag === "Refuse") {
-        return Effect.fail(
-          new ProviderError.CircuitOpen({
-            provider: provider.name,
-            state: admission.state,
-            failures: admission.failures,
-            openedFor: Duration.millis(admission.openedForMillis),
-            retryAfter: Duration.millis(admission.retryAfterMillis)
-          })
-        )
-      }
-      return Effect.onExit(restore(start(n, now)), (exit) =>
-        Effect.sync(() => {
-          const verdict = judge(provider, exit)
-          if (verdict === "success") breaker.onSuccess(admission.probe)
-          else if (verdict === "failure") breaker.onFailure(admission.probe, clock.unsafeCurrentTimeMillis())
-          else breaker.onNeutral(admission.probe)
-        }))
-    })
-    return Effect.catchAllCause(admitted, (cause) => retry(n, cause))
-  }
-
-  const start = (n: number, now: number): Effect.Effect<A, unknown, R> => {
-    const budget = provider.resolved.budget
+    const admission = breaker?.admit(now)
+    if (admission !== undefined && admission._tag === "Refuse") {
+      return Effect.fail(
+        new ProviderError.CircuitOpen({
+          provider: provider.name,
+          state: admission.state,
+          failures: admission.failures,
+          openedFor: Duration.millis(admission.openedForMillis),
+          retryAfter: Duration.millis(admission.retryAfterMillis)
+        })
+      )
+    }
+    const probe = admission !== undefined && admission.probe
     if (n === 1) budget?.recordFirst(now)
     else budget?.recordRetry(now)
     call.attempt = n
     provider.attempts++
-    return attemptOnce(provider, self, call, clock)
+    // the breaker learns from every ending of the attempt, an interruption included (the caller's,
+    // the total budget's, shutdown's), so that a probe never stays in flight for good
+    const neutral = () => breaker?.onNeutral(probe)
+    return Effect.flatMap(guarded(attemptOnce(provider, self, call, clock), call, restore, neutral), (exit) => {
+      if (breaker !== undefined) {
+        const verdict = call.ending === undefined ? judge(provider, exit) : "neutral"
+        if (verdict === "success") breaker.onSuccess(probe)
+        else if (verdict === "failure") breaker.onFailure(probe, clock.unsafeCurrentTimeMillis())
+        else breaker.onNeutral(probe)
+      }
+      return Exit.isSuccess(exit) || call.ending !== undefined ? exit : retry(n, exit.cause)
+    })
   }
 
   /** After a failed attempt: the next one after its backoff, or the failure as it is. */
@@ -103,13 +104,43 @@ export const attempts = <A, E, R>(
     const backoff = (delay: number): Effect.Effect<A, unknown, R> => {
       if (now + delay >= call.deadline) return Effect.fail(provider.totalTimeout(call, now, "backoff"))
       call.phase = "backoff"
-      return Effect.zipRight(clock.sleep(Duration.millis(delay)), Effect.suspend(() => attempt(n + 1, error)))
+      return Effect.flatMap(
+        guarded(clock.sleep(Duration.millis(delay)), call, restore, undefined),
+        (slept) => Exit.isSuccess(slept) ? attempt(n + 1, error) : Effect.failCause(slept.cause)
+      )
     }
     return jitter === 0 ? backoff(exact) : Effect.flatMap(Random.next, (r) => backoff(exact * (1 - jitter * r)))
   }
 
-  return Effect.suspend(() => attempt(1, undefined))
+  return attempt(1, undefined)
 }
+
+/**
+ * Runs `effect` in a child fiber of the caller that the provider can end from outside, and waits
+ * for it: the exit is the provider's error when it ended the fiber (the call's `ending`, or the
+ * attempt's), else the fiber's own; on success what the fiber set in its refs passes to the
+ * caller, as `Fiber.join` passes it. A caller interrupted while it waits interrupts the fiber,
+ * and awaits it.
+ */
+const guarded = <X, R>(
+  effect: Effect.Effect<X, unknown, R>,
+  call: Call,
+  restore: Restore,
+  onInterrupt: (() => void) | undefined
+): Effect.Effect<Exit.Exit<X, unknown>, never, R> =>
+  Effect.flatMap(Effect.fork(restore(effect)), (fiber) => {
+    call.fiber = fiber
+    call.attemptEnding = undefined
+    return restore(Fiber.await(fiber)).pipe(
+      Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), Effect.sync(() => onInterrupt?.()))),
+      Effect.flatMap((exit): Effect.Effect<Exit.Exit<X, unknown>> => {
+        call.fiber = undefined
+        if (Exit.isSuccess(exit)) return Effect.as(Fiber.inheritAll(fiber), exit)
+        const ending = Cause.isInterrupted(exit.cause) ? call.ending ?? call.attemptEnding : undefined
+        return Effect.succeed(ending ?? exit)
+      })
+    )
+  })
 
 /** What an attempt's ending tells the circuit: only the call's own failures and `CallTimeout` count. */
 const judge = (provider: ProviderState, exit: Exit.Exit<unknown, unknown>): "success" | "failure" | "neutral" => {
@@ -176,7 +207,7 @@ const attemptOnce = <A, E, R>(
   return provider.bulkhead.run(holding, permits === 1 ? undefined : { cost: permits })
 }
 
-/** The call under its attempt budget, its time recorded however it ends. */
+/** The call, its time recorded however it ends. */
 const callPhase = <A, E, R>(
   provider: ProviderState,
   self: Effect.Effect<A, E, R>,
@@ -191,19 +222,9 @@ const callPhase = <A, E, R>(
   const budget = call.perCall.attemptTimeoutMillis
   const timeout = budget === Infinity ? undefined : budget
   call.phaseDeadline = timeout === undefined ? Infinity : start + timeout
-  const wrapped = Effect.mapError(self, wrap)
-  const timed = timeout === undefined ? wrapped : Effect.timeoutFail(wrapped, {
-    duration: Duration.millis(timeout),
-    onTimeout: () =>
-      new ProviderError.CallTimeout({
-        provider: provider.name,
-        timeout: Duration.millis(timeout),
-        attempt: call.attempt,
-        maxAttempts: call.perCall.maxAttempts
-      })
-  })
+  // the attempt budget is watched from outside (see `watchdog`)
   return Effect.ensuring(
-    timed,
+    Effect.mapError(self, wrap),
     Effect.sync(() => {
       const took = clock.unsafeCurrentTimeMillis() - start
       provider.callTime.add(took)

@@ -35,10 +35,12 @@ export class Call {
   attempt = 0
   /** When the own budget of the current phase ends (permit wait or attempt); `Infinity` without one. */
   phaseDeadline = Infinity
-  /** The fiber running the attempts: a child of the caller's. */
+  /** The fiber of the current attempt (or backoff): a child of the caller's, ended from outside when due. */
   fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
-  /** Set when the provider ends the call from outside: what the caller sees instead of the interruption. */
+  /** Set when the provider ends the call from outside (total budget, shutdown): what the caller sees. */
   ending: Exit.Exit<never, unknown> | undefined = undefined
+  /** Set when the attempt's budget ends it from outside: what the attempt ends with. */
+  attemptEnding: Exit.Exit<never, unknown> | undefined = undefined
   done = false
 
   constructor(
