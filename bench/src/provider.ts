@@ -222,6 +222,26 @@ const buildBaseline = async (baseline: string): Promise<string> => {
   return outfile
 }
 
+/** The rebuild's budgets (issue 18), read off the rows: every feature against the baseline, a bulkhead against its span. */
+const budgets = (
+  results: ReadonlyArray<{ readonly name: string; readonly ns: number; readonly baseline: number | undefined }>
+): Array<string> => {
+  const row = (name: string) => results.find((r) => r.name === name)
+  const all = row("+ circuit breaker")
+  const bulkhead = row("provider: bulkhead")
+  const span = row("useSpan + bulkhead.run")
+  const lines: Array<string> = []
+  if (all?.baseline !== undefined) {
+    lines.push(`budget: every feature costs ${formatRatio(all.ns / all.baseline)} the baseline's (target at most 1.5x)`)
+  }
+  if (bulkhead !== undefined && span !== undefined) {
+    lines.push(
+      `budget: a bulkhead only costs ${formatRatio(bulkhead.ns / span.ns)} useSpan + bulkhead.run (target at most 1.2x)`
+    )
+  }
+  return lines
+}
+
 // ---------------------------------------------------------------------------------------------
 // parent: run every variant, print the tables, update RESULTS.md
 // ---------------------------------------------------------------------------------------------
@@ -282,7 +302,8 @@ const main = async (): Promise<void> => {
             `Effect.forEach with concurrency ${IN_FLIGHT}; the bulkhead has ${IN_FLIGHT} permits, so nobody queues`,
             "all features: limiter, attempt and total timeouts, retries and a circuit breaker, as in the last sequential row"
           ]),
-        ...(baseline === undefined ? [] : [`baseline: the packages of ${baselineDir}, bundled by the same code`])
+        ...(baseline === undefined ? [] : [`baseline: the packages of ${baselineDir}, bundled by the same code`]),
+        ...(suite === "sequential" ? budgets(results) : [])
       ]
     )
   }

@@ -167,7 +167,7 @@ const isRetried = (provider: ProviderState, error: unknown): boolean => {
   return provider.resolved.isRetryable(error)
 }
 
-/** One attempt: bulkhead → rate limiter → attempt timeout → the call → release. */
+/** One attempt: bulkhead → rate limiter → the call (its budget watched from outside) → release. */
 const attemptOnce = <A, E, R>(
   provider: ProviderState,
   self: Effect.Effect<A, E, R>,
