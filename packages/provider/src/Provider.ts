@@ -178,11 +178,11 @@ export interface Options {
   readonly rateLimiter?: RateLimiter.RateLimiter | RateLimiter.Settings | undefined
   /** The budget of one attempt, around the call only (not the waits): `CallTimeout`. */
   readonly attemptTimeout?: Duration.DurationInput | undefined
-  /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout`. */
+  /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout` (shorter than `attemptTimeout`, it cuts the attempt). */
   readonly totalTimeout?: Duration.DurationInput | undefined
   readonly retry?: RetryOptions | undefined
   readonly circuitBreaker?: CircuitBreakerOptions | undefined
-  /** How long in-flight calls may run on when the provider's scope closes. Default 10 s. */
+  /** How long in-flight calls may run on when the provider's scope closes (`Infinity`: as long as they take). Default 10 s. */
   readonly gracePeriod?: Duration.DurationInput | undefined
   /** Which failures of the call are upstream signals (429s, 5xx) for the verdict. Default: none. */
   readonly isUpstreamError?: ((error: unknown) => boolean) | undefined
