@@ -128,10 +128,15 @@ const guarded = <X, R>(
   restore: Restore,
   onInterrupt: (() => void) | undefined
 ): Effect.Effect<Exit.Exit<X, unknown>, never, R> =>
-  Effect.flatMap(Effect.fork(restore(effect)), (fiber) => {
+  // ended from outside while the caller was between two fibers
+  call.ending !== undefined ? Effect.succeed(call.ending) : Effect.flatMap(Effect.fork(restore(effect)), (fiber) => {
     call.fiber = fiber
     call.attemptEnding = undefined
-    return restore(Fiber.await(fiber)).pipe(
+    // ended from outside between the fork and now: the fiber goes at once
+    const wait = call.ending === undefined
+      ? Fiber.await(fiber)
+      : Effect.zipRight(Fiber.interruptFork(fiber), Fiber.await(fiber))
+    return restore(wait).pipe(
       Effect.onInterrupt(() => Effect.zipRight(Fiber.interrupt(fiber), Effect.sync(() => onInterrupt?.()))),
       Effect.flatMap((exit): Effect.Effect<Exit.Exit<X, unknown>> => {
         call.fiber = undefined
