@@ -263,6 +263,23 @@ describe("budgets: each fires with its own tag and no other", () => {
       assert.strictEqual((yield* provider.stats).attempts, 1)
     }))
 
+  it.scoped("a total shorter than the attempt budget is allowed: it cuts the attempt with TotalTimeout", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("total-short"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "5 seconds",
+        totalTimeout: "1 second"
+      })
+      const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "TotalTimeout")
+      if (error._tag === "TotalTimeout") assert.strictEqual(error.phase, "call")
+      yield* expectIdle(provider.bulkhead)
+    }))
+
   it.effect("invalid options are a defect naming the provider and the value", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(
