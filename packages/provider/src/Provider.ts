@@ -79,7 +79,7 @@ export interface Provider<out Err = ProviderError> {
  * @since 0.1.0
  * @category models
  */
-export type BulkheadSettings = Omit<Bulkhead.Options, "name">
+export type BulkheadSettings = Bulkhead.Settings
 
 /**
  * Exponential backoff between attempts: `initial × factor^(retry - 1)`, at most `max`, then

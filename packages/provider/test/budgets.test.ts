@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
@@ -157,6 +158,20 @@ describe("budgets: each fires with its own tag and no other", () => {
         bulkhead: { permits: 1, maxWait: "1 second" },
         totalTimeout: "1 second"
       })
+      const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
+      yield* settle()
+      const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual((yield* Fiber.join(waiter))._tag, "PermitWaitTimeout")
+      yield* Fiber.interrupt(holder)
+      yield* expectIdle(provider.bulkhead)
+    }))
+
+  it.scoped("the same tie with a bulkhead given as an instance: its own maxWait still wins", () =>
+    Effect.gen(function*() {
+      const bulkhead = yield* Bulkhead.make({ name: uniqueName("tie-instance"), permits: 1, maxWait: "1 second" })
+      const provider = yield* Provider.make({ name: uniqueName("tie-instance"), bulkhead, totalTimeout: "1 second" })
       const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
       yield* settle()
       const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))

@@ -4,6 +4,7 @@ import { RateLimiter, type RateLimiterStore } from "@sluice/rate-limiter"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
@@ -11,7 +12,7 @@ import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../Provider.js"
 import { call } from "./call.js"
-import { millisOf, resolve, type Resolved } from "./options.js"
+import { resolve, type Resolved } from "./options.js"
 import { shutdown } from "./shutdown.js"
 import { ProviderState } from "./state.js"
 
@@ -54,9 +55,8 @@ export const make = (
       const bulkhead = Bulkhead.isBulkhead(given)
         ? given
         : yield* Bulkhead.make({ ...given, name: resolved.name })
-      const permitWaitMillis = Bulkhead.isBulkhead(given) || given.maxWait === undefined
-        ? Infinity
-        : millisOf(resolved.name, "bulkhead.maxWait", given.maxWait, { allowZero: true })
+      // the bulkhead's own budget, whether it was given or built here: the watchdog steps aside for it
+      const permitWaitMillis = Duration.toMillis(bulkhead.maxWait)
       const settings = options.rateLimiter
       const limiter = settings === undefined || RateLimiter.isRateLimiter(settings)
         ? settings
