@@ -156,6 +156,9 @@ const STATE_FORMAT = "v1"
 
 const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
 
+/** The key's cancelled runs (see `ledger.ts`), read and written by `refund` only. */
+const runsKeyOf = (prefix: string, key: string): string => `${stateKeyOf(prefix, key)}:cancelled`
+
 /**
  * The keys of one limiter: its state, then one log key per limit (used by sliding windows). They
  * share the hash tag `{key}`, so Redis Cluster puts them in one slot.
@@ -265,7 +268,9 @@ const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
         _tag: "Reserved",
         delayMillis: Number(reply[1]),
         reservation: Number(reply[2]),
-        pausedMillis: Number(reply[3])
+        pausedMillis: Number(reply[3]),
+        // the start, then each limit's restore point: what an exact refund needs
+        restore: reply.length > 4 ? reply.slice(4).map(Number) : undefined
       }
     }
     if (reply[0] === "X") {
@@ -642,14 +647,16 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
           "refund",
           request.key,
           loaded.refund,
-          keys.all.length,
+          keys.all.length + 1,
           [
             ...keys.all,
+            runsKeyOf(prefix, request.key),
             now,
             ttlPad,
             String(request.cost),
             String(request.reservation),
-            ...encoding.limitArgs
+            ...encoding.limitArgs,
+            ...(request.restore ?? []).map(String)
           ],
           decodeRefund,
           (error) =>

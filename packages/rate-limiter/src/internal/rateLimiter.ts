@@ -189,6 +189,8 @@ const DONE = 1
 interface Waiter {
   readonly cost: number
   readonly reservation: number
+  /** What the store needs to take the reservation back exactly. */
+  readonly restore: ReadonlyArray<number> | undefined
   /** When its reservation lets it start, on this process's clock. */
   readonly target: number
   /** When the store answered. */
@@ -312,7 +314,15 @@ const makeWith = (
         waiter.resume = undefined
         // The store gives the slot back only where that cannot add a start to any window; a store
         // that fails to answer loses the slot, which errs on the side of the quota.
-        return Effect.ignore(store.refund({ key, limits: specs, cost: waiter.cost, reservation: waiter.reservation }))
+        return Effect.ignore(
+          store.refund({
+            key,
+            limits: specs,
+            cost: waiter.cost,
+            reservation: waiter.reservation,
+            restore: waiter.restore
+          })
+        )
       })
 
     const refused = (refusal: RateLimiterStore.Refused, { cost, maxWaitMillis }: RateLimiterStore.ReserveRequest) => {
@@ -352,6 +362,7 @@ const makeWith = (
       const waiter: Waiter = {
         cost,
         reservation: result.reservation,
+        restore: result.restore,
         target: now + delay,
         decidedAt: now,
         span,
