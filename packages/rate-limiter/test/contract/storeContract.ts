@@ -296,6 +296,21 @@ export const storeContract = <E>(
           })
         ))
 
+      it.scoped("a fixed window's refund gives back the space its reservation skipped", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 10, window: "1 second", algorithm: "fixed-window" })
+            yield* limiter.take()
+            // 10 units do not fit in the 9 left: reserved in the next window, skipping them
+            const heavy = yield* taker(limiter, { cost: 10 })
+            yield* Fiber.interrupt(heavy)
+            yield* limiter.take({ cost: 9, maxWait: 0 })
+            assert.strictEqual(yield* Clock.currentTimeMillis, 0)
+            const error = yield* exceeded(limiter.take({ maxWait: 0 }))
+            assert.deepStrictEqual(error.retryAfter, Duration.seconds(1))
+          })
+        ))
+
       it.scoped("a refund never lets a window exceed its quota (fixed and sliding windows)", () =>
         withStore((store) =>
           Effect.gen(function*() {
