@@ -86,6 +86,12 @@ export interface Reserved {
    * it came). Absent, a refund gives back what it can without it.
    */
   readonly restore?: ReadonlyArray<number> | undefined
+  /**
+   * The start is admitted without any quota (a Redis store failing open while Redis is away):
+   * the limiter lets it start after `delayMillis` without pacing it, and leaves it out of the
+   * pacer's count, so that no backlog outlives the outage.
+   */
+  readonly unlimited?: boolean | undefined
 }
 
 /**

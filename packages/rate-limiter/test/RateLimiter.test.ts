@@ -195,6 +195,121 @@ describe("RateLimiter", () => {
       }))
   })
 
+  describe("maxWait bounds the whole wait, store decision and pacer together", () => {
+    /** A store that admits everything at once (one that lost its state) and records refunds. */
+    const forgetfulStore = (refunds: Array<number>): RateLimiterStore.Service => {
+      let id = 0
+      return {
+        ...permissiveStore,
+        reserve: () => Effect.sync(() => ({ _tag: "Reserved", delayMillis: 0, reservation: ++id })),
+        refund: (request) =>
+          Effect.sync(() => {
+            refunds.push(request.reservation)
+            return true
+          })
+      }
+    }
+
+    it.scoped("a take the pacer would hold to the window's end fails at once with maxWait 0", () =>
+      Effect.gen(function*() {
+        const refunds: Array<number> = []
+        const limiter = yield* RateLimiter.make({
+          name: "flushed",
+          limit: 2,
+          window: "10 seconds",
+          algorithm: "fixed-window",
+          maxWait: 0,
+          store: forgetfulStore(refunds)
+        })
+        yield* TestClock.setTime(1000)
+        yield* limiter.take()
+        yield* limiter.take()
+        const fiber = yield* Effect.fork(Effect.flip(limiter.take()))
+        yield* TestClock.adjust(0)
+        const error = yield* Fiber.poll(fiber)
+        assert(Option.isSome(error), "refused at once, not held to the window's end")
+        const refusal = yield* error.value
+        assert(refusal._tag === "RateLimitExceeded")
+        assert.strictEqual(refusal.reason, "quota")
+        assert.deepStrictEqual(refusal.retryAfter, Duration.seconds(9))
+        assert.strictEqual(refusal.limit?.algorithm, "fixed-window")
+        expect(refunds).toEqual([3])
+        assert.strictEqual(yield* Clock.currentTimeMillis, 1000)
+      }))
+
+    it.scoped("a finite maxWait caps the pacer's hold, at the head of the queue and behind it", () =>
+      Effect.gen(function*() {
+        const refunds: Array<number> = []
+        const limiter = yield* RateLimiter.make({
+          name: "capped",
+          limit: 1,
+          window: "1 second",
+          store: forgetfulStore(refunds)
+        })
+        yield* limiter.take()
+        // the pacer would start it at 1000, beyond its 500 ms: refused at once
+        const early = yield* Effect.flip(limiter.take({ maxWait: "500 millis" }))
+        assert(early._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(early.retryAfter, Duration.millis(500))
+        // behind a caller held to 1000, one with 1.5 s would start at 2000: it fails at 1000,
+        // when it reaches the head, well within its budget
+        const held = yield* taker(limiter)
+        const behind = yield* Effect.fork(
+          Effect.flip(Effect.zipLeft(limiter.take({ maxWait: "1500 millis" }), Clock.currentTimeMillis))
+        )
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Fiber.join(held), 1000)
+        const late = yield* Fiber.join(behind)
+        assert(late._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(late.retryAfter, Duration.millis(500))
+        assert.strictEqual(yield* Clock.currentTimeMillis, 1000)
+        expect(refunds).toEqual([2, 4])
+      }))
+
+    it.scoped("a pause after the reservation that outlasts maxWait fails the held caller", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: uniqueName("paused-late"), limit: 1, window: "1 second" })
+        yield* limiter.take()
+        const fiber = yield* Effect.fork(Effect.flip(limiter.take({ maxWait: "2 seconds" })))
+        yield* TestClock.adjust(100)
+        yield* limiter.pauseFor("5 seconds")
+        yield* TestClock.adjust("1 second")
+        const error = yield* Fiber.join(fiber)
+        assert(error._tag === "RateLimitExceeded")
+        assert.strictEqual(error.reason, "paused")
+        assert.deepStrictEqual(error.retryAfter, Duration.millis(3100))
+      }))
+
+    it.scoped("fail-open starts at once, unpaced, and leaves no backlog for after the outage", () =>
+      Effect.gen(function*() {
+        let down = true
+        const memory = yield* RateLimiterStore.makeMemory
+        const flaky: RateLimiterStore.Service = {
+          ...memory,
+          reserve: (request) =>
+            down
+              ? Effect.succeed({ _tag: "Reserved", delayMillis: 0, reservation: 0, unlimited: true })
+              : memory.reserve(request)
+        }
+        const limiter = yield* RateLimiter.make({
+          name: "open",
+          limit: 1,
+          window: "1 second",
+          maxWait: 0,
+          store: flaky
+        })
+        const during = yield* Effect.forEach(Array.from({ length: 20 }), () => taker(limiter))
+        yield* TestClock.adjust(0)
+        expect(yield* Effect.forEach(during, Fiber.join)).toEqual(Array.from({ length: 20 }, () => 0))
+        down = false
+        // the quota applies again from the store's books, not from a backlog of the outage's starts
+        yield* limiter.take()
+        const refused = yield* Effect.flip(limiter.take())
+        assert(refused._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(refused.retryAfter, Duration.seconds(1))
+      }))
+  })
+
   describe("one queue in start order, one timer", () => {
     it.scoped("callers waiting together keep a single timer between them", () =>
       Effect.gen(function*() {

@@ -567,7 +567,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
             (pause): RateLimiterStore.ReserveResult =>
               pause > request.maxWaitMillis
                 ? { _tag: "Refused", delayMillis: pause, retryAfterMillis: pause - request.maxWaitMillis, binding: -1 }
-                : { _tag: "Reserved", delayMillis: pause, reservation: 0, pausedMillis: pause }
+                : { _tag: "Reserved", delayMillis: pause, reservation: 0, pausedMillis: pause, unlimited: true }
           )
         case "local":
           // Local reservations get negative ids, so that their refunds go back to the local store.

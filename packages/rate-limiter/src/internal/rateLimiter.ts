@@ -195,6 +195,11 @@ interface Waiter {
   readonly target: number
   /** When the store answered. */
   readonly decidedAt: number
+  /** The latest start its `maxWait` allows (`Infinity`: none), and that budget. */
+  readonly deadline: number
+  readonly maxWaitMillis: number
+  /** Admitted without a quota (a fail-open store): neither paced nor counted by the pacer. */
+  readonly unlimited: boolean
   /** The caller's span, which gets the wait as an attribute. */
   readonly span: Tracer.AnySpan | undefined
   state: typeof QUEUED | typeof DONE
@@ -242,7 +247,7 @@ const makeWith = (
     }
 
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
-      algorithm.commitAll(specs, pacer, now, now, waiter.cost)
+      if (!waiter.unlimited) algorithm.commitAll(specs, pacer, now, now, waiter.cost)
       waiter.state = DONE
       recordStart(now - waiter.decidedAt, waiter.span)
       return Effect.void
@@ -277,18 +282,48 @@ const makeWith = (
       }
     }
 
-    /**
-     * The head of the queue: start when its reservation, the pause and the pacer allow, sleeping
-     * until then; a caller queued ahead of it meanwhile (an earlier start) goes first.
-     */
-    const lead = (waiter: Waiter): Effect.Effect<void> => {
-      if (waiter !== head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
-      const now = nowMillis(clock)
-      const at = Math.max(
+    /** When `waiter` may start as far as this process knows: its reservation, the pause, the pacer. */
+    const localStart = (waiter: Waiter, now: number): number =>
+      Math.max(
         waiter.target,
         localPauseUntil,
-        algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
+        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
       )
+
+    /**
+     * The start `at` lies beyond the caller's `maxWait`: it fails as the store would have, and
+     * `abandon` gives its reservation back.
+     */
+    const tooLate = (waiter: Waiter, now: number, at: number): Effect.Effect<never, RateLimiter.RateLimiterError> => {
+      const paused = localPauseUntil >= at - algorithm.EPSILON_MILLIS
+      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.cost).binding
+      return refused(
+        { _tag: "Refused", delayMillis: at - now, retryAfterMillis: Math.max(0, at - waiter.deadline), binding },
+        { ...defaultRequest, cost: waiter.cost, maxWaitMillis: waiter.maxWaitMillis }
+      )
+    }
+
+    /**
+     * The head of the queue: start when its reservation, the pause and the pacer allow, sleeping
+     * until then; a caller queued ahead of it meanwhile (an earlier start) goes first. A start
+     * beyond the caller's `maxWait` (the pacer holds it after the store lost its state, a pause
+     * came after its reservation) fails instead: `maxWait` bounds the whole wait.
+     */
+    const lead = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> => {
+      const now = nowMillis(clock)
+      if (waiter !== head) {
+        if (waiter.deadline === Number.POSITIVE_INFINITY) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
+        // behind a head that has not started by our deadline: we would start later still
+        if (now + algorithm.EPSILON_MILLIS >= waiter.deadline) {
+          return tooLate(waiter, now, Math.max(now, localStart(waiter, now)))
+        }
+        return Effect.flatMap(
+          Effect.raceFirst(awaitTurn(waiter), clock.sleep(Duration.millis(waiter.deadline - now))),
+          () => lead(waiter)
+        )
+      }
+      const at = localStart(waiter, now)
+      if (at > waiter.deadline + algorithm.EPSILON_MILLIS) return tooLate(waiter, now, at)
       if (at > now + algorithm.EPSILON_MILLIS) {
         return Effect.flatMap(clock.sleep(Duration.millis(at - now)), () => {
           timerLatenessSeconds.unsafeUpdate(Math.max(0, nowMillis(clock) - at) / 1000, labels)
@@ -301,8 +336,15 @@ const makeWith = (
 
     const awaitTurn = (waiter: Waiter): Effect.Effect<void> =>
       Effect.async<void>((resume) => {
-        if (waiter === head) resume(Effect.void)
-        else waiter.resume = resume
+        if (waiter === head) {
+          resume(Effect.void)
+          return
+        }
+        waiter.resume = resume
+        // left by a deadline: the head must not wake a caller that no longer waits
+        return Effect.sync(() => {
+          if (waiter.resume === resume) waiter.resume = undefined
+        })
       })
 
     /** Interrupted before it started: leave the queue, and give the slot back where the store can. */
@@ -354,8 +396,12 @@ const makeWith = (
         localPauseUntil = Math.max(localPauseUntil, now + result.pausedMillis)
       }
       const delay = result.delayMillis
-      if (delay <= algorithm.EPSILON_MILLIS && head === undefined && mayStartAt(now, cost)) {
-        algorithm.commitAll(specs, pacer, now, now, cost)
+      const unlimited = result.unlimited === true
+      if (
+        delay <= algorithm.EPSILON_MILLIS && head === undefined &&
+        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, cost))
+      ) {
+        if (!unlimited) algorithm.commitAll(specs, pacer, now, now, cost)
         recordStart(0, span)
         return Effect.void
       }
@@ -365,6 +411,9 @@ const makeWith = (
         restore: result.restore,
         target: now + delay,
         decidedAt: now,
+        deadline: now + request.maxWaitMillis,
+        maxWaitMillis: request.maxWaitMillis,
+        unlimited,
         span,
         state: QUEUED,
         prev: undefined,
@@ -373,8 +422,8 @@ const makeWith = (
       }
       // Queued and guarded in one uninterruptible step, so every queued caller either starts or
       // leaves the queue: an interruption before the step runs loses the slot and queues nothing.
-      // The wait alone is interruptible, and it cannot fail otherwise, so any failure is the
-      // caller leaving before its start.
+      // The wait alone is interruptible; it fails only when it would outlast `maxWait`. Either way
+      // the caller leaves before its start, and gives its reservation back.
       return Effect.uninterruptibleMask((restore) => {
         enqueue(waiter)
         return Effect.catchAllCause(
