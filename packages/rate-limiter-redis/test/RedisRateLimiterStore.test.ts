@@ -263,6 +263,47 @@ describe("keys and TTLs", () => {
 })
 
 describe("options", () => {
+  /** The defect's message of building a store with `options`. */
+  const defectOf = (options: RedisRateLimiterStore.Options) =>
+    Effect.map(Effect.exit(Effect.scoped(store(options))), (exit) => {
+      assert(Exit.isFailure(exit), "a defect")
+      return String(exit.cause)
+    })
+
+  const configError = (entries: Record<string, string>) =>
+    Effect.map(
+      Effect.flip(
+        Effect.scoped(
+          Layer.build(RedisRateLimiterStore.layerConfig(Config.nested(RedisRateLimiterStore.config, "REDIS")))
+        )
+          .pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries)))))
+      ),
+      String
+    )
+
+  it.effect("a negative duration is refused with the value named, as an option and in Config", () =>
+    Effect.gen(function*() {
+      expect(yield* defectOf({ url, commandTimeout: "-5 seconds" })).toContain(
+        `commandTimeout must be a finite duration > 0, got "-5 seconds"`
+      )
+      expect(yield* defectOf({ url, connectTimeout: -1 })).toContain(
+        "connectTimeout must be a finite duration > 0, got -1"
+      )
+      const config = yield* configError({ "REDIS.URL": url, "REDIS.COMMAND_TIMEOUT": "-5 seconds" })
+      expect(config).toContain("Invalid data at REDIS.COMMAND_TIMEOUT")
+      expect(config).toContain(`must be a finite duration > 0, got "-5 seconds"`)
+    }))
+
+  it.effect("LOCAL_SHARE without STORE_DOWN=local (missing or misspelt) is a ConfigError naming STORE_DOWN", () =>
+    Effect.gen(function*() {
+      const alone = yield* configError({ "REDIS.URL": url, "REDIS.LOCAL_SHARE": "0.5" })
+      expect(alone).toContain("Invalid data at REDIS.STORE_DOWN")
+      expect(alone).toContain(`must be "local" when LOCAL_SHARE is set, got nothing`)
+      expect(yield* configError({ "REDIS.STORE_DWON": "local", "REDIS.LOCAL_SHARE": "0.5" })).toContain(
+        "REDIS.STORE_DOWN"
+      )
+    }))
+
   it.effect("invalid options are a defect naming the option", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Effect.scoped(store({ url, storeDown: "local" })))

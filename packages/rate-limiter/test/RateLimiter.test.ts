@@ -4,9 +4,11 @@ import {
   Chunk,
   Clock,
   Config,
+  type ConfigError,
   ConfigProvider,
   Duration,
   Effect,
+  Either,
   Exit,
   Fiber,
   Layer,
@@ -437,8 +439,50 @@ describe("RateLimiter", () => {
         expect(String(yield* invalid({ LIMIT: "0", WINDOW: "1 second" }))).toContain(
           "limit must be an integer ≥ 1, got 0"
         )
-        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "0 seconds" }))).toContain("window must be > 0")
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "0 seconds" }))).toContain(
+          `WINDOW must be > 0, got "0 seconds"`
+        )
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", ALGORITHM: "leaky" }))).toContain("ALGORITHM")
+      }))
+
+    it.effect("a partly present section is an error naming the missing key; a wholly absent one is not configured", () =>
+      Effect.gen(function*() {
+        const read = (entries: Record<string, string>) =>
+          Config.option(Config.nested(RateLimiter.config, "RATE_LIMIT")).pipe(
+            Effect.withConfigProvider(provider(entries)),
+            Effect.either
+          )
+        const absent = yield* read({ OTHER: "1" })
+        assert.deepStrictEqual(absent, Either.right(Option.none()))
+        const failure = (either: Either.Either<unknown, ConfigError.ConfigError>) => {
+          assert(Either.isLeft(either), "a ConfigError")
+          return String(either.left)
+        }
+        expect(failure(yield* read({ "RATE_LIMIT.LIMIT": "5" }))).toContain(
+          `RATE_LIMIT.WINDOW: "missing, and required since LIMIT is set`
+        )
+        // a misspelt key leaves the one it meant missing
+        expect(failure(yield* read({ "RATE_LIMIT.LIMIT": "5", "RATE_LIMIT.WINDOWS": "1 second" }))).toContain(
+          "RATE_LIMIT.WINDOW"
+        )
+        expect(failure(yield* read({ "RATE_LIMIT.WINDOW": "1 second", "RATE_LIMIT.MAX_WAIT": "1 second" }))).toContain(
+          `RATE_LIMIT.LIMIT: "missing, and required since WINDOW, MAX_WAIT are set`
+        )
+      }))
+
+    it.effect("a negative duration in Config is a ConfigError naming the value", () =>
+      Effect.gen(function*() {
+        const invalid = (entries: Record<string, string>) =>
+          Effect.flip(RateLimiter.config.pipe(Effect.withConfigProvider(provider(entries))))
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "-5 seconds" }))).toContain(
+          `WINDOW must be > 0, got "-5 seconds"`
+        )
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", MAX_WAIT: "-1 millis" }))).toContain(
+          `MAX_WAIT must be ≥ 0, got "-1 millis"`
+        )
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "soon" }))).toContain(
+          `WINDOW must be a duration, got "soon"`
+        )
       }))
 
     it.effect("layerConfig builds the tagged limiter from config", () =>

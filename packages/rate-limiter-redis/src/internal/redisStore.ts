@@ -93,15 +93,27 @@ const resolvePolicy = (
   return Either.right({ storeDown: known, localShare: typeof localShare === "number" ? localShare : 1 })
 }
 
-const decodeMillis = (label: string, input: Duration.DurationInput | undefined, fallback: number) => {
+const showInput = (input: unknown): string =>
+  typeof input === "string"
+    ? JSON.stringify(input)
+    : Duration.isDuration(input)
+    ? Duration.format(input)
+    : String(input)
+
+/** `Duration` reads `-5 seconds` and `-1` as zero: a minus sign is a mistake to name. */
+const isNegative = (input: unknown): boolean =>
+  ((typeof input === "number" || typeof input === "bigint") && input < 0) ||
+  (typeof input === "string" && /^\s*-/.test(input)) ||
+  (Array.isArray(input) && input.some((part) => (typeof part === "number" || typeof part === "bigint") && part < 0))
+
+const decodeMillis = (label: string, input: unknown, fallback: number): Either.Either<number, string> => {
   if (input === undefined) return Either.right(fallback)
+  const refused = Either.left(`${label} must be a finite duration > 0, got ${showInput(input)}`)
+  if (isNegative(input)) return refused
   const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${String(input)}`)
+  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${showInput(input)}`)
   const millis = Duration.toMillis(decoded.value)
-  if (!(millis > 0 && Number.isFinite(millis))) {
-    return Either.left(`${label} must be a finite duration > 0, got ${Duration.format(decoded.value)}`)
-  }
-  return Either.right(millis)
+  return millis > 0 && Number.isFinite(millis) ? Either.right(millis) : refused
 }
 
 /** @internal */
@@ -727,19 +739,37 @@ export const layerConfig = (
 export const config: Config.Config<RedisRateLimiterStore.Options> = Config.all({
   url: Config.option(Config.redacted("URL")),
   prefix: Config.option(Config.string("PREFIX")),
-  storeDown: Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN").pipe(
-    Config.withDefault("fail-closed" as const)
-  ),
+  storeDown: Config.option(Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN")),
   localShare: Config.option(Config.number("LOCAL_SHARE")),
-  commandTimeout: Config.option(Config.duration("COMMAND_TIMEOUT"))
+  // read as text: `Config.duration` reads "-5 seconds" as zero
+  commandTimeout: Config.option(Config.string("COMMAND_TIMEOUT"))
 }).pipe(
   Config.mapOrFail((input) => {
+    // LOCAL_SHARE means something only with STORE_DOWN=local: alone, the policy key is missing
+    // or misspelt, and the fallback it meant would silently be fail-closed
+    if (Option.isSome(input.localShare) && Option.getOrUndefined(input.storeDown) !== "local") {
+      return Either.left(
+        ConfigError.InvalidData(
+          ["STORE_DOWN"],
+          `must be "local" when LOCAL_SHARE is set, got ${
+            Option.match(input.storeDown, { onNone: () => "nothing", onSome: (policy) => JSON.stringify(policy) })
+          }`
+        )
+      )
+    }
+    const commandTimeout = Option.match(input.commandTimeout, {
+      onNone: () => Either.right(undefined),
+      onSome: (text) => Either.map(decodeMillis("COMMAND_TIMEOUT", text, 0), Duration.millis)
+    })
+    if (Either.isLeft(commandTimeout)) {
+      return Either.left(ConfigError.InvalidData(["COMMAND_TIMEOUT"], commandTimeout.left))
+    }
     const options: RedisRateLimiterStore.Options = {
       url: Option.getOrUndefined(input.url),
       prefix: Option.getOrUndefined(input.prefix),
-      storeDown: input.storeDown,
+      storeDown: Option.getOrElse(input.storeDown, () => "fail-closed" as const),
       localShare: Option.getOrUndefined(input.localShare),
-      commandTimeout: Option.getOrUndefined(input.commandTimeout)
+      commandTimeout: commandTimeout.right
     }
     const resolved = resolve(options)
     return Either.isLeft(resolved)

@@ -76,6 +76,12 @@ const show = (u: unknown): string => {
 
 const isPositiveInteger = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 1
 
+/** `Duration` reads `-5 seconds`, `-1` and `[-1, 0]` as zero: a minus sign is a mistake to name. */
+const isNegative = (input: unknown): boolean =>
+  ((typeof input === "number" || typeof input === "bigint") && input < 0) ||
+  (typeof input === "string" && /^\s*-/.test(input)) ||
+  (Array.isArray(input) && input.some((part) => (typeof part === "number" || typeof part === "bigint") && part < 0))
+
 /** A duration from user input, or why it is not one. NaN and negatives are refused, not read as zero. */
 const decodeDuration = (
   label: string,
@@ -83,8 +89,7 @@ const decodeDuration = (
   options: { readonly allowZero: boolean; readonly allowInfinite: boolean }
 ): Either.Either<number, string> => {
   if (typeof input === "number" && Number.isNaN(input)) return Either.left(`${label} must be a duration, got NaN`)
-  // Duration reads a negative number as zero; a negative input is a mistake worth naming.
-  if ((typeof input === "number" || typeof input === "bigint") && input < 0) {
+  if (isNegative(input)) {
     return Either.left(`${label} must be ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
   }
   const decoded = Duration.decodeUnknown(input)
@@ -552,21 +557,63 @@ export const layerConfig = <I>(
 ): Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> =>
   Layer.effect(tag, Effect.flatMap(config, make))
 
-/** @internal */
+/** A duration key read as text and decoded here, so that a negative or malformed value is named. */
+const durationConfig = (
+  key: string,
+  options: { readonly allowZero: boolean; readonly allowInfinite: boolean }
+): Config.Config<Duration.Duration> =>
+  Config.mapOrFail(Config.string(key), (text) =>
+    Either.mapBoth(decodeDuration(key, text, options), {
+      onLeft: (message) => ConfigError.InvalidData([], message),
+      onRight: (millis) => Duration.millis(millis)
+    }))
+
+const configKeys = { limit: "LIMIT", window: "WINDOW", burst: "BURST", algorithm: "ALGORITHM", maxWait: "MAX_WAIT" }
+
+/**
+ * A section that is wholly absent is missing (so `Config.option` reads it as "not configured");
+ * one that is partly present must be whole: a missing `LIMIT` or `WINDOW` is then an error naming
+ * it, never a silently dropped bound.
+ *
+ * @internal
+ */
 export const config: Config.Config<RateLimiter.Settings> = Config.all({
-  limit: Config.integer("LIMIT"),
-  window: Config.duration("WINDOW"),
-  burst: Config.option(Config.integer("BURST")),
-  algorithm: Config.literal("gcra", "fixed-window", "sliding-window")("ALGORITHM").pipe(
-    Config.withDefault("gcra" as const)
-  ),
-  maxWait: Config.option(Config.duration("MAX_WAIT"))
+  limit: Config.option(Config.integer(configKeys.limit)),
+  window: Config.option(durationConfig(configKeys.window, { allowZero: false, allowInfinite: false })),
+  burst: Config.option(Config.integer(configKeys.burst)),
+  algorithm: Config.option(Config.literal("gcra", "fixed-window", "sliding-window")(configKeys.algorithm)),
+  maxWait: Config.option(durationConfig(configKeys.maxWait, { allowZero: true, allowInfinite: true }))
 }).pipe(
-  Config.mapOrFail(({ algorithm, burst, limit, maxWait, window }) => {
+  Config.mapOrFail((input) => {
+    const read: ReadonlyArray<readonly [Option.Option<unknown>, string]> = [
+      [input.limit, configKeys.limit],
+      [input.window, configKeys.window],
+      [input.burst, configKeys.burst],
+      [input.algorithm, configKeys.algorithm],
+      [input.maxWait, configKeys.maxWait]
+    ]
+    const present = read.filter(([value]) => Option.isSome(value)).map(([, key]) => key)
+    if (present.length === 0) {
+      return Either.left(
+        ConfigError.MissingData([], `no rate limit configured (${configKeys.limit} and ${configKeys.window})`)
+      )
+    }
+    const { algorithm, burst, limit, maxWait, window } = input
+    if (Option.isNone(limit) || Option.isNone(window)) {
+      const missing = Option.isNone(limit) ? configKeys.limit : configKeys.window
+      return Either.left(
+        ConfigError.InvalidData(
+          [missing],
+          `missing, and required since ${present.join(", ")} ${
+            present.length === 1 ? "is" : "are"
+          } set: a rate limit needs both ${configKeys.limit} and ${configKeys.window}`
+        )
+      )
+    }
     const settings: RateLimiter.Settings = {
-      limit,
-      window,
-      algorithm,
+      limit: limit.value,
+      window: window.value,
+      algorithm: Option.getOrElse(algorithm, () => "gcra" as const),
       burst: Option.getOrUndefined(burst),
       maxWait: Option.getOrUndefined(maxWait)
     }
