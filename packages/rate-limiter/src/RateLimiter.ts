@@ -220,7 +220,7 @@ export const isRateLimiterError: (u: unknown) => u is RateLimiterError = errors.
  *     maxWait: "30 seconds"
  *   })
  *   yield* Effect.forEach([1, 2, 3], (n) => limiter.run(Effect.succeed(n)), { concurrency: "unbounded" })
- * }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+ * }).pipe(Effect.provide(RateLimiterStore.layerMemory))
  * ```
  *
  * @since 0.1.0

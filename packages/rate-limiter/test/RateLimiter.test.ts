@@ -76,6 +76,18 @@ describe("RateLimiter", () => {
       ["maxWait -1", { limit: 1, window: "1 second", maxWait: -1 }, "maxWait must be ≥ 0, got -1"],
       ["maxWait NaN", { limit: 1, window: "1 second", maxWait: Number.NaN }, "maxWait must be a duration, got NaN"],
       [
+        "maxWait \"-5 seconds\"",
+        { limit: 1, window: "1 second", maxWait: "-5 seconds" },
+        `maxWait must be ≥ 0, got "-5 seconds"`
+      ],
+      [
+        "maxWait \"-1 millis\"",
+        { limit: 1, window: "1 second", maxWait: "-1 millis" },
+        `maxWait must be ≥ 0, got "-1 millis"`
+      ],
+      ["maxWait [-1, 0]", { limit: 1, window: "1 second", maxWait: [-1, 0] }, "maxWait must be ≥ 0, got [-1,0]"],
+      ["window \"-5 seconds\"", { limit: 1, window: "-5 seconds" }, `window must be > 0, got "-5 seconds"`],
+      [
         "a bad limit among several",
         { limits: [{ limit: 1, window: "1 second" }, { limit: 1, window: 0 }] },
         "limits[1].window must be > 0, got 0"
@@ -104,6 +116,13 @@ describe("RateLimiter", () => {
         expect(yield* defectOf(limiter.take({ cost: 0 }))).toContain("cost must be an integer ≥ 1, got 0")
         expect(yield* defectOf(limiter.take({ cost: Number.NaN }))).toContain("got NaN")
         expect(yield* defectOf(limiter.take({ maxWait: Number.NaN }))).toContain("maxWait must be a duration")
+        expect(yield* defectOf(limiter.take({ maxWait: "-5 seconds" }))).toContain(
+          `maxWait must be ≥ 0, got "-5 seconds"`
+        )
+        expect(yield* defectOf(limiter.take({ maxWait: "-1 millis" }))).toContain(
+          `maxWait must be ≥ 0, got "-1 millis"`
+        )
+        expect(yield* defectOf(limiter.take({ maxWait: [-1, 0] }))).toContain("maxWait must be ≥ 0, got [-1,0]")
         const window = yield* make({ name: "window", limit: 3, window: "1 minute", algorithm: "sliding-window" })
         expect(yield* defectOf(window.take({ cost: 4 }))).toContain("3 per 1min (sliding window) can ever hold (3)")
       }))
@@ -113,6 +132,9 @@ describe("RateLimiter", () => {
         const limiter = yield* make({ name: "paused", limit: 1, window: "1 second" })
         expect(yield* defectOf(limiter.pauseFor(Number.NaN))).toContain(`"paused": pause must be a duration`)
         expect(yield* defectOf(limiter.pauseFor(-1))).toContain("pause must be ≥ 0, got -1")
+        expect(yield* defectOf(limiter.pauseFor("-5 seconds"))).toContain(`pause must be ≥ 0, got "-5 seconds"`)
+        expect(yield* defectOf(limiter.pauseFor("-1 millis"))).toContain(`pause must be ≥ 0, got "-1 millis"`)
+        expect(yield* defectOf(limiter.pauseFor([-1, 0]))).toContain("pause must be ≥ 0, got [-1,0]")
         expect(yield* defectOf(limiter.pauseFor(Duration.infinity))).toContain("pause must be finite")
       }))
   })

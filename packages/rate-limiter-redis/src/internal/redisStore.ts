@@ -116,6 +116,22 @@ const decodeMillis = (label: string, input: unknown, fallback: number): Either.E
   return millis > 0 && Number.isFinite(millis) ? Either.right(millis) : refused
 }
 
+/** A Redis URL, or why not (a URL given as `Redacted` is never printed). */
+const checkUrl = (url: string, redacted: boolean): Either.Either<string, string> => {
+  const shown = redacted ? "(redacted)" : JSON.stringify(url)
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    return Either.left(`url must be a URL such as redis://host:6379, got ${shown}`)
+  }
+  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
+    if (parsed.password !== "") parsed.password = "***"
+    return Either.left(`url must use redis:// or rediss://, got ${redacted ? shown : JSON.stringify(parsed.href)}`)
+  }
+  return Either.right(url)
+}
+
 /** @internal */
 export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<Resolved, string> => {
   const url = options.url === undefined
@@ -124,6 +140,8 @@ export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<R
     ? Redacted.value(options.url)
     : options.url
   if (typeof url !== "string" || url.length === 0) return Either.left("url must be a non-empty string")
+  const checkedUrl = checkUrl(url, Redacted.isRedacted(options.url))
+  if (Either.isLeft(checkedUrl)) return Either.left(checkedUrl.left)
   const prefix = options.prefix ?? defaultPrefix
   if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
     return Either.left(`prefix must be a string without braces (they delimit the hash tag), got ${String(prefix)}`)
@@ -402,9 +420,8 @@ const writeBatcher = (redis: Redis): () => void => {
 }
 
 /**
- * Commands per socket write within a tick. Measured with 64 takes in flight (`pnpm bench redis`,
- * interleaved rounds, RateLimiter + store): one write per tick 47–54k takes/s, groups of 8 86–91k,
- * groups of 16 94–124k (rate-limiter-flexible 77–91k in the same runs).
+ * Commands per socket write within a tick: 16 was the fastest group size measured with 64 takes in
+ * flight (`pnpm bench redis`; figures in docs/guides/comparison.md).
  */
 const WRITE_GROUP = 16
 

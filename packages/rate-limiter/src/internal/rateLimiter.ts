@@ -35,8 +35,9 @@ export const isRateLimiter = (u: unknown): u is RateLimiter.RateLimiter => Predi
 /**
  * From 0.5 ms doubling to ~131 s: a paced start waits milliseconds; longer waits (behind a daily
  * quota) land in the last bucket.
+ *
+ * @internal
  */
-/** @internal */
 export const waitSeconds = Metric.histogram(
   "sluice_limiter_wait_seconds",
   MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 20 }),
@@ -49,8 +50,11 @@ export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
   incremental: true
 })
 
-/** From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants. */
-/** @internal */
+/**
+ * From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants.
+ *
+ * @internal
+ */
 export const timerLatenessSeconds = Metric.histogram(
   "sluice_limiter_timer_lateness_seconds",
   MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
