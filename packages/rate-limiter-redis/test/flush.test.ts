@@ -5,6 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { RateLimiter } from "@sluice/rate-limiter"
+import type * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import { Clock, Duration, Effect, Fiber } from "effect"
 import { call, inspector, ownServer, store, uniquePrefix } from "./utils/helpers.js"
 
@@ -18,19 +19,16 @@ const notHeld = <A, E>(fiber: Fiber.Fiber<A, E>) =>
     )
   )
 
+/** 2 per 10 s in fixed windows, never waiting: one limiter on the key per call. */
+const flushed = (s: RateLimiterStore.Service) =>
+  RateLimiter.make({ name: "flushed", limit: 2, window: "10 seconds", algorithm: "fixed-window", maxWait: 0, store: s })
+
 describe("Redis flushed in the middle of a run", () => {
   it.scoped("a fixed-window take with maxWait 0 is refused at once, not held to the window's end", () =>
     Effect.gen(function*() {
       const server = yield* ownServer()
       const s = yield* store({ url: server.url, prefix: uniquePrefix("flush"), clock: "client" })
-      const limiter = yield* RateLimiter.make({
-        name: "flushed",
-        limit: 2,
-        window: "10 seconds",
-        algorithm: "fixed-window",
-        maxWait: 0,
-        store: s
-      })
+      const limiter = yield* flushed(s)
       yield* limiter.take()
       yield* limiter.take()
       const before = yield* Effect.flip(limiter.take())
@@ -45,14 +43,7 @@ describe("Redis flushed in the middle of a run", () => {
       assert.deepStrictEqual(error.retryAfter, Duration.seconds(10))
       assert.strictEqual(yield* Clock.currentTimeMillis, 0)
       // the reservation Redis made was given back: a fresh window for another process is whole
-      const fresh = yield* RateLimiter.make({
-        name: "flushed",
-        limit: 2,
-        window: "10 seconds",
-        algorithm: "fixed-window",
-        maxWait: 0,
-        store: s
-      })
+      const fresh = yield* flushed(s)
       yield* fresh.take()
       yield* fresh.take()
     }))

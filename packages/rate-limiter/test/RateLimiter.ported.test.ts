@@ -18,6 +18,11 @@ const limiterOf = (algorithm: RateLimiter.Algorithm, limit: number) =>
       : { name: `ported-${algorithm}`, limit, window: "1 second", algorithm }
   ).pipe(Effect.provide(RateLimiterStore.layerMemory))
 
+const fixedWindow = (name: string, limit: number) =>
+  RateLimiter.make({ name, limit, window: "1 second", algorithm: "fixed-window" }).pipe(
+    Effect.provide(RateLimiterStore.layerMemory)
+  )
+
 describe("ported from Effect's RateLimiter tests", () => {
   for (const algorithm of algorithms) {
     describe(algorithm, () => {
@@ -132,12 +137,7 @@ describe("ported from Effect's RateLimiter tests", () => {
   describe("fixed window", () => {
     it.effect("charges each take's cost", () =>
       Effect.gen(function*() {
-        const limiter = yield* RateLimiter.make({
-          name: "cost",
-          limit: 100,
-          window: "1 second",
-          algorithm: "fixed-window"
-        }).pipe(Effect.provide(RateLimiterStore.layerMemory))
+        const limiter = yield* fixedWindow("cost", 100)
         const fiber = yield* Effect.fork(
           Effect.replicateEffect(limiter.run(Clock.currentTimeMillis, { cost: 10 }), 20)
         )
@@ -150,12 +150,7 @@ describe("ported from Effect's RateLimiter tests", () => {
       Effect.gen(function*() {
         // Effect's limiter lets the two 3s start beside the 7s ([0, 1000, 0, 1000]); sluice keeps
         // arrival order, so a later caller never starts before an earlier one
-        const limiter = yield* RateLimiter.make({
-          name: "mixed",
-          limit: 10,
-          window: "1 second",
-          algorithm: "fixed-window"
-        }).pipe(Effect.provide(RateLimiterStore.layerMemory))
+        const limiter = yield* fixedWindow("mixed", 10)
         const fibers = yield* Effect.forEach(
           [7, 7, 3, 3],
           (cost) => Effect.fork(limiter.run(Clock.currentTimeMillis, { cost }))
