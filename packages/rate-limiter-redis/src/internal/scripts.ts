@@ -307,7 +307,9 @@ for i = 1, n do
   points[i] = 0
   if spec.algo == "f" then
     normalize_fixed(spec, st, now)
-    points[i] = out(st.base * spec.limit + st.count)
+    local point = st.base * spec.limit + st.count
+    -- beyond 2^53 a double is not exact: no point (the client reads "none" as NaN), cost only
+    if math.abs(point) < 9007199254740992 then points[i] = out(point) else points[i] = "none" end
   end
 end
 
@@ -370,7 +372,13 @@ ${stateCode(5)}
 if not raw then return 0 end
 local runs_key = KEYS[n + 2]
 local restore = {}
-for i = 6 + 5 * n, #ARGV do restore[#restore + 1] = tonumber(ARGV[i]) end
+local restore_n = #ARGV - (5 + 5 * n)
+for j = 1, restore_n do
+  local v = tonumber(ARGV[5 + 5 * n + j])
+  -- a point a double could not hold ("none", NaN) is unknown
+  if v ~= v then v = nil end
+  restore[j] = v
+end
 local RUN = "<" .. string.rep("d", 4 + n)
 
 -- the runs still worth keeping: below the top, above the floor, not yet past
@@ -437,7 +445,7 @@ end
 
 if reservation == latest then
   local own = nil
-  if #restore > 1 then
+  if restore_n > 1 then
     own = {}
     for i = 1, n do own[i] = restore[1 + i] end
   end
@@ -455,7 +463,7 @@ if reservation == latest then
 end
 
 -- below the top: remember it, merged with the runs next to it (a fixed window needs its points)
-if #restore == 0 or restore[1] <= now then return finish(0) end
+if restore_n == 0 or restore[1] == nil or restore[1] <= now then return finish(0) end
 for i = 1, n do
   if specs[i].algo == "f" and restore[1 + i] == nil then return finish(0) end
 end

@@ -204,14 +204,17 @@ export const MAX_ROLLBACK_UNITS = 4096
 
 /**
  * What `rollback` needs to restore `state` to the instant before a reservation: a fixed window's
- * absolute unit count (`base × limit + count`); the other algorithms need nothing (0).
+ * absolute unit count (`base × limit + count`), `NaN` where a double cannot hold it exactly (tiny
+ * windows with huge limits: the roll back then gives back the cost only); the other algorithms
+ * need nothing (0).
  *
  * @internal
  */
 export const restorePoint = (spec: LimitSpec, state: LimitState, now: number): number => {
   if (state._tag !== "fixed-window") return 0
   normalizeFixed(spec, state, now)
-  return state.base * spec.limit + state.count
+  const point = state.base * spec.limit + state.count
+  return Number.isSafeInteger(point) ? point : Number.NaN
 }
 
 /**
@@ -238,7 +241,9 @@ export const rollback = (
     }
     case "fixed-window": {
       normalizeFixed(spec, state, now)
-      const restored = point === undefined ? state.count - cost : point - state.base * spec.limit
+      const restored = point === undefined || !Number.isFinite(point)
+        ? state.count - cost
+        : point - state.base * spec.limit
       state.count = Math.min(state.count, Math.max(0, restored))
       return
     }

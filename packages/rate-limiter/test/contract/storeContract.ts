@@ -311,6 +311,21 @@ export const storeContract = <E>(
           })
         ))
 
+      it.scoped("a fixed window too fine for exact arithmetic stays within its quota after a refund", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            // 1 ms windows of 10,000 units at today's epoch: base × limit is beyond 2^53
+            yield* TestClock.setTime(1_700_000_000_000)
+            const limiter = yield* limiterOn(store, { limit: 10_000, window: "1 millis", algorithm: "fixed-window" })
+            yield* limiter.take({ cost: 9_000 })
+            const heavy = yield* taker(limiter, { cost: 2_000 })
+            yield* Fiber.interrupt(heavy)
+            // 1,000 units are left in this window at most, whatever the refund could restore
+            const error = yield* exceeded(limiter.take({ cost: 1_001, maxWait: 0 }))
+            assert.strictEqual(error.reason, "quota")
+          })
+        ))
+
       it.scoped("a refund never lets a window exceed its quota (fixed and sliding windows)", () =>
         withStore((store) =>
           Effect.gen(function*() {
