@@ -290,6 +290,31 @@ describe("RateLimiter", () => {
         expect(refunds).toEqual([2, 4])
       }))
 
+    it.scoped("a caller queued behind a head the pacer holds past its maxWait fails at once, without a timer", () =>
+      Effect.gen(function*() {
+        const refunds: Array<number> = []
+        const limiter = yield* RateLimiter.make({
+          name: "behind",
+          limit: 1,
+          window: "1 second",
+          store: forgetfulStore(refunds)
+        })
+        yield* limiter.take()
+        // held by the pacer until 1000
+        const head = yield* taker(limiter)
+        yield* TestClock.adjust(0)
+        const behind = yield* Effect.fork(Effect.flip(limiter.take({ maxWait: "500 millis" })))
+        yield* TestClock.adjust(0)
+        const refused = yield* Fiber.poll(behind)
+        assert(Option.isSome(refused), "refused at once")
+        const error = yield* refused.value
+        assert(error._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(error.retryAfter, Duration.millis(500))
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Fiber.join(head), 1000)
+        expect(refunds).toEqual([3])
+      }))
+
     it.scoped("a pause after the reservation that outlasts maxWait fails the held caller", () =>
       Effect.gen(function*() {
         const limiter = yield* make({ name: uniqueName("paused-late"), limit: 1, window: "1 second" })

@@ -88,13 +88,15 @@ interface Waiter {
   readonly maxWaitMillis: number
   /** Admitted without a quota (a fail-open store): neither paced nor counted by the pacer. */
   readonly unlimited: boolean
+  /** At the head: the instant it sleeps until (no one behind it starts earlier). */
+  plannedAt: number
   /** The caller's span, which gets the wait as an attribute. */
   readonly span: Tracer.AnySpan | undefined
   state: typeof QUEUED | typeof DONE
   prev: Waiter | undefined
   next: Waiter | undefined
   /** Set while it waits, without a timer, for its turn at the head. */
-  resume: ((effect: Effect.Effect<void>) => void) | undefined
+  resume: ((effect: Effect.Effect<void, RateLimiter.RateLimiterError>) => void) | undefined
 }
 
 const makeWith = (
@@ -198,21 +200,13 @@ const makeWith = (
      * came after its reservation) fails instead: `maxWait` bounds the whole wait.
      */
     const lead = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> => {
+      if (waiter !== head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
       const now = nowMillis(clock)
-      if (waiter !== head) {
-        if (waiter.deadline === Number.POSITIVE_INFINITY) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
-        // behind a head that has not started by our deadline: we would start later still
-        if (now + algorithm.EPSILON_MILLIS >= waiter.deadline) {
-          return tooLate(waiter, now, Math.max(now, localStart(waiter, now)))
-        }
-        return Effect.flatMap(
-          Effect.raceFirst(awaitTurn(waiter), clock.sleep(Duration.millis(waiter.deadline - now))),
-          () => lead(waiter)
-        )
-      }
       const at = localStart(waiter, now)
+      if (at > waiter.target + algorithm.EPSILON_MILLIS) expireBehind(waiter, now, at)
       if (at > waiter.deadline + algorithm.EPSILON_MILLIS) return tooLate(waiter, now, at)
       if (at > now + algorithm.EPSILON_MILLIS) {
+        waiter.plannedAt = at
         return Effect.flatMap(clock.sleep(Duration.millis(at - now)), () => {
           timerLatenessSeconds.unsafeUpdate(Math.max(0, nowMillis(clock) - at) / 1000, labels)
           return lead(waiter)
@@ -222,18 +216,28 @@ const makeWith = (
       return begin(waiter, now)
     }
 
-    const awaitTurn = (waiter: Waiter): Effect.Effect<void> =>
-      Effect.async<void>((resume) => {
-        if (waiter === head) {
-          resume(Effect.void)
-          return
-        }
-        waiter.resume = resume
-        // left by a deadline: the head must not wake a caller that no longer waits
-        return Effect.sync(() => {
-          if (waiter.resume === resume) waiter.resume = undefined
-        })
+    const awaitTurn = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> =>
+      Effect.async<void, RateLimiter.RateLimiterError>((resume) => {
+        if (waiter === head) resume(Effect.void)
+        else waiter.resume = resume
       })
+
+    /**
+     * The head starts at `at`, later than its reservation (the pacer or a pause holds it): a
+     * caller behind it whose `maxWait` ends before then cannot start in time, and fails now. Only
+     * then is the queue walked; a caller's deadline is never earlier than the head's reservation,
+     * so without such a hold everyone reaches the head in time to judge for itself, and queued
+     * callers keep needing no timer of their own.
+     */
+    const expireBehind = (leader: Waiter, now: number, at: number): void => {
+      for (let behind = leader.next; behind !== undefined; behind = behind.next) {
+        const resume = behind.resume
+        if (resume !== undefined && behind.deadline + algorithm.EPSILON_MILLIS < at) {
+          behind.resume = undefined
+          resume(tooLate(behind, now, Math.max(at, localStart(behind, now))))
+        }
+      }
+    }
 
     /** Interrupted before it started: leave the queue, and give the slot back where the store can. */
     const abandon = (waiter: Waiter): Effect.Effect<void> =>
@@ -302,6 +306,7 @@ const makeWith = (
         deadline: now + request.maxWaitMillis,
         maxWaitMillis: request.maxWaitMillis,
         unlimited,
+        plannedAt: now + delay,
         span,
         state: QUEUED,
         prev: undefined,
@@ -314,8 +319,14 @@ const makeWith = (
       // the caller leaves before its start, and gives its reservation back.
       return Effect.uninterruptibleMask((restore) => {
         enqueue(waiter)
+        // behind a head asleep past this caller's maxWait: it cannot start in time
+        const ahead = head !== undefined && head !== waiter ? head.plannedAt : now
         return Effect.catchAllCause(
-          restore(Effect.suspend(() => lead(waiter))),
+          restore(Effect.suspend(() =>
+            ahead > waiter.deadline + algorithm.EPSILON_MILLIS
+              ? tooLate(waiter, now, Math.max(ahead, localStart(waiter, now)))
+              : lead(waiter)
+          )),
           (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause))
         )
       })
