@@ -1,0 +1,17 @@
+import * as path from "node:path"
+import { mergeConfig, type ViteUserConfig } from "vitest/config"
+import shared from "../../vitest.shared.js"
+
+const config: ViteUserConfig = {
+  test: {
+    include: ["test/**/*.test.ts"],
+    // Starts a real redis-server on a free loopback port (and fails the run if there is none).
+    globalSetup: [path.join(import.meta.dirname, "test", "globalSetup.ts")],
+    // One file at a time: the multi-process tests load every core for seconds.
+    fileParallelism: false,
+    testTimeout: 60_000,
+    hookTimeout: 60_000
+  }
+}
+
+export default mergeConfig(shared, config)
