@@ -2,6 +2,7 @@ import type { Bulkhead } from "@sluice/bulkhead"
 import type { Fiber, Scope } from "effect"
 import { Deferred, Effect, Layer, Logger } from "effect"
 import { Redis } from "ioredis"
+import { type RedisServer, startRedisServer } from "../../../rate-limiter-redis/test/utils/redisServer.js"
 import { RedisBulkhead, RedisConnection } from "../../src/index.js"
 
 let counter = 0
@@ -118,3 +119,7 @@ export const capturingLogs = (lines: Array<string>) =>
       lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
     })
   )
+
+/** A redis-server of the test's own (for tests that drop connections or restart it), stopped with the scope. */
+export const ownServer = (port?: number): Effect.Effect<RedisServer, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.promise(() => startRedisServer(port)), (server) => Effect.promise(() => server.stop()))
