@@ -562,32 +562,27 @@ class Impl {
   }
 }
 
-/** The same bulkhead as a `Bulkhead.Bulkhead`: its interface has no store errors, so they are defects. */
-class View implements Bulkhead.Bulkhead {
-  readonly [Bulkhead.TypeId]: Bulkhead.TypeId = Bulkhead.TypeId
-  readonly name: string
-  readonly maxPermits: number
-  readonly maxWait: Duration.Duration
-  constructor(readonly impl: Impl) {
-    this.name = impl.settings.name
-    this.maxPermits = impl.settings.maxPermits
-    this.maxWait = impl.settings.maxWait
+/**
+ * The same bulkhead as a `Bulkhead.Bulkhead`: its interface has no store errors, so they are
+ * defects. A plain object of bound functions, as the local bulkhead is, so `const { run } = b` works.
+ */
+const viewOf = (impl: Impl): Bulkhead.Bulkhead => {
+  const view = {
+    [Bulkhead.TypeId]: Bulkhead.TypeId as Bulkhead.TypeId,
+    name: impl.settings.name,
+    maxPermits: impl.settings.maxPermits,
+    maxWait: impl.settings.maxWait,
+    run: <A, E, R>(
+      self: Effect.Effect<A, E, R>,
+      options?: Bulkhead.RunOptions
+    ): Effect.Effect<A, E | Bulkhead.BulkheadError, R> =>
+      Effect.catchIf(impl.run(self, options), Api.isBulkheadStoreError, Effect.die),
+    acquire: (options?: Bulkhead.RunOptions): Effect.Effect<void, Bulkhead.BulkheadError, Scope.Scope> =>
+      Effect.catchIf(impl.acquire(options), Api.isBulkheadStoreError, Effect.die),
+    resize: (permits: number): Effect.Effect<void> => Effect.orDie(impl.resize(permits)),
+    stats: Effect.orElseSucceed(impl.stats, () => impl.lastStats)
   }
-  run<A, E, R>(
-    self: Effect.Effect<A, E, R>,
-    options?: Bulkhead.RunOptions
-  ): Effect.Effect<A, E | Bulkhead.BulkheadError, R> {
-    return Effect.catchIf(this.impl.run(self, options), Api.isBulkheadStoreError, Effect.die)
-  }
-  acquire(options?: Bulkhead.RunOptions): Effect.Effect<void, Bulkhead.BulkheadError, Scope.Scope> {
-    return Effect.catchIf(this.impl.acquire(options), Api.isBulkheadStoreError, Effect.die)
-  }
-  resize(permits: number): Effect.Effect<void> {
-    return Effect.orDie(this.impl.resize(permits))
-  }
-  get stats(): Effect.Effect<Bulkhead.Stats> {
-    return Effect.orElseSucceed(this.impl.stats, () => this.impl.lastStats)
-  }
+  return view
 }
 
 /** @internal */
@@ -609,7 +604,7 @@ export const make = (
     storeDegraded.unsafeUpdate(0, impl.labels)
     // this process's K becomes the fleet's (the last to start sets it); Redis down: it starts degraded
     yield* Effect.ignore(impl.resize(settings.permits))
-    const view = new View(impl)
+    const view = viewOf(impl)
     const bulkhead: Api.RedisBulkhead = {
       name: settings.name,
       maxPermits: settings.maxPermits,
