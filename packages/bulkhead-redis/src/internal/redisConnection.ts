@@ -151,16 +151,23 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
       Effect.acquireRelease(
         Effect.flatMap(openSubscriber, (sub) =>
           Effect.suspend(() => {
-            let set = handlers.get(channel)
-            if (set === undefined) {
-              set = new Set()
-              handlers.set(channel, set)
-              // not awaited: a subscription made while Redis is down completes on connection, and
-              // the periodic check covers the grants published meanwhile
-              sub.ssubscribe(channel).catch(() => {})
+            const existing = handlers.get(channel)
+            if (existing !== undefined) {
+              existing.add(handler)
+              return Effect.void
             }
-            set.add(handler)
-            return Effect.void
+            handlers.set(channel, new Set([handler]))
+            // Waits (bounded) for the subscription, so that the grants published from now on are
+            // heard; when Redis is down it completes on connection, and the periodic check covers
+            // the grants published meanwhile.
+            return Effect.promise(() => sub.ssubscribe(channel).then(() => true, () => false)).pipe(
+              Effect.timeoutTo({
+                duration: Duration.millis(connectTimeoutMillis),
+                onSuccess: () => true,
+                onTimeout: () => false
+              }),
+              Effect.asVoid
+            )
           })),
         () =>
           Effect.sync(() => {

@@ -1,7 +1,7 @@
 import type { Bulkhead } from "@sluice/bulkhead"
 import type { Fiber, Scope } from "effect"
 import { Deferred, Effect, Layer, Logger } from "effect"
-import { Redis } from "ioredis"
+import { type Cluster, Redis } from "ioredis"
 import { type RedisServer, startRedisServer } from "../../../rate-limiter-redis/test/utils/redisServer.js"
 import { RedisBulkhead, RedisConnection } from "../../src/index.js"
 
@@ -14,12 +14,15 @@ export const uniqueName = (label: string): string =>
 export const connectionLayer = (url: string): Layer.Layer<RedisConnection.RedisConnection> =>
   RedisConnection.layer({ url })
 
-/** A bulkhead on a connection of its own, in the current scope. */
+/** A bulkhead on a connection of its own (from a URL: a new connection), in the current scope. */
 export const bulkheadOn = (
-  url: string,
+  connection: string | Layer.Layer<RedisConnection.RedisConnection>,
   options: RedisBulkhead.Options
 ): Effect.Effect<RedisBulkhead.RedisBulkhead, never, Scope.Scope> =>
-  Effect.flatMap(Layer.build(connectionLayer(url)), (context) => Effect.provide(RedisBulkhead.make(options), context))
+  Effect.flatMap(
+    Layer.build(typeof connection === "string" ? connectionLayer(connection) : connection),
+    (context) => Effect.provide(RedisBulkhead.make(options), context)
+  )
 
 /** A plain ioredis client for inspecting Redis, closed with the scope. */
 export const inspector = (url: string): Effect.Effect<Redis, never, Scope.Scope> =>
@@ -38,7 +41,7 @@ export interface State {
   readonly permits: number
 }
 
-export const stateOf = (redis: Redis, name: string, prefix = "sluice:bh:"): Effect.Effect<State> =>
+export const stateOf = (redis: Redis | Cluster, name: string, prefix = "sluice:bh:"): Effect.Effect<State> =>
   Effect.promise(async () => {
     const { keys } = RedisBulkhead.keysOf(prefix, name)
     const [, meta, queue, , held, tickets] = keys
@@ -59,7 +62,7 @@ export const stateOf = (redis: Redis, name: string, prefix = "sluice:bh:"): Effe
   })
 
 /** No ticket, no lease, counters at zero: nothing leaked. */
-export const expectClean = (redis: Redis, name: string) =>
+export const expectClean = (redis: Redis | Cluster, name: string) =>
   Effect.flatMap(stateOf(redis, name), (state) =>
     Effect.sync(() => {
       if (
