@@ -54,9 +54,11 @@ export interface FromUrl {
  */
 export interface FromClient {
   /**
-   * The application's client. Give it `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and a
-   * `commandTimeout` (on a `Cluster`, in `redisOptions` too) so that commands fail rather than wait
-   * while Redis is down; a warning is logged when the offline queue is on.
+   * The application's client. Give a `Redis` `enableOfflineQueue: false`, `maxRetriesPerRequest: 0`
+   * and a `commandTimeout`, so that commands fail rather than wait while Redis is down; a `Cluster`
+   * `enableOfflineQueue: false` and, in `redisOptions`, `maxRetriesPerRequest: 0` and a
+   * `commandTimeout` (its node connections keep their offline queue: ioredis opens them at their
+   * first command). A warning is logged when the client's offline queue is on.
    */
   readonly client: Redis | Cluster
 }
@@ -158,7 +160,7 @@ export const make: (options: Options) => Effect.Effect<Service, never, Scope.Sco
  * // from the application's Cluster client
  * const cluster = new Cluster([{ host: "127.0.0.1", port: 7000 }], {
  *   enableOfflineQueue: false,
- *   redisOptions: { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 }
+ *   redisOptions: { maxRetriesPerRequest: 0, commandTimeout: 500 }
  * })
  * const Clustered = RedisConnection.layer({ client: cluster })
  * ```
