@@ -11,6 +11,8 @@
  * @since 0.1.0
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
@@ -205,6 +207,29 @@ export const layer: <I>(
   tag: Context.Tag<I, Bulkhead.Bulkhead>,
   options: Options
 ) => Layer.Layer<I, never, RedisConnection> = internal.layer
+
+/**
+ * Provides the bulkhead under a bulkhead service tag, its options read from `Config`: e.g.
+ * `RedisBulkhead.layerConfig(Nominatim, Config.map(Config.nested(RedisBulkhead.config, "NOMINATIM"),
+ * (o) => ({ ...o, name: "nominatim" })))`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: <I>(
+  tag: Context.Tag<I, Bulkhead.Bulkhead>,
+  config: Config.Config<Options>
+) => Layer.Layer<I, ConfigError.ConfigError, RedisConnection> = internal.layerConfig
+
+/**
+ * The options but the name as `Config`, validated as `make` validates them (invalid data, not a
+ * defect): `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`, `MAX_WAIT` and `LEASE_TTL`
+ * (durations), `ON_LEASE_LOST` (`log` or `interrupt`), `STORE_DOWN` (`fail-closed`), `PREFIX`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<Omit<Options, "name">> = internal.config
 
 /**
  * `sluice_bulkhead_lease_lost_total`: leases a holder found gone at its renewal, labelled `name`.

@@ -9,6 +9,8 @@
  *
  * @since 0.1.0
  */
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
@@ -169,3 +171,22 @@ export const make: (options: Options) => Effect.Effect<Service, never, Scope.Sco
  * @category layers
  */
 export const layer: (options: Options) => Layer.Layer<RedisConnection> = internal.layer
+
+/**
+ * The connection as a layer, its options read from `Config` (see `config`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: (
+  config: Config.Config<FromUrl>
+) => Layer.Layer<RedisConnection, ConfigError.ConfigError> = internal.layerConfig
+
+/**
+ * The URL options as `Config`: `URL` (read as `Redacted`), `COMMAND_TIMEOUT`, `CONNECT_TIMEOUT`
+ * (durations). Nest it: `Config.nested(RedisConnection.config, "REDIS")`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<FromUrl> = internal.config

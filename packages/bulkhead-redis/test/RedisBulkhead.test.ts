@@ -5,7 +5,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option } from "effect"
+import { Cause, Config, ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { RedisBulkhead, RedisConnection } from "../src/index.js"
 import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
@@ -243,6 +243,40 @@ describe("RedisBulkhead", () => {
       }
       // stats of the view answer the last snapshot instead of failing
       assert.strictEqual((yield* a.bulkhead.stats).permits, 1)
+    }))
+
+  it.scopedLive("from Config: the connection and the bulkhead; invalid values are a ConfigError naming them", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("config")
+      class Permits extends Bulkhead.Tag("config-permits")<Permits>() {}
+      const live = RedisBulkhead.layerConfig(
+        Permits,
+        Config.map(Config.nested(RedisBulkhead.config, "UPSTREAM"), (o) => ({ ...o, name }))
+      ).pipe(Layer.provide(RedisConnection.layerConfig(Config.nested(RedisConnection.config, "REDIS"))))
+      const provider = (entries: ReadonlyArray<[string, string]>) =>
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(entries), { pathDelim: "_" }))
+      const stats = yield* Effect.flatMap(Permits, (b) => Effect.zipRight(b.run(Effect.void), b.stats)).pipe(
+        Effect.provide(Layer.provide(
+          live,
+          provider([
+            ["REDIS_URL", url],
+            ["UPSTREAM_PERMITS", "3"],
+            ["UPSTREAM_MAX_WAIT", "2 seconds"],
+            ["UPSTREAM_LEASE_TTL", "5 seconds"]
+          ])
+        ))
+      )
+      assert.deepStrictEqual({ name: stats.name, permits: stats.permits }, { name, permits: 3 })
+      const invalid = yield* Effect.flip(
+        Effect.provide(
+          Permits,
+          Layer.provide(
+            live,
+            provider([["REDIS_URL", url], ["UPSTREAM_PERMITS", "2"], ["UPSTREAM_LEASE_TTL", "10 millis"]])
+          )
+        )
+      )
+      assert.include(String(invalid), "leaseTtl must be a finite duration ≥ 300ms")
     }))
 
   it("invalid options are a defect naming the bulkhead and the value", () => {

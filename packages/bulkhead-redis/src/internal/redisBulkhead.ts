@@ -2,10 +2,13 @@
 import { Bulkhead } from "@sluice/bulkhead"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Config from "effect/Config"
+import * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
@@ -625,3 +628,36 @@ export const layer = <I>(
   options: Api.Options
 ): Layer.Layer<I, never, Connection.RedisConnection> =>
   Layer.scoped(tag, Effect.map(make(options), (bulkhead) => bulkhead.bulkhead))
+
+/** @internal */
+export const layerConfig = <I>(
+  tag: Context.Tag<I, Bulkhead.Bulkhead>,
+  config: Config.Config<Api.Options>
+): Layer.Layer<I, ConfigError.ConfigError, Connection.RedisConnection> =>
+  Layer.scoped(tag, Effect.flatMap(config, (options) => Effect.map(make(options), (bulkhead) => bulkhead.bulkhead)))
+
+const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
+  Config.map(Config.option(config), Option.getOrUndefined)
+
+/** @internal */
+export const config: Config.Config<Omit<Api.Options, "name">> = Config.all({
+  permits: Config.integer("PERMITS"),
+  maxPermits: optional(Config.integer("MAX_PERMITS")),
+  maxWaiting: optional(Config.integer("MAX_WAITING")),
+  maxWait: optional(Config.duration("MAX_WAIT")),
+  leaseTtl: optional(Config.duration("LEASE_TTL")),
+  onLeaseLost: optional(Config.literal("log", "interrupt")("ON_LEASE_LOST")),
+  storeDown: optional(Config.literal("fail-closed")("STORE_DOWN")),
+  prefix: optional(Config.string("PREFIX"))
+}).pipe(
+  // the same checks as `make`, as invalid data rather than a defect
+  Config.mapOrFail((options) => {
+    try {
+      resolve({ ...options, name: "config" })
+      return Either.right(options)
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error)
+      return Either.left(ConfigError.InvalidData([], message.replace(/^bulkhead "config": /, "")))
+    }
+  })
+)

@@ -1,5 +1,7 @@
 /** @internal */
 import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -210,3 +212,22 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
 /** @internal */
 export const layer = (options: Api.Options): Layer.Layer<Api.RedisConnection> =>
   Layer.scoped(Api.RedisConnection, make(options))
+
+/** @internal */
+export const layerConfig = (
+  config: Config.Config<Api.FromUrl>
+): Layer.Layer<Api.RedisConnection, ConfigError.ConfigError> =>
+  Layer.scoped(Api.RedisConnection, Effect.flatMap(config, make))
+
+/** @internal */
+export const config: Config.Config<Api.FromUrl> = Config.all({
+  url: Config.option(Config.redacted("URL")),
+  commandTimeout: Config.option(Config.duration("COMMAND_TIMEOUT")),
+  connectTimeout: Config.option(Config.duration("CONNECT_TIMEOUT"))
+}).pipe(
+  Config.map((input): Api.FromUrl => ({
+    url: Option.getOrUndefined(input.url),
+    commandTimeout: Option.getOrUndefined(input.commandTimeout),
+    connectTimeout: Option.getOrUndefined(input.connectTimeout)
+  }))
+)
