@@ -45,10 +45,10 @@ const program = Effect.gen(function*() {
   const labels = [MetricLabel.make("name", geocoder.name)]
   const wait = yield* Metric.value(Metric.taggedWithLabels(Bulkhead.permitWaitSeconds, labels))
   const full = yield* Metric.value(
-    Metric.taggedWithLabels(Bulkhead.rejected, [...labels, MetricLabel.make("reason", "full")])
+    Metric.taggedWithLabels(Bulkhead.rejectedTotal, [...labels, MetricLabel.make("reason", "full")])
   )
   const timeout = yield* Metric.value(
-    Metric.taggedWithLabels(Bulkhead.rejected, [...labels, MetricLabel.make("reason", "timeout")])
+    Metric.taggedWithLabels(Bulkhead.rejectedTotal, [...labels, MetricLabel.make("reason", "timeout")])
   )
   yield* Console.log(
     `sluice_permit_wait_seconds: ${wait.count} calls admitted, mean wait ${

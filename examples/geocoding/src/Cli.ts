@@ -7,9 +7,12 @@ import * as Options from "@effect/cli/Options"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
+import * as ParseResult from "effect/ParseResult"
+import * as Schema from "effect/Schema"
 import { Gazetteer } from "./Gazetteer.js"
 import { type ProviderName, providerNames } from "./providers/Geocoder.js"
 import * as Run from "./Run.js"
@@ -78,6 +81,28 @@ const bursts = (values: ReadonlyArray<string>): Effect.Effect<Run.PerProvider<nu
     return out
   })
 
+/** "N unit", as Effect's `Duration` reads it: its decoder alone reads "-5 seconds" as 0 and fails on nothing else. */
+const DURATION = /^\d+(\.\d+)? (nanos?|micros?|millis?|seconds?|minutes?|hours?|days?|weeks?)$/
+
+/** A duration longer than zero, from its text ("1 day"); anything else is refused, the flag and the value named. */
+export const positiveDuration = (flag: string) =>
+  Schema.transformOrFail(Schema.String, Schema.DurationFromSelf, {
+    strict: true,
+    decode: (input, _, ast) => {
+      const duration = DURATION.test(input.trim()) ? Duration.decodeUnknown(input.trim()) : Option.none()
+      return Option.isSome(duration) && Duration.greaterThan(duration.value, Duration.zero)
+        ? ParseResult.succeed(duration.value)
+        : ParseResult.fail(
+          new ParseResult.Type(
+            ast,
+            input,
+            `${flag} must be a positive duration such as "1 day" or "30 minutes", got ${JSON.stringify(input)}`
+          )
+        )
+    },
+    encode: (duration) => ParseResult.succeed(Duration.format(duration))
+  })
+
 const keyValues = (name: string, description: string) =>
   Options.keyValueMap(name).pipe(Options.withDescription(description), Options.optional)
 
@@ -99,7 +124,11 @@ const providerOptions = {
   malformed: keyValues("malformed", "Stand-ins: share of bodies truncated"),
   hang: keyValues("hang", "Stand-ins: share of requests never answered"),
   periodQuota: keyValues("period-quota", "Stand-ins: requests per --quota-period, then 402 (OpenCage's daily quota)"),
-  quotaPeriod: Options.text("quota-period").pipe(Options.withDefault("1 day")),
+  quotaPeriod: Options.text("quota-period").pipe(
+    Options.withDescription("The period of --period-quota, a positive duration: \"1 day\", \"30 minutes\""),
+    Options.withSchema(positiveDuration("--quota-period")),
+    Options.withDefault(Duration.days(1))
+  ),
   margin: Options.float("margin").pipe(
     Options.withDescription("Share of each quota the client leaves unused, against arrival jitter"),
     Options.withDefault(0.02)
@@ -158,10 +187,11 @@ type BatchArgs = Command.Command.ParseConfig<typeof batchOptions>
 
 export const toConfig = (args: ProviderArgs) =>
   Effect.gen(function*() {
-    const providers = Option.match(args.providers, {
+    const providers: ReadonlyArray<string> = Option.match(args.providers, {
       onNone: () => [...providerNames],
       onSome: (list) => list.split(",").map((name) => name.trim()).filter((name) => name !== "")
     })
+    const known = providers.filter(isProvider)
     const unknown = providers.filter((name) => !isProvider(name))
     if (unknown.length > 0 || providers.length === 0) {
       return yield* new UsageError({
@@ -186,14 +216,14 @@ export const toConfig = (args: ProviderArgs) =>
       }
     }
     const config: Run.Config = {
-      providers: providers as Array<ProviderName>,
+      providers: known,
       rates: yield* perProvider("rate", args.rate, positive),
       latencies: yield* perProvider("latency", args.latency, positive),
       permits: yield* perProvider("permits", args.permits, integer),
       urls: yield* perProvider("url", args.url, (raw) => raw),
       faults,
       periodQuotas: yield* perProvider("period-quota", args.periodQuota, integer),
-      quotaPeriod: args.quotaPeriod as never,
+      quotaPeriod: args.quotaPeriod,
       margin: args.margin,
       bursts: yield* bursts(args.burst),
       headroom: args.headroom,

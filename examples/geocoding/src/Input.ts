@@ -162,11 +162,8 @@ export const countRows = (path: string) =>
   Stream.runCount(lines(path, () => undefined)).pipe(Effect.map((n) => (/\.csv$/i.test(path) ? Math.max(0, n - 1) : n)))
 
 /**
- * Rows the sample draws at a time. The draw and the reader's pass over a chunk run without a break:
- * 4,096 rows (a stream's default) held the event loop ~30 ms before the first request could leave;
- * with 256 it leaves 1–2 ms after the batch's clock starts. Over a whole 10^4-row batch the
- * difference is within the noise (six interleaved pairs: 1.031–1.039x the physical limit with
- * 4,096, 1.031–1.040x with 256).
+ * Rows the sample draws at a time: the draw and the reader's pass over a chunk hold the event loop
+ * without a break, and the first request must not wait for a large one (4,096 rows held it ~30 ms).
  */
 const SAMPLE_CHUNK_ROWS = 256
 

@@ -5,9 +5,11 @@
  * the pipeline skips them: nothing is lost (what was not written whole is done again) and nothing
  * is written twice (what was written whole is skipped).
  */
+import type { PlatformError } from "@effect/platform/Error"
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as Stream from "effect/Stream"
 
 export type Status = "ok" | "not_found" | "failed"
@@ -24,9 +26,14 @@ export interface Record {
   readonly error?: string | undefined
 }
 
-export class OutputError extends Data.TaggedError("OutputError")<{ readonly path: string; readonly reason: string }> {
+export class OutputError extends Data.TaggedError("OutputError")<{
+  readonly path: string
+  /** Reading back what an earlier run wrote (`resume`), or writing (`write`). */
+  readonly operation: "resume" | "write"
+  readonly reason: string
+}> {
   override get message(): string {
-    return `cannot write the output ${this.path}: ${this.reason}`
+    return `cannot ${this.operation === "resume" ? "resume from" : "write"} the output ${this.path}: ${this.reason}`
   }
 }
 
@@ -46,14 +53,26 @@ const TAIL_CHUNK = 64 * 1024
 
 const idOf = /^\{"id":("(?:[^"\\]|\\.)*")/
 
+/** What went wrong, in words: a system error's own description (`ENOSPC: no space left on device, write`). */
+const reasonOf = (error: PlatformError | { readonly message: string }): string =>
+  "_tag" in error && error._tag === "SystemError" && error.description !== undefined ? error.description : error.message
+
 export const open = (path: string) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
-    const fail = (error: { readonly message: string }) => new OutputError({ path, reason: error.message })
+    const failAs = (operation: OutputError["operation"]) => (error: PlatformError | { readonly message: string }) =>
+      new OutputError({ path, operation, reason: reasonOf(error) })
+    const fail = failAs("resume")
     const done = new Set<string>()
     let truncated = 0
-    if (yield* Effect.mapError(fs.exists(path), fail)) {
-      const size = Number((yield* Effect.mapError(fs.stat(path), fail)).size)
+    const info = yield* fs.stat(path).pipe(Effect.option)
+    if (Option.isSome(info) && info.value.type === "Directory") {
+      return yield* new OutputError({ path, operation: "write", reason: "is a directory" })
+    }
+    // Only a regular file keeps what was written: a device or a pipe (`/dev/full`, `/dev/null`)
+    // has nothing to resume from, and reading one back may never end.
+    if (Option.isSome(info) && info.value.type === "File") {
+      const size = Number(info.value.size)
       // Find the end of the last whole line, reading back from the end of the file.
       const keep = yield* Effect.scoped(Effect.gen(function*() {
         const file = yield* fs.open(path, { flag: "r" })
@@ -73,21 +92,28 @@ export const open = (path: string) =>
         truncated = 1
         yield* Effect.mapError(fs.truncate(path, keep), fail)
       }
+      let line = 0
       yield* fs.stream(path).pipe(
         Stream.decodeText(),
         Stream.splitLines,
-        Stream.runForEach((line) =>
-          Effect.sync(() => {
-            // The writer puts `id` first, so the common case needs no full parse.
-            const match = idOf.exec(line)
-            const id = match !== null ? JSON.parse(match[1]) as string : (JSON.parse(line) as { id?: string }).id
-            if (typeof id === "string") done.add(id)
+        Stream.runForEach((text) =>
+          Effect.try({
+            try: () => {
+              line++
+              // The writer puts `id` first, so the common case needs no full parse.
+              const match = idOf.exec(text)
+              const id: unknown = match !== null ? JSON.parse(match[1]) : (JSON.parse(text) as { id?: unknown }).id
+              if (typeof id === "string") done.add(id)
+            },
+            catch: (error) => ({
+              message: `line ${line} is not a result record (${error instanceof Error ? error.message : String(error)})`
+            })
           })
         ),
         Effect.mapError(fail)
       )
     }
-    const file = yield* Effect.mapError(fs.open(path, { flag: "a" }), fail)
+    const file = yield* Effect.mapError(fs.open(path, { flag: "a" }), failAs("write"))
     const encoder = new TextEncoder()
     const self: Output = {
       path,
@@ -96,7 +122,7 @@ export const open = (path: string) =>
       append: (records) =>
         records.length === 0 ? Effect.void : file.writeAll(
           encoder.encode(records.map((record) => JSON.stringify(record)).join("\n") + "\n")
-        ).pipe(Effect.mapError(fail))
+        ).pipe(Effect.mapError(failAs("write")))
     }
     return self
   })

@@ -3,12 +3,18 @@
  * one at a time (memory and fibers stay flat however long the input), each query is resolved once
  * (dedup cache, lookups in flight merged) through the router (a provider, then the next on any
  * refusal), and a single writer appends the results as they complete. Rows already in the output
- * are skipped, which is how a rerun resumes.
+ * are skipped, which is how a rerun resumes. Interrupted, the run stops admitting rows and writes
+ * what its lookups in flight complete within a short grace; a failed write ends it with its error.
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as Option from "effect/Option"
 import * as Queue from "effect/Queue"
 import * as Stream from "effect/Stream"
 import { Calls } from "./Calls.js"
@@ -56,16 +62,17 @@ const QUEUE_PER_WORKER = 2
 /**
  * Batches of results waiting for the writer: a batch is the cached answers of one chunk of input (a
  * read of 64 KiB of lines, ~1,700 rows of JSONL) or one worker's answer. Everything in this queue
- * lives until its write, so it is kept to a few chunks: measured at a million rows, a queue of
- * 2,048 single records (which gave every record of a chunk that did not fit a waiting slot of its
- * own: a deferred and an entry) allocated 7.3 GB and promoted 448 MB to V8's old space (peak RSS
- * 331–341 MB); whole batches, 64 of them, 3.3 GB and 400 MB; 4 of them, 3.5 GB and 236 MB (peak RSS
- * 314 MB, no slower: 11.3 s against 13.4 s).
+ * lives until its write, and what lives that long is what V8 promotes and the peak RSS grows by:
+ * it is kept to a few whole batches, not thousands of single records.
  */
 const RESULT_BATCHES = 4
+/** After an interruption, how long the lookups in flight get to finish, then the writer to write them. */
+const STOP_GRACE = Duration.seconds(2)
+
+const thousands = (n: number) => n.toLocaleString("en-US")
 
 export const run = <R>(options: Options<R>) =>
-  Effect.gen(function*() {
+  Effect.scoped(Effect.gen(function*() {
     const geocoders = yield* Geocoders
     const calls = yield* Calls
     const router = Router.make(geocoders)
@@ -73,6 +80,8 @@ export const run = <R>(options: Options<R>) =>
     const output = yield* Output.open(options.output)
     const counts = { rows: 0, skipped: 0, ok: 0, notFound: 0, failed: 0, invalid: 0 }
     const done = () => counts.ok + counts.notFound + counts.failed
+    // results written by this run, whole lines
+    let written = 0
 
     const progress = options.progress === false ? undefined : yield* Progress.make(
       options.progress,
@@ -175,6 +184,7 @@ export const run = <R>(options: Options<R>) =>
           else for (const record of batch) records.push(record)
         }
         yield* output.append(records)
+        written += records.length
         if (end) return
       }
     })
@@ -208,22 +218,56 @@ export const run = <R>(options: Options<R>) =>
     )
 
     const progressFiber = progress === undefined ? undefined : yield* Effect.fork(progress.run)
-    const writerFiber = yield* Effect.fork(writer)
+    // The workers and the writer run in this run's scope, not as children of the fiber that runs
+    // it: an interruption (Ctrl-C) reaches a fiber's children at once, and these must outlive it
+    // long enough to finish and write what is in flight (`stop`).
+    const writerFiber = yield* Effect.forkScoped(writer)
     const workers = yield* Effect.forEach(
       Array.from({ length: options.workers }),
-      () => Effect.fork(worker)
+      () => Effect.forkScoped(worker)
     )
-    // Whatever ends the producer, the workers get their stop signal and the writer its last lines.
-    yield* producer.pipe(
-      Effect.ensuring(
-        Effect.gen(function*() {
-          for (let i = 0; i < options.workers; i++) yield* Queue.offer(rows, null)
-          yield* Fiber.joinAll(workers)
-          yield* Queue.offer(results, null)
-        })
+    // The input is read to its end: the workers get their stop signal and the writer its last lines.
+    const finish = Effect.gen(function*() {
+      for (let i = 0; i < options.workers; i++) yield* Queue.offer(rows, null)
+      yield* Fiber.joinAll(workers)
+      yield* Queue.offer(results, null)
+      yield* Fiber.join(writerFiber)
+    })
+    // Interrupted: no row is admitted any more, the lookups in flight get `STOP_GRACE` to finish
+    // (then they are abandoned: a row not written is done again on resume), and what completed is
+    // written. The waits are interruptible so that the grace can end them: this runs as a finalizer.
+    const stop = Effect.gen(function*() {
+      yield* Queue.shutdown(rows)
+      const settled = yield* Fiber.awaitAll(workers).pipe(
+        Effect.interruptible,
+        Effect.timeout(STOP_GRACE),
+        Effect.option
       )
+      if (Option.isNone(settled)) yield* Fiber.interruptAll(workers)
+      const writing = yield* Queue.offer(results, null).pipe(
+        Effect.zipRight(Fiber.await(writerFiber)),
+        Effect.interruptible,
+        Effect.timeout(STOP_GRACE),
+        Effect.option
+      )
+      if (progressFiber !== undefined && progress !== undefined) yield* progress.finish
+      const abandoned = Option.isNone(settled) ? " (lookups still running after the grace were abandoned)" : ""
+      const failure = Option.isSome(writing) && Exit.isFailure(writing.value)
+        ? Cause.failureOption(writing.value.cause)
+        : Option.none()
+      const end = Option.match(failure, { onNone: () => "", onSome: (error) => `; ${error.message}` })
+      yield* Console.error(
+        `interrupted: ${thousands(written)} results written to ${options.output} in this run, ${
+          thousands(output.done.size + written)
+        } in all${options.total === undefined ? "" : ` of ${thousands(options.total)} rows`}${abandoned}${end}; ` +
+          "run the same command again to resume"
+      )
+    })
+    // A failed write (a full disk) ends the run at once with its error: the writer's failure wins
+    // the race, and the scope interrupts the workers waiting to hand it their results.
+    yield* Effect.raceFirst(Effect.zipRight(producer, finish), Fiber.join(writerFiber)).pipe(
+      Effect.onInterrupt(() => stop)
     )
-    yield* Fiber.join(writerFiber)
     if (progressFiber !== undefined && progress !== undefined) {
       yield* Fiber.interrupt(progressFiber)
       yield* progress.finish
@@ -240,6 +284,6 @@ export const run = <R>(options: Options<R>) =>
       providers: yield* Report.collect(geocoders, router)
     }
     return summary
-  })
+  }))
 
 export type Requirements = Geocoders | Calls | FileSystem.FileSystem

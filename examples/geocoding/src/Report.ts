@@ -1,7 +1,8 @@
 /**
- * The end-of-run table, per provider: requests, achieved rate against the quota, latency p50/p95,
- * mean permit wait, mean limiter wait, 429s, refusals passed on to the next provider, and the
- * binding bound (the provider's verdict, with its reason underneath).
+ * The end-of-run table, per provider: requests, achieved rate against the quota, the call's p50/p95
+ * (to the end of its body: the time it holds a permit, what the bulkhead is sized by) and its p50 to
+ * the headers, mean permit wait, mean limiter wait, 429s, refusals passed on to the next provider,
+ * and the binding bound (the provider's verdict, with its reason underneath).
  */
 import type { Provider } from "@sluice/provider"
 import * as Duration from "effect/Duration"
@@ -22,8 +23,11 @@ export interface ProviderReport {
   readonly requests: number
   /** Responses per second over the span from the first to the last response. */
   readonly achievedRate: number
+  /** The call, from its request to the end of its body. */
   readonly p50Millis: number
   readonly p95Millis: number
+  /** The call to its response's headers. */
+  readonly headersP50Millis: number
   readonly permitWaitMillis: number
   readonly limiterWaitMillis: number
   readonly tooManyRequests: number
@@ -55,6 +59,7 @@ export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
           achievedRate: span > 0 ? (seen.responses - 1) / span : 0,
           p50Millis: seen.p50Millis,
           p95Millis: seen.p95Millis,
+          headersP50Millis: seen.headersP50Millis,
           permitWaitMillis: stats.permitWait.meanMillis,
           limiterWaitMillis: stats.limiterWait.meanMillis,
           tooManyRequests: seen.tooManyRequests,
@@ -84,6 +89,7 @@ export const render = (reports: ReadonlyArray<ProviderReport>): string => {
     `${rate(r.achievedRate)} / ${rate(r.quota)}/s`,
     millis(r.p50Millis),
     millis(r.p95Millis),
+    millis(r.headersP50Millis),
     millis(r.permitWaitMillis),
     millis(r.limiterWaitMillis),
     String(r.tooManyRequests),
@@ -94,8 +100,9 @@ export const render = (reports: ReadonlyArray<ProviderReport>): string => {
     "provider",
     "requests",
     "rate / quota",
-    "p50",
-    "p95",
+    "call p50",
+    "call p95",
+    "headers p50",
     "permit wait",
     "limiter wait",
     "429s",

@@ -11,9 +11,11 @@
  * another round after a short pause rather than fail an item that a moment later would pass.
  */
 import * as Clock from "effect/Clock"
+import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Schedule from "effect/Schedule"
 import { clientRate, type Geocoder, type Place, type ProviderName, type SearchError } from "./providers/Geocoder.js"
 
 export type Resolution =
@@ -27,10 +29,8 @@ export interface Refusal {
 }
 
 /** Every provider refused; `refusals` says who and why, in the order they were asked. */
-export class Unresolved {
-  readonly _tag = "Unresolved"
-  constructor(readonly refusals: ReadonlyArray<Refusal>) {}
-  get message(): string {
+export class Unresolved extends Data.TaggedError("Unresolved")<{ readonly refusals: ReadonlyArray<Refusal> }> {
+  override get message(): string {
     return this.refusals.map((refusal) => `${refusal.provider}: ${refusal.message}`).join("; ")
   }
 }
@@ -47,6 +47,7 @@ const busy = new Set(["BulkheadFull", "PermitWaitTimeout", "RateLimitExceeded"])
 const ROUNDS = 6
 /** Doubling from here between rounds: 0.2 s, 0.4 s, ... 3.2 s; long enough for a burst to drain. */
 const ROUND_PAUSE = Duration.millis(200)
+const rounds = Schedule.exponential(ROUND_PAUSE).pipe(Schedule.intersect(Schedule.recurs(ROUNDS - 1)))
 
 export interface Router {
   readonly resolve: (query: string) => Effect.Effect<Resolution, Unresolved>
@@ -122,7 +123,7 @@ export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
       const providers = order(now)
       const refusals: Array<Refusal> = []
       const attempt = (n: number): Effect.Effect<Resolution, Unresolved> => {
-        if (n === providers.length) return Effect.fail(new Unresolved(refusals))
+        if (n === providers.length) return Effect.fail(new Unresolved({ refusals }))
         const index = providers[n]
         const geocoder = geocoders[index]
         return Effect.acquireUseRelease(
@@ -150,14 +151,12 @@ export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
       return attempt(0)
     })
 
-  const resolve = (query: string, n = 1): Effect.Effect<Resolution, Unresolved> =>
-    round(query).pipe(
-      Effect.catchAll((unresolved) =>
-        n < ROUNDS && unresolved.refusals.some((refusal) => busy.has(refusal.reason))
-          ? Effect.zipRight(Effect.sleep(Duration.times(ROUND_PAUSE, 2 ** (n - 1))), resolve(query, n + 1))
-          : Effect.fail(unresolved)
-      )
-    )
+  // another round only while some provider refused for being busy
+  const resolve = (query: string): Effect.Effect<Resolution, Unresolved> =>
+    Effect.retry(round(query), {
+      schedule: rounds,
+      while: (unresolved) => unresolved.refusals.some((refusal) => busy.has(refusal.reason))
+    })
 
-  return { resolve: (query) => resolve(query), refusals: () => counts }
+  return { resolve, refusals: () => counts }
 }

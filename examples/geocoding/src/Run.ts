@@ -138,17 +138,19 @@ export const prepare = (config: Config) =>
       if (url !== undefined) {
         yield* checkReachable(name, url)
         const real = Scenario.realEndpoints[name]
-        settings.push(Scenario.settingsFor(
-          name,
-          {
-            baseUrl: url,
-            rate: config.rates[name] ?? real.rate,
-            medianMillis: config.latencies[name] ?? real.medianMillis,
-            where: "real"
-          },
-          tuning(name),
-          config.permits[name]
-        ))
+        settings.push(
+          yield* Scenario.settingsFor(
+            name,
+            {
+              baseUrl: url,
+              rate: config.rates[name] ?? real.rate,
+              medianMillis: config.latencies[name] ?? real.medianMillis,
+              where: "real"
+            },
+            tuning(name),
+            config.permits[name]
+          )
+        )
         continue
       }
       const profile = {
@@ -156,7 +158,7 @@ export const prepare = (config: Config) =>
         ...(config.rates[name] === undefined ? {} : { rate: config.rates[name] }),
         ...(config.latencies[name] === undefined ? {} : { medianMillis: config.latencies[name] })
       }
-      const sized = Scenario.settingsFor(
+      const sized = yield* Scenario.settingsFor(
         name,
         { baseUrl: "", where: "stand-in", ...profile },
         tuning(name),

@@ -44,17 +44,11 @@ export const realEndpoints: Record<ProviderName, { readonly baseUrl: string } & 
  * documented "never more than `burst` bunch"), so on an event loop whose turns take L ms it starts
  * at most burst / L per second, whatever its rate. Node's timers fire in whole milliseconds, so a
  * limiter above 1,000/s needs burst ≥ rate × 1 ms just to reach its rate; to keep it while the loop
- * is busy, burst ≥ rate × the lag. 20 ms covers most of the client's long turns as measured at the
- * demo's rates: ~12 ms each while its code is still cold (the first quarter second of a run), a
- * scavenge of 5 to 20 ms, stalls of 15 to 31 ms a few times a run. The stand-ins admit the same
- * burst over their quota, so the margin, not the burst, is what absorbs arrival jitter; but the
- * starts a burst lets out together reach the server a little spread, and that spread comes out of
- * the margin. Interleaved pairs of 10^4-row runs, by opencage's burst (196/s): 3 (10 ms) against 5
- * (25 ms), eight pairs, 1.030–1.040x the physical limit (mean 1.034) against 1.028–1.033x (mean
- * 1.030); 4 (20 ms) against 5, five pairs, the same mean (1.029), with peak windows of 201 of the
- * stand-in's 204 against 201–203 of its 205; 3 against 4, five pairs, means 1.031 and 1.030. No
- * 429 in any of them. Longer stalls cost that provider throughput, never quota. The floor of 3
- * also absorbs a late timer of up to two emission intervals.
+ * is busy, burst ≥ rate × the lag; 20 ms covers most of the client's long turns (the measurements
+ * are in docs/guides/comparison.md, "Geocoding: how the figures were reached"). The stand-ins admit
+ * the same burst over their quota, so the margin, not the burst, is what absorbs arrival jitter.
+ * Longer stalls cost that provider throughput, never quota. The floor of 3 also absorbs a late
+ * timer of up to two emission intervals.
  */
 export const STAND_IN_LAG_MILLIS = 20
 export const MIN_STAND_IN_BURST = 3
@@ -111,13 +105,26 @@ export const settingsFor = (
   },
   tuning: Tuning,
   permits: number | undefined
-): Settings => {
+): Either.Either<Settings, Sizing.InvalidSizing> => {
   const clientRate = endpoint.rate * (1 - tuning.margin)
-  const sizing = Either.getOrThrow(Sizing.permits({
-    rate: clientRate,
-    medianLatency: Duration.millis(endpoint.medianMillis),
-    headroom: tuning.headroom
-  }))
+  return Either.map(
+    Sizing.permits({
+      rate: clientRate,
+      medianLatency: Duration.millis(endpoint.medianMillis),
+      headroom: tuning.headroom
+    }),
+    (sizing) => sized(name, endpoint, tuning, permits, clientRate, sizing)
+  )
+}
+
+const sized = (
+  name: ProviderName,
+  endpoint: { readonly baseUrl: string; readonly rate: number; readonly where: "stand-in" | "real" },
+  tuning: Tuning,
+  permits: number | undefined,
+  clientRate: number,
+  sizing: Sizing.Sizing
+): Settings => {
   const chosen = permits ?? sizing.permits
   const burst = burstFor(endpoint.where, clientRate, tuning.burst)
   // A bulkhead's queue as long as its permits: a provider that slows holds at most twice its

@@ -9,7 +9,6 @@ import { Sizing } from "@sluice/provider"
 import * as Console from "effect/Console"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import { Gazetteer } from "./Gazetteer.js"
@@ -47,9 +46,7 @@ export const run = (config: Run.Config, options: Options) =>
       (config.urls[options.provider] === undefined
         ? (yield* Effect.sync(() => Run.profileOf(options.provider))).medianMillis
         : Run.realMedian(options.provider))
-    const sizing = Either.getOrThrow(
-      Sizing.permits({ rate, medianLatency: Duration.millis(median), headroom: 1 })
-    )
+    const sizing = yield* Sizing.permits({ rate, medianLatency: Duration.millis(median), headroom: 1 })
     yield* Console.log(
       `tuning ${options.provider} (${base.baseUrl}, burst ${base.burst}: ${base.burstReason}): start from ${sizing.derivation}; ${options.chunk} rows per step`
     )

@@ -63,7 +63,7 @@ describe("Dedup", () => {
   it("does not keep a lookup every provider refused: a later duplicate asks again", () =>
     Effect.gen(function*() {
       const { asked, router } = routerOf(() =>
-        Effect.fail(new Unresolved([{ provider: "photon", reason: "500", message: "500" }]))
+        Effect.fail(new Unresolved({ refusals: [{ provider: "photon", reason: "500", message: "500" }] }))
       )
       const dedup = yield* Dedup.make(router, 10)
       const first = yield* Effect.flip(dedup.resolve("x"))

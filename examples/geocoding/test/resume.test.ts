@@ -7,7 +7,7 @@
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { expect, it } from "vitest"
-import { collect, isAlive, lineCount, sleep, spawnCli, tempDir } from "./utils.js"
+import { collect, isAlive, lineCount, runArgs, sleep, spawnCli, tempDir } from "./utils.js"
 
 it("loses and duplicates nothing across kill -9 and resume", async () => {
   const dir = tempDir()
@@ -19,20 +19,7 @@ it("loses and duplicates nothing across kill -9 and resume", async () => {
   // distinct queries, so that the batch takes a few seconds at these quotas
   for (let i = 20; i < rows.length; i++) rows[i] = JSON.stringify({ id: `r${i}`, query: `Place ${i}` })
   Fs.writeFileSync(input, rows.join("\n") + "\n")
-  const args = [
-    "run",
-    "--input",
-    input,
-    "--output",
-    output,
-    "--rate",
-    "opencage=100",
-    "--rate",
-    "photon=50",
-    "--rate",
-    "nominatim=25",
-    "--no-progress"
-  ]
+  const args = runArgs(input, output, { opencage: 100, photon: 50, nominatim: 25 })
 
   const first = spawnCli(args)
   const firstDone = collect(first)

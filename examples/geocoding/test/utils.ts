@@ -60,12 +60,49 @@ export const isAlive = (pid: number): boolean => {
   }
 }
 
-/** The CLI in a child process, through tsx, as a user runs it. */
-export const spawnCli = (args: ReadonlyArray<string>): ChildProcess =>
+/**
+ * The CLI in a child process, through tsx, as a user runs it. `detached`: in a process group of its
+ * own, as a shell starts a job, so that a signal to the group (`process.kill(-pid)`) is what a
+ * Ctrl-C at a terminal sends.
+ */
+export const spawnCli = (
+  args: ReadonlyArray<string>,
+  options: { readonly detached?: boolean; readonly env?: NodeJS.ProcessEnv } = {}
+): ChildProcess =>
   spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
     cwd: exampleDir,
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: options.detached ?? false,
+    env: { ...process.env, ...options.env }
   })
+
+/** Polls `condition` every 50 ms until it holds; fails, saying what it waited for, after `timeoutMillis`. */
+export const waitFor = async (what: string, condition: () => boolean, timeoutMillis = 30_000): Promise<void> => {
+  const deadline = Date.now() + timeoutMillis
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`waited ${timeoutMillis / 1000} s for ${what}`)
+    await sleep(50)
+  }
+}
+
+/** The stand-ins' process, as the CLI names it in its introduction. */
+export const standInsPid = (stdout: string): number | undefined => {
+  const match = /stand-in \(process (\d+)\)/.exec(stdout)
+  return match === null ? undefined : Number(match[1])
+}
+
+/** The ids of an output file, in order, and their statuses. */
+export const readOutput = (path: string): ReadonlyArray<{ readonly id: string; readonly status: string }> =>
+  Fs.readFileSync(path, "utf8").split("\n").filter((line) => line !== "").map((line) =>
+    JSON.parse(line) as { id: string; status: string }
+  )
+
+/** A batch of distinct queries (no answer is shared), `rows` long, as JSONL. */
+export const distinctInput = (path: string, rows: number): ReadonlyArray<string> => {
+  const ids = Array.from({ length: rows }, (_, i) => `r${i}`)
+  Fs.writeFileSync(path, ids.map((id, i) => JSON.stringify({ id, query: `Place ${i}` })).join("\n") + "\n")
+  return ids
+}
 
 export const collect = (child: ChildProcess): Promise<{ code: number | null; stdout: string; stderr: string }> =>
   new Promise((resolve) => {
@@ -90,3 +127,57 @@ export const runCliScoped = (args: ReadonlyArray<string>) =>
         if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
       })
   ).pipe(Effect.flatMap((child) => Effect.promise(() => collect(child))))
+
+/** A running CLI's output so far, and its end: code, or the signal that ended it. */
+export interface Tracked {
+  readonly child: ChildProcess
+  readonly output: { stdout: string; stderr: string }
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>
+  readonly hasExited: () => boolean
+}
+
+export const track = (child: ChildProcess): Tracked => {
+  const output = { stdout: "", stderr: "" }
+  child.stdout?.on("data", (chunk) => (output.stdout += chunk))
+  child.stderr?.on("data", (chunk) => (output.stderr += chunk))
+  let done = false
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once("exit", (code, signal) => {
+      done = true
+      resolve({ code, signal })
+    })
+  )
+  return { child, output, exited, hasExited: () => done }
+}
+
+/** The CLI run to its end, killed (and the wait failed) if it has not ended within `timeoutMillis`. */
+export const runCli = async (
+  args: ReadonlyArray<string>,
+  timeoutMillis = 90_000
+): Promise<{ readonly code: number | null; readonly stdout: string; readonly stderr: string }> => {
+  const run = track(spawnCli(args))
+  try {
+    await waitFor(`the CLI (${args.join(" ")}) to exit`, run.hasExited, timeoutMillis)
+  } finally {
+    if (!run.hasExited()) run.child.kill("SIGKILL")
+  }
+  const { code } = await run.exited
+  return { code, ...run.output }
+}
+
+/** `run` on a file, each provider's quota given (requests per second), without progress lines. */
+export const runArgs = (
+  input: string,
+  output: string,
+  rates: { readonly opencage: number; readonly photon: number; readonly nominatim: number },
+  extra: ReadonlyArray<string> = []
+): ReadonlyArray<string> => [
+  "run",
+  "--input",
+  input,
+  "--output",
+  output,
+  ...Object.entries(rates).flatMap(([name, rate]) => ["--rate", `${name}=${rate}`]),
+  "--no-progress",
+  ...extra
+]

@@ -35,13 +35,13 @@ class GeoHttp extends ProviderHttpClient.Tag("geo")<GeoHttp>() {}
 const GeoLive = (baseUrl: string) =>
   GeoHttp.layer(Geo, { baseUrl, userAgent: "sluice-quickstart/1.0 (you@example.com)" }).pipe(
     // provideMerge: the app reads the stats of the very provider the client uses
-    Layer.provideMerge(Geo.layer({
+    // withUpstreamErrors: the client's 429s and 5xx count in the provider's verdict
+    Layer.provideMerge(Geo.layer(ProviderHttpClient.withUpstreamErrors({
       bulkhead: { permits: 4, maxWaiting: 100, maxWait: "5 seconds" }, // in flight at once, and the queue's budget
       rateLimiter: { limit: 10, window: "1 second", maxWait: "10 seconds" }, // starts per second
       attemptTimeout: "500 millis", // one attempt: connect, headers and body
-      retry: { maxAttempts: 2 }, // timeouts and 429s are retried, after the Retry-After pause
-      isUpstreamError: (error) => error instanceof ProviderHttpClient.UpstreamRateLimited // for the verdict
-    })),
+      retry: { maxAttempts: 2 } // timeouts and 429s are retried, after the Retry-After pause
+    }))),
     Layer.provide(HttpPool.layerWithHttpClient()), // one connection pool, sized from the bulkheads
     Layer.provide(RateLimiterStore.layerMemory) // or RedisRateLimiterStore.layer(...) to share the quota
   )

@@ -1,10 +1,10 @@
 /**
  * A bulkhead bounds how many calls to one resource are in flight at once.
  *
- * Permits are handed out in strict FIFO order: a released permit goes straight to the oldest
- * waiter, a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is
- * never overtaken by lighter ones behind it. Waiting is budgeted (`maxWait`) and the queue is
- * bounded (`maxWaiting`); each refusal is its own typed error.
+ * A released permit goes straight to the next waiter in the same step: by default the oldest, so
+ * a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is never
+ * overtaken by lighter ones behind it; with `order: "lifo"`, the newest. Waiting is budgeted
+ * (`maxWait`) and the queue is bounded (`maxWaiting`); each refusal is its own typed error.
  *
  * @since 0.1.0
  */
@@ -17,7 +17,10 @@ import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
+import * as BulkheadErrors from "./BulkheadError.js"
+import * as batch from "./internal/batch.js"
 import * as internal from "./internal/bulkhead.js"
+import * as internalConfig from "./internal/config.js"
 
 /**
  * @since 0.1.0
@@ -37,10 +40,17 @@ export type TypeId = typeof TypeId
  */
 export interface Bulkhead {
   readonly [TypeId]: TypeId
-  /** The name used in errors, metrics and spans; in a provider, the provider's name. */
+  /** The `name` option; a provider names the bulkhead it builds after itself. */
   readonly name: string
-  /** The most permits this bulkhead can ever have: what connection pools are sized from. */
+  /** The `maxPermits` option (default `permits`): the most permits this bulkhead can ever have. */
   readonly maxPermits: number
+  /**
+   * How long a caller may wait for its permits (`Duration.infinity` when unbounded), so that a
+   * bulkhead passed as an instance carries its budget: a provider reads it for its tie rule.
+   *
+   * @since 0.2.0
+   */
+  readonly maxWait: Duration.Duration
   /**
    * Runs `self` while holding `cost` permits (default 1). The permits are returned exactly once
    * when `self` ends, whether it succeeds, fails, dies or is interrupted.
@@ -73,7 +83,7 @@ export interface Bulkhead {
 export interface RunOptions {
   /** Permits this call needs, an integer from 1 to `maxPermits`. Default 1. */
   readonly cost?: number | undefined
-  /** Overrides the bulkhead's `maxWait` for this call (a provider caps it by its total budget). */
+  /** Overrides the bulkhead's `maxWait` for this call. */
   readonly maxWait?: Duration.DurationInput | undefined
 }
 
@@ -90,12 +100,13 @@ export interface RunOptions {
 export type Order = "fifo" | "lifo"
 
 /**
- * @since 0.1.0
+ * Everything but the name: what a service tag's `layer` takes, and what a provider builds its
+ * own bulkhead from (named after the provider).
+ *
+ * @since 0.2.0
  * @category models
  */
-export interface Options {
-  /** The name used in errors, metrics and spans. */
-  readonly name: string
+export interface Settings {
   /** Permits at start: how many calls (of cost 1) may be in flight at once. An integer ≥ 1. */
   readonly permits: number
   /** The ceiling for `resize`, and what pools are sized from. Default: `permits`. */
@@ -112,6 +123,15 @@ export interface Options {
   readonly maxWait?: Duration.DurationInput | undefined
   /** Which waiter a released permit goes to. Default `"fifo"`. */
   readonly order?: Order | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Settings {
+  /** The name used in errors, metrics and spans. */
+  readonly name: string
 }
 
 /**
@@ -141,13 +161,13 @@ export interface Stats {
  * @since 0.1.0
  * @category errors
  */
-export const BulkheadFull: typeof internal.BulkheadFull = internal.BulkheadFull
+export const BulkheadFull: typeof BulkheadErrors.BulkheadFull = BulkheadErrors.BulkheadFull
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface BulkheadFull extends InstanceType<typeof internal.BulkheadFull> {}
+export interface BulkheadFull extends BulkheadErrors.BulkheadFull {}
 
 /**
  * The caller waited `maxWait` for a permit without getting one; it left the queue and holds
@@ -156,13 +176,13 @@ export interface BulkheadFull extends InstanceType<typeof internal.BulkheadFull>
  * @since 0.1.0
  * @category errors
  */
-export const PermitWaitTimeout: typeof internal.PermitWaitTimeout = internal.PermitWaitTimeout
+export const PermitWaitTimeout: typeof BulkheadErrors.PermitWaitTimeout = BulkheadErrors.PermitWaitTimeout
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface PermitWaitTimeout extends InstanceType<typeof internal.PermitWaitTimeout> {}
+export interface PermitWaitTimeout extends BulkheadErrors.PermitWaitTimeout {}
 
 /**
  * @since 0.1.0
@@ -180,7 +200,7 @@ export const isBulkhead: (u: unknown) => u is Bulkhead = internal.isBulkhead
  * @since 0.1.0
  * @category guards
  */
-export const isBulkheadError: (u: unknown) => u is BulkheadError = internal.isBulkheadError
+export const isBulkheadError: (u: unknown) => u is BulkheadError = BulkheadErrors.isBulkheadError
 
 /**
  * Creates a bulkhead. Invalid options (permits below 1, `maxPermits` below `permits`, a negative
@@ -282,7 +302,7 @@ export const mapStream: {
     f: (a: A) => Effect.Effect<B, E2, R2>,
     options?: BatchOptions | undefined
   ): Stream.Stream<B, E | E2 | BulkheadError, R | R2>
-} = internal.mapStream
+} = batch.mapStream
 
 /**
  * Runs `f` over every item of an iterable through a bulkhead with a fixed pool of workers that
@@ -305,7 +325,7 @@ export const forEach: {
     f: (a: A) => Effect.Effect<unknown, E2, R2>,
     options?: BatchOptions | undefined
   ): Effect.Effect<void, E2 | BulkheadError, R2>
-} = internal.forEach
+} = batch.forEach
 
 /**
  * A service tag for one bulkhead, with its layers: one tag per protected resource, since one tag
@@ -318,10 +338,10 @@ export interface TagClass<Self, Id extends string> extends Context.TagClass<Self
   /** The bulkhead's name: the id given to `Tag`. */
   readonly id: Id
   /** Builds the bulkhead once for the runtime that provides it. */
-  readonly layer: (options: Omit<Options, "name">) => Layer.Layer<Self>
+  readonly layer: (settings: Settings) => Layer.Layer<Self>
   /** Reads the options from `Config`, e.g. `Config.nested(Bulkhead.config, "GEOCODER")`. */
   readonly layerConfig: (
-    config: Config.Config<Omit<Options, "name">>
+    config: Config.Config<Settings>
   ) => Layer.Layer<Self, ConfigError.ConfigError>
 }
 
@@ -367,12 +387,17 @@ export const layerConfig: <I>(
 
 /**
  * The options as `Config`, validated: `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`,
- * `MAX_WAIT` (a duration such as `2 seconds`), `ORDER` (`fifo` or `lifo`). Nest it per provider.
+ * `MAX_WAIT` (a duration ≥ 0 such as `2 seconds`), `ORDER` (`fifo` or `lifo`). Nest it per provider.
+ *
+ * A wholly absent section is missing data (so `Config.option` reads it as "no bulkhead"); a
+ * section with some keys but not `PERMITS` is invalid data naming `PERMITS`, so a misspelt or
+ * forgotten key never silently drops the bound. Bad values (a negative duration, `12abc`, an
+ * integer beyond 2^53 - 1) are invalid data naming the key and the text.
  *
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Omit<Options, "name">> = internal.config
+export const config: Config.Config<Settings> = internalConfig.config
 
 /**
  * `sluice_permit_wait_seconds`: how long each call waited for a permit (0 when one was free),
@@ -410,7 +435,17 @@ export const permits: Metric.Metric.Gauge<number> = internal.permitsGauge
 /**
  * `sluice_bulkhead_rejected_total`: calls refused, labelled `name` and `reason` (`full` or `timeout`).
  *
+ * Metric exports are named after the exported metric without its `sluice_<component>_` prefix,
+ * in camel case, so the counter's `_total` stays in the name.
+ *
+ * @since 0.2.0
+ * @category metrics
+ */
+export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTotal
+
+/**
+ * @deprecated Use `rejectedTotal` (the same counter), named by the metric-export rule.
  * @since 0.1.0
  * @category metrics
  */
-export const rejected: Metric.Metric.Counter<number> = internal.rejectedTotal
+export const rejected: Metric.Metric.Counter<number> = rejectedTotal

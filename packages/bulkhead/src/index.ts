@@ -1,11 +1,22 @@
 /**
  * A bulkhead bounds how many calls to one resource are in flight at once.
  *
- * Permits are handed out in strict FIFO order: a released permit goes straight to the oldest
- * waiter, a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is
- * never overtaken by lighter ones behind it. Waiting is budgeted (`maxWait`) and the queue is
- * bounded (`maxWaiting`); each refusal is its own typed error.
+ * A released permit goes straight to the next waiter in the same step: by default the oldest, so
+ * a newcomer never barges past the queue, and a heavy (weighted) waiter at the head is never
+ * overtaken by lighter ones behind it; with `order: "lifo"`, the newest. Waiting is budgeted
+ * (`maxWait`) and the queue is bounded (`maxWaiting`); each refusal is its own typed error.
  *
  * @since 0.1.0
  */
 export * as Bulkhead from "./Bulkhead.js"
+
+/**
+ * The errors of a bulkhead: each way a call can be refused a permit. Every one names its bulkhead
+ * in the field `bulkhead`.
+ *
+ * The classes are declared here, in a public module, so that the declarations a library emits
+ * when it narrows with `instanceof` point at a path the package exports.
+ *
+ * @since 0.2.0
+ */
+export * as BulkheadError from "./BulkheadError.js"

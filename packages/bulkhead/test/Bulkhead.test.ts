@@ -1,11 +1,24 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
 import type { Tracer } from "effect"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock } from "effect"
+import {
+  Cause,
+  Deferred,
+  Duration,
+  Effect,
+  Exit,
+  Fiber,
+  Metric,
+  MetricLabel,
+  Option,
+  Scope,
+  Stream,
+  TestClock
+} from "effect"
 import { expectIdle, hold, metricOf, settle, uniqueName } from "./utils.js"
 
 describe("Bulkhead", () => {
-  describe("strict FIFO", () => {
+  describe("order", () => {
     it.effect("hands released permits to waiters in arrival order", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("fifo"), permits: 2 })
@@ -102,12 +115,12 @@ describe("Bulkhead", () => {
         assert.include(error, { bulkhead: name, permits: 2, inFlight: 2, waiting: 1, maxWaiting: 1, cost: 1 })
         assert.strictEqual(
           error.message,
-          `bulkhead "${name}" is full: 2 of 2 permits in use and 1 callers queued (maxWaiting 1); ` +
+          `bulkhead "${name}" is full: 2 of 2 permits in use and 1 caller queued (maxWaiting 1); ` +
             `refused a call for 1 permit`
         )
         assert.include(yield* bulkhead.stats, { inFlight: 2, waiting: 1 })
         assert.strictEqual(
-          yield* metricOf(Bulkhead.rejected, name, { reason: "full" }).pipe(Effect.map((c) => c.count)),
+          yield* metricOf(Bulkhead.rejectedTotal, name, { reason: "full" }).pipe(Effect.map((c) => c.count)),
           1
         )
         for (const call of [a, b, c]) yield* Deferred.succeed(call.finish, undefined)
@@ -147,10 +160,10 @@ describe("Bulkhead", () => {
         assert.strictEqual(
           errorC.message,
           `bulkhead "${name}" gave up after waiting 2s for 1 of 1 permits (1 in use); ` +
-            `1 caller were queued ahead of it when it arrived`
+            `1 caller was queued ahead of it when it arrived`
         )
         assert.include(yield* bulkhead.stats, { inFlight: 1, waiting: 0, waitingPermits: 0 })
-        const rejected = yield* metricOf(Bulkhead.rejected, name, { reason: "timeout" })
+        const rejected = yield* metricOf(Bulkhead.rejectedTotal, name, { reason: "timeout" })
         assert.strictEqual(rejected.count, 2)
         yield* Deferred.succeed(a.finish, undefined)
         yield* settle()
@@ -302,6 +315,38 @@ describe("Bulkhead", () => {
         yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: NaN }), /maxWait must be a duration ≥ 0, got NaN/)
       }))
 
+    it.effect("counts past 2^53 - 1 are refused, and NaN and Infinity are printed as such", () =>
+      Effect.gen(function*() {
+        const huge = 2 ** 60
+        yield* dies(
+          Bulkhead.make({ name: "x", permits: huge }),
+          /bulkhead "x": permits must be an integer ≥ 1, got 1152921504606847000 \(not a safe integer/
+        )
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxPermits: huge }), /maxPermits .*not a safe integer/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWaiting: huge }), /maxWaiting .*not a safe integer/)
+        yield* dies(Bulkhead.make({ name: "x", permits: Infinity }), /permits must be an integer ≥ 1, got Infinity/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWaiting: NaN }), /maxWaiting .*, got NaN$/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, order: NaN as never }), /order .*, got NaN$/)
+        yield* dies(Bulkhead.make({ name: NaN as never, permits: 1 }), /non-empty name, got NaN$/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: -Infinity }), /maxWait .*, got -Infinity$/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: [0, NaN] }), /maxWait .*, got \[0, NaN\]$/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: [0, -1] }), /maxWait .*, got \[0, -1\]$/)
+        yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: "-5 seconds" }), /got "-5 seconds"$/)
+        const bulkhead = yield* Bulkhead.make({ name: "y", permits: 1, maxWait: Infinity })
+        assert.isFalse(Duration.isFinite(bulkhead.maxWait))
+        yield* dies(bulkhead.run(Effect.void, { cost: huge }), /cost must be .*, got 1152921504606847000$/)
+        yield* dies(bulkhead.resize(Infinity), /resize needs .*, got Infinity$/)
+        yield* dies(
+          Bulkhead.forEach([1], bulkhead, () => Effect.void, { workers: huge }),
+          /workers .*not a safe integer/
+        )
+        yield* dies(
+          Stream.runDrain(Bulkhead.mapStream(Stream.make(1), bulkhead, () => Effect.void, { buffer: NaN })),
+          /buffer must be an integer ≥ 1, got NaN$/
+        )
+        yield* expectIdle(bulkhead)
+      }))
+
     it.effect("invalid cost and resize", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: "y", permits: 2, maxPermits: 3 })
@@ -312,6 +357,74 @@ describe("Bulkhead", () => {
         yield* dies(bulkhead.resize(0), /resize needs an integer from 1 to maxPermits \(3\), got 0/)
         yield* dies(bulkhead.resize(4), /got 4/)
         yield* expectIdle(bulkhead)
+      }))
+  })
+
+  describe("vocabulary", () => {
+    it.effect("a bulkhead exposes its maxWait, so an instance carries its budget", () =>
+      Effect.gen(function*() {
+        const bounded = yield* Bulkhead.make({ name: uniqueName("max-wait"), permits: 1, maxWait: "2 seconds" })
+        assert.isTrue(Duration.equals(bounded.maxWait, Duration.seconds(2)))
+        const zero = yield* Bulkhead.make({ name: uniqueName("max-wait"), permits: 1, maxWait: 0 })
+        assert.isTrue(Duration.isZero(zero.maxWait))
+        const unbounded = yield* Bulkhead.make({ name: uniqueName("max-wait"), permits: 1 })
+        assert.isTrue(Duration.equals(unbounded.maxWait, Duration.infinity))
+        // the settings a tag's layer takes are Bulkhead.Settings, the options without the name
+        class Photon extends Bulkhead.Tag("photon")<Photon>() {}
+        const settings: Bulkhead.Settings = { permits: 2, maxWait: "300 millis" }
+        const fromTag = yield* Effect.provide(Photon, Photon.layer(settings))
+        assert.isTrue(Duration.equals(fromTag.maxWait, Duration.millis(300)))
+      }))
+
+    it.effect("every error names its bulkhead in the field `bulkhead`", () =>
+      Effect.gen(function*() {
+        const name = uniqueName("named")
+        const bulkhead = yield* Bulkhead.make({ name, permits: 1, maxWaiting: 1, maxWait: "1 second" })
+        const a = yield* hold(bulkhead, "a")
+        const waiter = yield* Effect.fork(bulkhead.run(Effect.void))
+        yield* settle()
+        const full = yield* bulkhead.run(Effect.void).pipe(Effect.flip)
+        yield* TestClock.adjust("1 second")
+        const timeout = yield* Fiber.join(waiter).pipe(Effect.flip)
+        const errors: ReadonlyArray<Bulkhead.BulkheadError> = [full, timeout]
+        assert.deepStrictEqual(errors.map((e) => [e._tag, e.bulkhead]), [["BulkheadFull", name], [
+          "PermitWaitTimeout",
+          name
+        ]])
+        for (const e of errors) assert.include(e.message, `bulkhead "${name}"`)
+        yield* Deferred.succeed(a.finish, undefined)
+        yield* settle()
+        yield* expectIdle(bulkhead)
+      }))
+
+    it.effect("metric exports are named after the metric: rejectedTotal, with rejected kept as its deprecated alias", () =>
+      Effect.gen(function*() {
+        assert.strictEqual(Bulkhead.rejectedTotal, Bulkhead.rejected)
+        // records under a label of its own, then reads the exported name back from the registry
+        const exportedName = <Type, Out>(metric: Metric.Metric<Type, number, Out>) =>
+          Effect.gen(function*() {
+            const label = MetricLabel.make("name", uniqueName("export"))
+            yield* Metric.update(Metric.taggedWithLabels(metric, [label]), 0)
+            const pairs = (yield* Metric.snapshot).filter((pair) =>
+              pair.metricKey.tags.some((tag) => tag.key === label.key && tag.value === label.value)
+            )
+            assert.strictEqual(pairs.length, 1)
+            return pairs[0]!.metricKey.name
+          })
+        const exports = {
+          permitWaitSeconds: yield* exportedName(Bulkhead.permitWaitSeconds),
+          inFlight: yield* exportedName(Bulkhead.inFlight),
+          waiting: yield* exportedName(Bulkhead.waiting),
+          permits: yield* exportedName(Bulkhead.permits),
+          rejectedTotal: yield* exportedName(Bulkhead.rejectedTotal)
+        }
+        for (const [exported, metricName] of Object.entries(exports)) {
+          const camel = metricName.replace(/^sluice_(bulkhead_)?/, "").replace(
+            /_(\w)/g,
+            (_, c: string) => c.toUpperCase()
+          )
+          assert.strictEqual(camel, exported, metricName)
+        }
       }))
   })
 

@@ -4,8 +4,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
-import { Deferred, type Duration, Effect, Exit, FastCheck as fc, Fiber, TestClock } from "effect"
-import { expectIdle, settle, uniqueName } from "./utils.js"
+import { Cause, Deferred, type Duration, Effect, Exit, FastCheck as fc, Fiber, Option, TestClock } from "effect"
+import { expectIdle, metricOf, settle, uniqueName } from "./utils.js"
 
 type Outcome = "succeed" | "fail" | "die"
 
@@ -80,28 +80,50 @@ describe("interruption sweep", () => {
       }))
   }
 
-  it.effect("a timeout that fires in the same instant as a grant leaks nothing", () =>
+  // A holder lets go at the very instant a waiter's budget ends. TestClock wakes the sleepers due at
+  // one instant newest first, so which of the two runs first is fixed by which sleep began last:
+  // both orders are tested, each with its own outcome, at every scheduler turn before the clock moves.
+  const sameInstant = (releaseFirst: boolean, k: number) =>
     Effect.gen(function*() {
-      for (let k = 0; k <= 10; k++) {
-        const bulkhead = yield* Bulkhead.make({ name: uniqueName("race"), permits: 1, maxWait: "1 second" })
-        const holder = yield* Deferred.make<void>()
-        const first = yield* Effect.fork(bulkhead.run(Deferred.await(holder)))
-        yield* settle(3)
-        const waiter = yield* Effect.fork(bulkhead.run(Effect.void))
-        yield* settle(3)
-        // the holder finishes at the instant the waiter's budget ends
-        yield* Effect.fork(Effect.zipRight(Effect.sleep("1 second"), Deferred.succeed(holder, undefined)))
-        yield* settle(k)
-        yield* TestClock.adjust("1 second")
-        yield* Fiber.await(first)
-        const exit = yield* Fiber.await(waiter)
-        // either outcome is correct; what matters is that nothing leaks
-        assert.isTrue(
-          Exit.isSuccess(exit) || Exit.match(exit, { onSuccess: () => false, onFailure: () => true }),
-          "waiter ended"
-        )
-        yield* expectIdle(bulkhead)
+      const name = uniqueName("race")
+      const bulkhead = yield* Bulkhead.make({ name, permits: 1, maxWait: "1 second" })
+      const holder = yield* Deferred.make<void>()
+      const first = yield* Effect.fork(bulkhead.run(Deferred.await(holder)))
+      yield* settle(3)
+      const letGo = Effect.zipRight(Effect.sleep("1 second"), Deferred.succeed(holder, undefined))
+      // the release's sleep begun before the waiter's budget wakes after it, and the reverse
+      if (!releaseFirst) yield* Effect.fork(letGo)
+      yield* settle(3)
+      const waiter = yield* Effect.fork(bulkhead.run(Effect.succeed("ran")))
+      yield* settle(3)
+      if (releaseFirst) yield* Effect.fork(letGo)
+      yield* settle(k)
+      yield* TestClock.adjust("1 second")
+      yield* Fiber.await(first)
+      const exit = yield* Fiber.await(waiter)
+      const timeouts = (yield* metricOf(Bulkhead.rejectedTotal, name, { reason: "timeout" })).count
+      if (releaseFirst) {
+        // the grant came first: the waiter holds the permit and runs; its budget then finds nothing to end
+        assert.deepStrictEqual(exit, Exit.succeed("ran"), `k ${k}`)
+        assert.strictEqual(timeouts, 0, `k ${k}`)
+      } else {
+        // the budget ended first: the waiter left the queue, and the release found nobody to hand to
+        if (Exit.isSuccess(exit)) return assert.fail(`k ${k}: the waiter got the permit after its budget ended`)
+        const error = Cause.failureOption(exit.cause)
+        assert.isTrue(Option.isSome(error) && error.value._tag === "PermitWaitTimeout", `k ${k}: ${exit.cause}`)
+        assert.strictEqual(timeouts, 1, `k ${k}`)
       }
+      yield* expectIdle(bulkhead)
+    })
+
+  it.effect("a grant in the same instant as the waiter's timeout, but first, wins: the waiter runs", () =>
+    Effect.gen(function*() {
+      for (let k = 0; k <= 10; k++) yield* sameInstant(true, k)
+    }))
+
+  it.effect("a timeout in the same instant as a grant, but first, wins: PermitWaitTimeout, nothing held", () =>
+    Effect.gen(function*() {
+      for (let k = 0; k <= 10; k++) yield* sameInstant(false, k)
     }))
 })
 

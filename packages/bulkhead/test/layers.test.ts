@@ -1,6 +1,19 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
-import { Config, ConfigProvider, Context, Effect, Exit, Layer, ManagedRuntime, TestClock } from "effect"
+import {
+  Cause,
+  Config,
+  ConfigError,
+  ConfigProvider,
+  Context,
+  Effect,
+  Either,
+  Exit,
+  Layer,
+  ManagedRuntime,
+  Option,
+  TestClock
+} from "effect"
 import { uniqueName } from "./utils.js"
 
 class Geocoder extends Bulkhead.Tag("geocoder")<Geocoder>() {}
@@ -103,12 +116,21 @@ describe("layers", () => {
   it.effect("layerConfig refuses invalid values with a ConfigError naming the key", () =>
     Effect.gen(function*() {
       const cases: Array<[Record<string, string>, RegExp]> = [
-        [{ PERMITS: "0" }, /PERMITS must be an integer ≥ 1/],
-        [{ PERMITS: "abc" }, /PERMITS/],
-        [{ PERMITS: "4", MAX_PERMITS: "2" }, /MAX_PERMITS must be ≥ PERMITS/],
+        [{ PERMITS: "0" }, /at PERMITS: "PERMITS must be an integer from 1 to \d+, got "0"/],
+        [{ PERMITS: "abc" }, /at PERMITS: "PERMITS must be an integer .*got "abc"/],
+        [{ PERMITS: "12abc" }, /at PERMITS: "PERMITS must be an integer .*got "12abc"/],
+        [
+          { PERMITS: "1152921504606846976" },
+          /PERMITS must be an integer from 1 to 9007199254740991, got "1152921504606846976"/
+        ],
+        [{ PERMITS: "4", MAX_PERMITS: "2" }, /at MAX_PERMITS: "MAX_PERMITS must be ≥ PERMITS \(4\), got 2/],
         [{ PERMITS: "4", ORDER: "random" }, /ORDER/],
-        [{ PERMITS: "4", MAX_WAITING: "-1" }, /MAX_WAITING must be an integer ≥ 0/],
-        [{}, /PERMITS/]
+        [{ PERMITS: "4", MAX_WAITING: "-1" }, /at MAX_WAITING: "MAX_WAITING must be an integer from 0 .*got "-1"/],
+        [{ PERMITS: "4", MAX_WAIT: "-5 seconds" }, /at MAX_WAIT: "MAX_WAIT must be a duration ≥ 0 .*got "-5 seconds"/],
+        [{ PERMITS: "4", MAX_WAIT: "-1 millis" }, /MAX_WAIT must be a duration ≥ 0 .*got "-1 millis"/],
+        [{ PERMITS: "4", MAX_WAIT: "soon" }, /MAX_WAIT must be a duration ≥ 0 .*got "soon"/],
+        [{ MAX_WAIT: "2 seconds" }, /at PERMITS: "PERMITS is missing while MAX_WAIT is set/],
+        [{}, /Missing data at PERMITS/]
       ]
       for (const [env, message] of cases) {
         const error = yield* Effect.flatMap(Geocoder, (b) => b.stats).pipe(
@@ -118,6 +140,55 @@ describe("layers", () => {
         )
         assert.match(String(error), message)
       }
+    }))
+
+  it.effect("a partly present section is a ConfigError naming the missing key; only a wholly absent one is not configured", () =>
+    Effect.gen(function*() {
+      const optional = Config.option(Config.nested(Bulkhead.config, "GEOCODER"))
+      const read = (env: Record<string, string>) =>
+        optional.pipe(
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)), { pathDelim: "_" })),
+          Effect.either
+        )
+      // no key at all: "no bulkhead", and a required section reports the key as missing
+      assert.deepStrictEqual(yield* read({ OTHER_PERMITS: "3" }), Either.right(Option.none()))
+      // some keys, not PERMITS (forgotten or misspelt): an error naming it, never a silent None
+      for (
+        const [env, present] of [
+          [{ GEOCODER_MAX_WAIT: "2 seconds" }, "MAX_WAIT is set"],
+          [{ GEOCODER_PERMIT: "4", GEOCODER_MAX_WAITING: "10" }, "MAX_WAITING is set"],
+          [{ GEOCODER_MAX_PERMITS: "8", GEOCODER_ORDER: "lifo" }, "MAX_PERMITS, ORDER are set"]
+        ] as const
+      ) {
+        const result = yield* read(env)
+        if (Either.isRight(result)) {
+          return assert.fail(`read ${JSON.stringify(result.right)} from ${JSON.stringify(env)}`)
+        }
+        assert.isFalse(ConfigError.isMissingDataOnly(result.left), String(result.left))
+        assert.include(String(result.left), `Invalid data at GEOCODER.PERMITS: "PERMITS is missing while ${present}`)
+      }
+      // the same through a layer: the build fails with the ConfigError
+      const exit = yield* Effect.flatMap(Geocoder, (b) => b.stats).pipe(
+        Effect.provide(Geocoder.layerConfig(Config.nested(Bulkhead.config, "GEOCODER"))),
+        Effect.withConfigProvider(
+          ConfigProvider.fromMap(new Map([["GEOCODER_MAX_WAIT", "2 seconds"]]), { pathDelim: "_" })
+        ),
+        Effect.exit
+      )
+      assert.isTrue(Exit.isFailure(exit) && Cause.isFailType(exit.cause) && ConfigError.isConfigError(exit.cause.error))
+    }))
+
+  it.effect("a negative MAX_WAIT is a ConfigError naming the value, not a budget of 0", () =>
+    Effect.gen(function*() {
+      const exit = yield* Effect.flatMap(Geocoder, (b) => b.stats).pipe(
+        Effect.provide(Geocoder.layerConfig(Bulkhead.config)),
+        Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["PERMITS", "1"], ["MAX_WAIT", "-5 seconds"]]))),
+        Effect.exit
+      )
+      if (Exit.isSuccess(exit)) return assert.fail("built a bulkhead with MAX_WAIT=-5 seconds")
+      const failure = Cause.failureOption(exit.cause)
+      assert.isTrue(Option.isSome(failure) && ConfigError.isConfigError(failure.value), String(exit.cause))
+      assert.include(String(exit.cause), `MAX_WAIT must be a duration ≥ 0 such as "2 seconds", got "-5 seconds"`)
     }))
 
   it.effect("Bulkhead.layer and layerConfig provide any tag; a nested config reads a provider's section", () =>

@@ -17,26 +17,16 @@ class Beta extends Provider.Tag("beta")<Beta>() {}
 class AlphaHttp extends ProviderHttpClient.Tag("alpha")<AlphaHttp>() {}
 class BetaHttp extends ProviderHttpClient.Tag("beta")<BetaHttp>() {}
 
-// The verdict counts the upstream's pushback only through this predicate.
-const isUpstreamError = (error: unknown): boolean =>
-  error instanceof ProviderHttpClient.UpstreamRateLimited ||
-  (error instanceof ProviderHttpClient.UpstreamStatus && error.status >= 500)
-
+// The HTTP client's own upstream failures (429s, 5xx) count in the provider's verdict.
 const providerConfig = (prefix: string) =>
-  Config.nested(Provider.config, prefix).pipe(Config.map((settings) => ({ ...settings, isUpstreamError })))
+  Config.nested(Provider.config, prefix).pipe(Config.map(ProviderHttpClient.withUpstreamErrors))
 
-// The client's base URL from Config, through Layer.unwrapEffect.
+// The client from Config too: BASE_URL and USER_AGENT under the provider's prefix.
 const httpLayer = <Self, P>(
   tag: ProviderHttpClient.TagClass<Self, string>,
   provider: Provider.TagClass<P, string>,
   prefix: string
-) =>
-  Layer.unwrapEffect(
-    Effect.map(
-      Config.nested(Config.string("BASE_URL"), prefix),
-      (baseUrl) => tag.layer(provider, { baseUrl, userAgent: "sluice-consumer-test/1.0" })
-    )
-  )
+) => tag.layerConfig(provider, Config.nested(ProviderHttpClient.config, prefix))
 
 const ProvidersLive = Layer.mergeAll(
   Alpha.layerConfig(providerConfig("ALPHA")).pipe(Layer.provide(RateLimiterStore.layerMemory)),
@@ -55,6 +45,7 @@ const configFor = (baseUrl: string, redisUrl: string) =>
   ConfigProvider.fromMap(
     new Map([
       ["ALPHA_BASE_URL", baseUrl],
+      ["ALPHA_USER_AGENT", "sluice-consumer-test/1.0"],
       ["ALPHA_BULKHEAD_PERMITS", "2"],
       ["ALPHA_BULKHEAD_MAX_WAITING", "16"],
       ["ALPHA_BULKHEAD_MAX_WAIT", "100 millis"],
@@ -65,6 +56,7 @@ const configFor = (baseUrl: string, redisUrl: string) =>
       ["ALPHA_TOTAL_TIMEOUT", "10 seconds"],
       ["ALPHA_MAX_ATTEMPTS", "2"],
       ["BETA_BASE_URL", baseUrl],
+      ["BETA_USER_AGENT", "sluice-consumer-test/1.0"],
       ["BETA_BULKHEAD_PERMITS", "4"],
       ["BETA_BULKHEAD_MAX_WAIT", "10 seconds"],
       ["BETA_RATE_LIMIT_LIMIT", "5"],

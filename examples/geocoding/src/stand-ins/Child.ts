@@ -93,7 +93,10 @@ export const start = (
         const child = spawn(process.execPath, [...entry.execArgv, entry.file], {
           env: { ...process.env, [ROLE_VARIABLE]: "1" },
           stdio: ["ignore", "inherit", "pipe", "ipc"],
-          serialization: "advanced"
+          serialization: "advanced",
+          // a process group of its own: a Ctrl-C at the terminal reaches the CLI, which then lets
+          // its lookups in flight finish against these servers before it stops them
+          detached: true
         })
         child.stderr?.on("data", (chunk: Buffer) => {
           stderr = (stderr + chunk.toString("utf8")).slice(-STDERR_TAIL)
@@ -209,20 +212,32 @@ const stop = (child: ChildProcess) =>
   })
 
 /**
- * The child's side: wait for the parent's options, serve them, answer until the parent is gone.
- * Run by main.ts when `ROLE_VARIABLE` is set.
+ * The parent is gone, or stops this process: nobody will ever use these servers again (the exit
+ * code is 1 after a failed start).
  */
-export const serveParent: Effect.Effect<void> = Effect.gen(function*() {
+const leave = (): never => process.exit()
+
+/**
+ * From the child's first instant: a parent that dies is noticed at once. A `disconnect` emitted
+ * before this listener existed (while the modules loaded) is lost, but leaves the channel closed,
+ * which `process.connected` shows.
+ */
+const watchParent = Effect.suspend(() => {
+  if (process.send === undefined) return Effect.dieMessage(`${ROLE_VARIABLE} is set but there is no IPC channel`)
+  process.once("disconnect", leave)
+  if (!process.connected) leave()
+  return Effect.void
+})
+
+const serve = Effect.gen(function*() {
   const reply = (message: ToParent) => {
     if (process.connected) process.send?.(message)
   }
-  if (process.send === undefined) return yield* Effect.dieMessage(`${ROLE_VARIABLE} is set but there is no IPC channel`)
+  // the gazetteer took a while to load: the parent may have gone meanwhile
+  if (!process.connected) return leave()
   const inbox = yield* Queue.unbounded<ToChild>()
   process.on("message", (message: ToChild) => Queue.unsafeOffer(inbox, message))
   reply({ _tag: "Ready" })
-  // the parent is gone, or stops this process: nobody will ever use these servers again (the exit
-  // code is 1 after a failed start)
-  process.once("disconnect", () => process.exit())
 
   const first = yield* Queue.take(inbox)
   if (first._tag !== "Start") {
@@ -251,4 +266,13 @@ export const serveParent: Effect.Effect<void> = Effect.gen(function*() {
         yield* Effect.logWarning("the stand-ins were already started: a second Start is ignored")
     }
   }
-}).pipe(Effect.scoped, Effect.provide(Gazetteer.Default))
+})
+
+/**
+ * The child's side: wait for the parent's options, serve them, answer until the parent is gone.
+ * Run by main.ts when `ROLE_VARIABLE` is set.
+ */
+export const serveParent: Effect.Effect<void> = Effect.zipRight(
+  watchParent,
+  Effect.suspend(() => serve).pipe(Effect.scoped, Effect.provide(Gazetteer.Default))
+)

@@ -4,7 +4,7 @@
  * (a sliding log over the arrivals it accepted: at most `limit + burst` in any `window`, the bound
  * a client limiter with the same burst keeps) and its concurrency, answering 429 with
  * `Retry-After` past either; it takes time (a log-normal latency with the given median and p95);
- * and it misbehaves on demand (slow, errors, malformed bodies, hanging requests).
+ * and it misbehaves on demand (slow, errors, malformed bodies, slow bodies, hanging requests).
  */
 import * as NodeHttpServer from "@effect/platform-node/NodeHttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
@@ -14,6 +14,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
+import * as Stream from "effect/Stream"
 import * as Http from "node:http"
 import { Gazetteer } from "../Gazetteer.js"
 import * as Random from "../Random.js"
@@ -31,6 +32,11 @@ export interface Faults {
   readonly malformedRate?: number | undefined
   /** Share of requests never answered (the client's attempt timeout must end them). */
   readonly hangRate?: number | undefined
+  /**
+   * Milliseconds between a body's first bytes and the rest: the headers come after the latency as
+   * usual, the body ends this much later (a body that streams slowly).
+   */
+  readonly bodyDelayMillis?: number | undefined
 }
 
 export interface Options {
@@ -166,6 +172,19 @@ export const make = (options: Options) =>
     const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
       HttpServerResponse.unsafeJson(body, { status, headers })
 
+    /** `json`, its body sent in two halves, the second `delayMillis` after the first. */
+    const slowJson = (body: unknown, status: number, headers: Record<string, string>, delayMillis: number) => {
+      const bytes = new TextEncoder().encode(JSON.stringify(body))
+      const half = Math.floor(bytes.length / 2)
+      return HttpServerResponse.stream(
+        Stream.concat(
+          Stream.succeed(bytes.subarray(0, half)),
+          Stream.fromEffect(Effect.as(Effect.sleep(Duration.millis(delayMillis)), bytes.subarray(half)))
+        ),
+        { status, headers, contentType: "application/json" }
+      )
+    }
+
     const tooMany = (retryAfterMillis: number, now: number) =>
       json(formats.errorBody(options.format, 429, "Too Many Requests", now), 429, {
         "retry-after": retryAfterSeconds(retryAfterMillis)
@@ -192,16 +211,18 @@ export const make = (options: Options) =>
         "x-ratelimit-reset": String(rate.reset)
       }
 
-    const answer = (query: string, limit: number, now: number) => {
+    const answer = (query: string, limit: number, now: number, bodyDelayMillis: number) => {
       const places = gazetteer.search(query, limit)
+      const send = (body: unknown, headers: Record<string, string> = {}) =>
+        bodyDelayMillis > 0 ? slowJson(body, 200, headers, bodyDelayMillis) : json(body, 200, headers)
       switch (options.format) {
         case "nominatim":
-          return json(formats.nominatim(places), 200)
+          return send(formats.nominatim(places))
         case "photon":
-          return json(formats.photon(places), 200)
+          return send(formats.photon(places))
         case "opencage": {
           const rate = quotaRate(now)
-          return json(formats.opencage(places, rate, 200, now), 200, rateHeaders(rate))
+          return send(formats.opencage(places, rate, 200, now), rateHeaders(rate))
         }
       }
     }
@@ -259,7 +280,7 @@ export const make = (options: Options) =>
           return json(formats.errorBody(options.format, 500, "Internal Server Error", now), 500)
         }
         const limit = Math.min(Math.max(Number(url.searchParams.get("limit") ?? 1) || 1, 1), 40)
-        const response = answer(query, limit, now)
+        const response = answer(query, limit, now, current.bodyDelayMillis ?? 0)
         if (dice < malformed) {
           return HttpServerResponse.text("{\"type\":\"FeatureCollection\",\"feat", { contentType: "application/json" })
         }

@@ -1,16 +1,12 @@
-import * as Cause from "effect/Cause"
-import * as Chunk from "effect/Chunk"
+import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
-import * as Data from "effect/Data"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -19,59 +15,13 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
-import * as Stream from "effect/Stream"
 import type * as Api from "../Bulkhead.js"
+import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
+import { PermitQueue, Ticket } from "./permitQueue.js"
+import { decodeMaxWait, illegal, isPositiveInteger, show, unsafe } from "./validation.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
-
-/** @internal */
-export const ErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead/BulkheadError")
-
-// ---------------------------------------------------------------------------------------------
-// errors
-// ---------------------------------------------------------------------------------------------
-
-const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
-
-/** @internal */
-export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
-  readonly bulkhead: string
-  readonly cost: number
-  readonly permits: number
-  readonly inFlight: number
-  readonly waiting: number
-  readonly maxWaiting: number
-}> {
-  readonly [ErrorTypeId] = ErrorTypeId
-  override get message(): string {
-    return `bulkhead "${this.bulkhead}" is full: ${this.inFlight} of ${this.permits} permits in use and ${this.waiting} ` +
-      `callers queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.cost} permit${plural(this.cost)}`
-  }
-}
-
-/** @internal */
-export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
-  readonly bulkhead: string
-  readonly waited: Duration.Duration
-  readonly cost: number
-  readonly permits: number
-  readonly inFlight: number
-  readonly aheadWhenQueued: number
-}> {
-  readonly [ErrorTypeId] = ErrorTypeId
-  override get message(): string {
-    return `bulkhead "${this.bulkhead}" gave up after waiting ${formatDuration(this.waited)} for ${this.cost} of ` +
-      `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
-        plural(this.aheadWhenQueued)
-      } were queued ahead of it when it arrived`
-  }
-}
-
-const plural = (n: number): string => (n === 1 ? "" : "s")
-
-/** @internal */
-export const isBulkheadError = (u: unknown): u is Api.BulkheadError => Predicate.hasProperty(u, ErrorTypeId)
 
 /** @internal */
 export const isBulkhead = (u: unknown): u is Api.Bulkhead => Predicate.hasProperty(u, TypeId)
@@ -113,48 +63,15 @@ export const rejectedTotal = Metric.counter("sluice_bulkhead_rejected_total", {
 })
 
 // ---------------------------------------------------------------------------------------------
-// validation
-// ---------------------------------------------------------------------------------------------
-
-const illegal = (message: string): Cause.IllegalArgumentException => new Cause.IllegalArgumentException(message)
-
-const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isInteger(n) && n >= 1
-
-/**
- * Decodes a duration option. Effect's `Duration` maps negative and NaN inputs to zero; a budget
- * written as `-5` or `NaN` is a mistake, so it is refused here instead of meaning "do not wait".
- */
-const decodeMaxWait = (name: string, input: Duration.DurationInput | undefined, what: string): Duration.Duration => {
-  if (input === undefined) return Duration.infinity
-  const negative = (typeof input === "number" && !(input >= 0)) ||
-    (typeof input === "bigint" && input < BigInt(0)) ||
-    (typeof input === "string" && input.trim().startsWith("-")) ||
-    (Array.isArray(input) && !(Number(input[0]) >= 0))
-  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
-  if (decoded === undefined) {
-    throw illegal(`bulkhead "${name}": ${what} must be a duration ≥ 0, got ${String(input)}`)
-  }
-  return decoded
-}
-
-// ---------------------------------------------------------------------------------------------
 // the bulkhead
 // ---------------------------------------------------------------------------------------------
 
-/** A waiter's life: queued, then granted by a release, then held by the caller's finalizer. */
-const QUEUED = 0
-const GRANTED = 1
-const HELD = 2
-const GONE = 3
-
-interface Waiter {
-  readonly cost: number
-  readonly aheadWhenQueued: number
-  state: typeof QUEUED | typeof GRANTED | typeof HELD | typeof GONE
-  prev: Waiter | undefined
-  next: Waiter | undefined
-  resume: ((effect: Effect.Effect<void, Api.PermitWaitTimeout>) => void) | undefined
-  timedOut: Effect.Effect<never, Api.PermitWaitTimeout> | undefined
+/** A queued caller: its place in the queue, and how to wake its fiber. */
+class Waiter extends Ticket {
+  /** Set once the caller's fiber suspends; a grant or an expiry before that finds it undefined. */
+  resume: ((effect: Effect.Effect<void, PermitWaitTimeout>) => void) | undefined = undefined
+  /** Set when the budget ran out, for a fiber that suspends after that. */
+  timedOut: Effect.Effect<never, PermitWaitTimeout> | undefined = undefined
 }
 
 const resumeWith: Effect.Effect<void> = Effect.void
@@ -165,16 +82,8 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly maxPermits: number
   readonly maxWaiting: number
   readonly maxWait: Duration.Duration
-  readonly lifo: boolean
-
-  permits: number
-  inFlight = 0
-  holders = 0
-  waiting = 0
-  waitingPermits = 0
-  // the queue: a doubly linked list, so that a waiter that leaves is unlinked in O(1)
-  head: Waiter | undefined = undefined
-  tail: Waiter | undefined = undefined
+  /** Who holds permits and who is next: the pure core, which knows nothing of fibers. */
+  readonly queue: PermitQueue<Waiter>
 
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -185,116 +94,52 @@ class BulkheadImpl implements Api.Bulkhead {
   constructor(options: Api.Options) {
     const name = options.name
     if (typeof name !== "string" || name.length === 0) {
-      throw illegal(`a bulkhead needs a non-empty name, got ${JSON.stringify(name)}`)
+      throw illegal(`a bulkhead needs a non-empty name, got ${show(name)}`)
     }
     if (!isPositiveInteger(options.permits)) {
-      throw illegal(`bulkhead "${name}": permits must be an integer ≥ 1, got ${options.permits}`)
+      throw illegal(
+        `bulkhead "${name}": permits must be an integer ≥ 1, got ${show(options.permits)}${unsafe(options.permits)}`
+      )
     }
     const maxPermits = options.maxPermits ?? options.permits
     if (!isPositiveInteger(maxPermits) || maxPermits < options.permits) {
       throw illegal(
-        `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ${options.maxPermits}`
+        `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ` +
+          `${show(options.maxPermits)}${unsafe(options.maxPermits)}`
       )
     }
     const maxWaiting = options.maxWaiting ?? Infinity
-    if (!(maxWaiting === Infinity || (Number.isInteger(maxWaiting) && maxWaiting >= 0))) {
-      throw illegal(`bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${options.maxWaiting}`)
+    if (!(maxWaiting === Infinity || (Number.isSafeInteger(maxWaiting) && maxWaiting >= 0))) {
+      throw illegal(
+        `bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${show(options.maxWaiting)}${
+          unsafe(options.maxWaiting)
+        }`
+      )
     }
     const order = options.order ?? "fifo"
     if (order !== "fifo" && order !== "lifo") {
-      throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${JSON.stringify(order)}`)
+      throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${show(order)}`)
     }
     this.name = name
-    this.permits = options.permits
     this.maxPermits = maxPermits
     this.maxWaiting = maxWaiting
     this.maxWait = decodeMaxWait(name, options.maxWait, "maxWait")
-    this.lifo = order === "lifo"
     const nameLabel = MetricLabel.make("name", name)
-    this.labels = [nameLabel]
+    const labels = [nameLabel]
+    this.labels = labels
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
-    this.releaseOne = releasing(this, 1)
-    permitsGauge.unsafeUpdate(this.permits, this.labels)
-    inFlightGauge.unsafeUpdate(0, this.labels)
-    waitingGauge.unsafeUpdate(0, this.labels)
-  }
-
-  // --- bookkeeping (synchronous: one JavaScript thread, so each call is atomic) ---------------
-
-  private take(cost: number): void {
-    this.inFlight += cost
-    this.holders++
-    inFlightGauge.unsafeUpdate(this.inFlight, this.labels)
-  }
-
-  release(cost: number): void {
-    this.inFlight -= cost
-    this.holders--
-    inFlightGauge.unsafeUpdate(this.inFlight, this.labels)
-    this.dispatch()
-  }
-
-  private enqueue(cost: number): Waiter {
-    const waiter: Waiter = {
-      cost,
-      aheadWhenQueued: this.waiting,
-      state: QUEUED,
-      prev: this.tail,
-      next: undefined,
-      resume: undefined,
-      timedOut: undefined
-    }
-    if (this.tail === undefined) this.head = waiter
-    else this.tail.next = waiter
-    this.tail = waiter
-    this.waiting++
-    this.waitingPermits += cost
-    waitingGauge.unsafeUpdate(this.waiting, this.labels)
-    return waiter
-  }
-
-  private unlink(waiter: Waiter): void {
-    if (waiter.prev === undefined) this.head = waiter.next
-    else waiter.prev.next = waiter.next
-    if (waiter.next === undefined) this.tail = waiter.prev
-    else waiter.next.prev = waiter.prev
-    waiter.prev = waiter.next = undefined
-    this.waiting--
-    this.waitingPermits -= waiter.cost
-    waitingGauge.unsafeUpdate(this.waiting, this.labels)
-  }
-
-  /**
-   * Hands free permits to waiters, oldest first (newest first under "lifo"), stopping at the first
-   * waiter that does not fit: a heavy waiter at the head is never overtaken by lighter ones. Each
-   * grant wakes exactly one fiber.
-   */
-  private dispatch(): void {
-    for (;;) {
-      const waiter = this.lifo ? this.tail : this.head
-      if (waiter === undefined || this.inFlight + waiter.cost > this.permits) return
-      this.unlink(waiter)
-      this.take(waiter.cost)
-      waiter.state = GRANTED
-      if (waiter.resume !== undefined) waiter.resume(resumeWith)
-    }
-  }
-
-  /**
-   * The waiter no longer wants its permit (interrupted or timed out). Queued: it leaves the queue,
-   * and the waiters behind it may now fit. Granted but not yet taken over by its caller: the
-   * permit goes back. Held or gone: nothing to do, so calling this twice is harmless.
-   */
-  abandon(waiter: Waiter): void {
-    if (waiter.state === QUEUED) {
-      waiter.state = GONE
-      this.unlink(waiter)
-      this.dispatch()
-    } else if (waiter.state === GRANTED) {
-      waiter.state = GONE
-      this.release(waiter.cost)
-    }
+    this.queue = new PermitQueue<Waiter>(options.permits, order, {
+      granted: (waiter) => {
+        if (waiter.resume !== undefined) waiter.resume(resumeWith)
+      },
+      inFlight: (n) => inFlightGauge.unsafeUpdate(n, labels),
+      waiting: (n) => waitingGauge.unsafeUpdate(n, labels)
+    })
+    this.releaseOne = releasing(this.queue, 1)
+    permitsGauge.unsafeUpdate(options.permits, labels)
+    inFlightGauge.unsafeUpdate(0, labels)
+    waitingGauge.unsafeUpdate(0, labels)
   }
 
   // --- the effects ----------------------------------------------------------------------------
@@ -303,7 +148,7 @@ class BulkheadImpl implements Api.Bulkhead {
     const cost = options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.maxPermits) {
       throw illegal(
-        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${cost}`
+        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${show(cost)}`
       )
     }
     return cost
@@ -327,46 +172,45 @@ class BulkheadImpl implements Api.Bulkhead {
     } catch (defect) {
       return Effect.die(defect)
     }
-    // free permits and nobody queued (under "lifo" the newcomer is the newest, so it may go first)
-    if ((this.head === undefined || this.lifo) && this.inFlight + cost <= this.permits) {
-      this.take(cost)
+    const queue = this.queue
+    if (queue.tryTake(cost)) {
       permitWaitSeconds.unsafeUpdate(0, this.labels)
       annotate(fiber, 0)
       return cost
     }
-    if (this.waiting >= this.maxWaiting) {
+    if (queue.waiting >= this.maxWaiting) {
       rejectedTotal.unsafeUpdate(1, this.fullLabels)
       return Effect.fail(
         new BulkheadFull({
           bulkhead: this.name,
           cost,
-          permits: this.permits,
-          inFlight: this.inFlight,
-          waiting: this.waiting,
+          permits: queue.permits,
+          inFlight: queue.inFlight,
+          waiting: queue.waiting,
           maxWaiting: this.maxWaiting
         })
       )
     }
     if (Duration.isZero(maxWait)) {
       rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
-      return Effect.fail(this.timeoutError(cost, Duration.zero, this.waiting))
+      return Effect.fail(this.timeoutError(cost, Duration.zero, queue.waiting))
     }
     // the fiber's own Clock, so that TestClock drives the budget and the measured wait
     const clock = fiber === undefined ? Clock.make() : Context.get(fiber.currentDefaultServices, Clock.Clock)
     const start = clock.unsafeCurrentTimeNanos()
-    const waiter = this.enqueue(cost)
+    const waiter = queue.enqueue(new Waiter(cost))
     const wait = Effect.async<void, Api.PermitWaitTimeout>((resume) => {
-      if (waiter.state === QUEUED) waiter.resume = resume
+      if (waiter.state === "queued") waiter.resume = resume
       else resume(waiter.timedOut ?? resumeWith)
     })
     const settle = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
       if (Exit.isSuccess(exit)) {
-        waiter.state = HELD
+        queue.hold(waiter)
         const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
         permitWaitSeconds.unsafeUpdate(waited, this.labels)
         annotate(fiber, waited * 1000)
       } else {
-        this.abandon(waiter)
+        queue.abandon(waiter)
       }
     }
     if (!Duration.isFinite(maxWait)) {
@@ -389,14 +233,12 @@ class BulkheadImpl implements Api.Bulkhead {
 
   /** The waiter's budget ran out while it was still queued: it leaves with PermitWaitTimeout. */
   private expire(waiter: Waiter, maxWait: Duration.Duration): void {
-    if (waiter.state !== QUEUED) return
+    if (!this.queue.leave(waiter)) return
     rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
     waiter.timedOut = Effect.fail(this.timeoutError(waiter.cost, maxWait, waiter.aheadWhenQueued))
-    waiter.state = GONE
-    this.unlink(waiter)
     if (waiter.resume !== undefined) waiter.resume(waiter.timedOut)
     // the waiter may have been a heavy head holding lighter ones back
-    this.dispatch()
+    this.queue.dispatch()
   }
 
   private timeoutError(cost: number, waited: Duration.Duration, ahead: number): PermitWaitTimeout {
@@ -404,8 +246,8 @@ class BulkheadImpl implements Api.Bulkhead {
       bulkhead: this.name,
       waited,
       cost,
-      permits: this.permits,
-      inFlight: this.inFlight,
+      permits: this.queue.permits,
+      inFlight: this.queue.inFlight,
       aheadWhenQueued: ahead
     })
   }
@@ -425,7 +267,7 @@ class BulkheadImpl implements Api.Bulkhead {
   /** Runs `effect` and then gives `cost` permits back, however it ends. */
   private holding<A, E, R>(effect: Effect.Effect<A, E, R>, cost: number): Effect.Effect<A, E, R> {
     // the handlers pass the exit through unchanged, so the call keeps its own types
-    return Effect.matchCauseEffect(effect, cost === 1 ? this.releaseOne : releasing(this, cost)) as Effect.Effect<
+    return Effect.matchCauseEffect(effect, cost === 1 ? this.releaseOne : releasing(this.queue, cost)) as Effect.Effect<
       A,
       E,
       R
@@ -435,7 +277,7 @@ class BulkheadImpl implements Api.Bulkhead {
   acquire(options?: Api.RunOptions): Effect.Effect<void, Api.BulkheadError, Scope.Scope> {
     return Effect.uninterruptibleMask((restore) => {
       const acquired = this.acquireMasked(restore, currentFiber(), options)
-      const release = (cost: number) => Effect.addFinalizer(() => Effect.sync(() => this.release(cost)))
+      const release = (cost: number) => Effect.addFinalizer(() => Effect.sync(() => this.queue.release(cost)))
       return typeof acquired === "number" ? release(acquired) : Effect.flatMap(acquired, release)
     })
   }
@@ -445,26 +287,28 @@ class BulkheadImpl implements Api.Bulkhead {
       if (!isPositiveInteger(permits) || permits > this.maxPermits) {
         return Effect.die(
           illegal(
-            `bulkhead "${this.name}": resize needs an integer from 1 to maxPermits (${this.maxPermits}), got ${permits}`
+            `bulkhead "${this.name}": resize needs an integer from 1 to maxPermits (${this.maxPermits}), got ${
+              show(permits)
+            }`
           )
         )
       }
-      this.permits = permits
       permitsGauge.unsafeUpdate(permits, this.labels)
-      this.dispatch()
+      this.queue.resize(permits)
       return Effect.void
     })
   }
 
   get stats(): Effect.Effect<Api.Stats> {
+    const queue = this.queue
     return Effect.sync(() => ({
       name: this.name,
-      permits: this.permits,
+      permits: queue.permits,
       maxPermits: this.maxPermits,
-      inFlight: this.inFlight,
-      holders: this.holders,
-      waiting: this.waiting,
-      waitingPermits: this.waitingPermits,
+      inFlight: queue.inFlight,
+      holders: queue.holders,
+      waiting: queue.waiting,
+      waitingPermits: queue.waitingPermits,
       maxWaiting: this.maxWaiting
     }))
   }
@@ -476,13 +320,13 @@ interface Releasing {
 }
 
 /** Handlers that give back `cost` permits when a call ends, then pass its exit on. */
-const releasing = (bulkhead: BulkheadImpl, cost: number): Releasing => ({
+const releasing = (queue: PermitQueue<Waiter>, cost: number): Releasing => ({
   onFailure: (cause) => {
-    bulkhead.release(cost)
+    queue.release(cost)
     return Effect.failCause(cause)
   },
   onSuccess: (value) => {
-    bulkhead.release(cost)
+    queue.release(cost)
     return Effect.succeed(value)
   }
 })
@@ -507,6 +351,7 @@ export const unsafeMake = (options: Api.Options): Api.Bulkhead => {
     [TypeId]: TypeId,
     name: impl.name,
     maxPermits: impl.maxPermits,
+    maxWait: impl.maxWait,
     run: (self, options) => impl.run(self, options),
     acquire: (options) => impl.acquire(options),
     resize: (permits) => impl.resize(permits),
@@ -531,187 +376,6 @@ export const withBulkhead = dual<
 >((args) => Effect.isEffect(args[0]), (self, bulkhead, options) => bulkhead.run(self, options))
 
 // ---------------------------------------------------------------------------------------------
-// batches: fixed workers, bounded read-ahead
-// ---------------------------------------------------------------------------------------------
-
-const workerCount = (bulkhead: Api.Bulkhead, options: Api.BatchOptions | undefined): number => {
-  const workers = options?.workers ?? bulkhead.maxPermits
-  if (!isPositiveInteger(workers)) {
-    throw illegal(`bulkhead "${bulkhead.name}": workers must be an integer ≥ 1, got ${workers}`)
-  }
-  return workers
-}
-
-const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | undefined =>
-  options?.cost === undefined ? undefined : { cost: options.cost }
-
-/** @internal */
-export const forEach = dual<
-  <A, E2, R2>(
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<unknown, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => (items: Iterable<A>) => Effect.Effect<void, E2 | Api.BulkheadError, R2>,
-  <A, E2, R2>(
-    items: Iterable<A>,
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<unknown, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => Effect.Effect<void, E2 | Api.BulkheadError, R2>
->((args) => isBulkhead(args[1]), <A, E2, R2>(
-  items: Iterable<A>,
-  bulkhead: Api.Bulkhead,
-  f: (a: A) => Effect.Effect<unknown, E2, R2>,
-  options?: Api.BatchOptions | undefined
-) =>
-  Effect.suspend(() => {
-    const workers = workerCount(bulkhead, options)
-    const runOptions = runOptionsOf(options)
-    // the iterator is the bounded queue: a worker pulls the next item only when it is free
-    const iterator = items[Symbol.iterator]()
-    const worker: Effect.Effect<void, unknown, R2> = Effect.suspend(function loop(): Effect.Effect<
-      void,
-      unknown,
-      R2
-    > {
-      const next = iterator.next()
-      return next.done === true ? Effect.void : Effect.flatMap(bulkhead.run(f(next.value), runOptions), loop)
-    })
-    return Effect.all(Array.from({ length: workers }, () => worker), {
-      concurrency: "unbounded",
-      discard: true
-    }) as Effect.Effect<void, E2 | Api.BulkheadError, R2>
-  }))
-
-/** @internal */
-export const mapStream = dual<
-  <A, B, E2, R2>(
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<B, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>,
-  <A, E, R, B, E2, R2>(
-    self: Stream.Stream<A, E, R>,
-    bulkhead: Api.Bulkhead,
-    f: (a: A) => Effect.Effect<B, E2, R2>,
-    options?: Api.BatchOptions | undefined
-  ) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>
->((args) => Predicate.hasProperty(args[0], Stream.StreamTypeId), <A, E, R, B, E2, R2>(
-  self: Stream.Stream<A, E, R>,
-  bulkhead: Api.Bulkhead,
-  f: (a: A) => Effect.Effect<B, E2, R2>,
-  options?: Api.BatchOptions | undefined
-) =>
-  Stream.unwrapScoped(Effect.gen(function*() {
-    const workers = workerCount(bulkhead, options)
-    const buffer = options?.buffer ?? workers
-    if (!isPositiveInteger(buffer)) {
-      return yield* Effect.die(illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${buffer}`))
-    }
-    const runOptions = runOptionsOf(options)
-    type Err = E | E2 | Api.BulkheadError
-
-    // The input: the source, re-chunked to at most `buffer` elements, pulled one chunk at a time
-    // by whichever worker runs out first; the others wait for that pull instead of pulling too.
-    const pull = yield* Stream.toPull(Stream.rechunk(self, buffer))
-    let chunk: Chunk.Chunk<A> = Chunk.empty()
-    let index = 0
-    let exhausted = false
-    let pulling: Deferred.Deferred<void> | undefined
-    const next: Effect.Effect<Option.Option<A>, E, R> = Effect.suspend(function take(): Effect.Effect<
-      Option.Option<A>,
-      E,
-      R
-    > {
-      if (index < chunk.length) return Effect.succeed(Option.some(Chunk.unsafeGet(chunk, index++)))
-      if (exhausted) return Effect.succeed(Option.none())
-      if (pulling !== undefined) return Effect.zipRight(Deferred.await(pulling), Effect.suspend(take))
-      const done = Deferred.unsafeMake<void>(FiberId.none)
-      pulling = done
-      return pull.pipe(
-        Effect.matchEffect({
-          onFailure: Option.match({
-            onNone: () => {
-              exhausted = true
-              return Effect.void
-            },
-            onSome: (error) => Effect.fail(error)
-          }),
-          onSuccess: (pulled) => {
-            chunk = pulled
-            index = 0
-            return Effect.void
-          }
-        }),
-        Effect.ensuring(Effect.suspend(() => {
-          pulling = undefined
-          return Deferred.done(done, Exit.void)
-        })),
-        Effect.zipRight(Effect.suspend(take))
-      )
-    })
-
-    // The output: a hand-off between the workers and the stream's consumer. Workers append results
-    // to an array (waiting for room when it holds `buffer`); the consumer takes everything there is
-    // as one chunk. A fiber is woken only when the other side is actually waiting, which keeps a
-    // result to a few synchronous steps instead of a queue's suspend and resume per element.
-    const results: Array<B> = []
-    let failure: Cause.Cause<Option.Option<Err>> | undefined
-    let running = workers
-    let consumer: Deferred.Deferred<void> | undefined
-    let room: Deferred.Deferred<void> | undefined
-    const wake = (deferred: Deferred.Deferred<void> | undefined): undefined => {
-      if (deferred !== undefined) Deferred.unsafeDone(deferred, Exit.void)
-      return undefined
-    }
-    const push = (value: B): Effect.Effect<void> =>
-      Effect.suspend(() => {
-        if (failure !== undefined) return Effect.void
-        if (results.length < buffer) {
-          results.push(value)
-          consumer = wake(consumer)
-          return Effect.void
-        }
-        room ??= Deferred.unsafeMake<void>(FiberId.none)
-        return Effect.zipRight(Deferred.await(room), push(value))
-      })
-    const stop = (cause: Cause.Cause<Option.Option<Err>> | undefined) =>
-      Effect.sync(() => {
-        if (cause !== undefined) failure ??= cause
-        running--
-        consumer = wake(consumer)
-      })
-    const worker: Effect.Effect<void, never, R | R2> = Effect.gen(function*() {
-      for (;;) {
-        const item = yield* Effect.exit(next)
-        if (Exit.isFailure(item)) return yield* stop(Cause.map(item.cause, Option.some))
-        if (Option.isNone(item.value)) return yield* stop(undefined)
-        const exit = yield* Effect.exit(bulkhead.run(f(item.value.value), runOptions))
-        if (Exit.isFailure(exit)) return yield* stop(Cause.map(exit.cause, Option.some))
-        yield* push(exit.value)
-      }
-    })
-    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
-
-    // results first, then the failure (which also ends the stream), then the end once all workers stopped
-    const emit: Effect.Effect<Chunk.Chunk<B>, Option.Option<Err>> = Effect.suspend(function pull(): Effect.Effect<
-      Chunk.Chunk<B>,
-      Option.Option<Err>
-    > {
-      if (results.length > 0) {
-        const chunk = Chunk.unsafeFromArray(results.splice(0))
-        room = wake(room)
-        return Effect.succeed(chunk)
-      }
-      if (failure !== undefined) return Effect.failCause(failure)
-      if (running === 0) return Effect.fail(Option.none())
-      consumer = Deferred.unsafeMake<void>(FiberId.none)
-      return Effect.zipRight(Deferred.await(consumer), Effect.suspend(pull))
-    })
-    return Stream.repeatEffectChunkOption(emit)
-  })))
-
-// ---------------------------------------------------------------------------------------------
 // services and layers
 // ---------------------------------------------------------------------------------------------
 
@@ -730,35 +394,8 @@ export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<S
   const tag = Context.Tag(`@sluice/bulkhead/${id}`)<Self, Api.Bulkhead>()
   return Object.assign(tag, {
     id,
-    layer: (options: Omit<Api.Options, "name">) => layer(tag, { ...options, name: id }),
-    layerConfig: (config: Config.Config<Omit<Api.Options, "name">>) =>
+    layer: (settings: Api.Settings) => layer(tag, { ...settings, name: id }),
+    layerConfig: (config: Config.Config<Api.Settings>) =>
       layerConfig(tag, Config.map(config, (options) => ({ ...options, name: id })))
   })
 }
-
-const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
-  Config.map(Config.option(config), Option.getOrUndefined)
-
-/** @internal */
-export const config: Config.Config<Omit<Api.Options, "name">> = Config.all({
-  permits: Config.integer("PERMITS").pipe(
-    Config.validate({ message: "PERMITS must be an integer ≥ 1", validation: (n) => n >= 1 })
-  ),
-  maxPermits: optional(
-    Config.integer("MAX_PERMITS").pipe(
-      Config.validate({ message: "MAX_PERMITS must be an integer ≥ 1", validation: (n) => n >= 1 })
-    )
-  ),
-  maxWaiting: optional(
-    Config.integer("MAX_WAITING").pipe(
-      Config.validate({ message: "MAX_WAITING must be an integer ≥ 0", validation: (n) => n >= 0 })
-    )
-  ),
-  maxWait: optional(Config.duration("MAX_WAIT")),
-  order: optional(Config.literal("fifo", "lifo")("ORDER"))
-}).pipe(
-  Config.validate({
-    message: "MAX_PERMITS must be ≥ PERMITS",
-    validation: (o) => o.maxPermits === undefined || o.maxPermits >= o.permits
-  })
-)

@@ -1,0 +1,100 @@
+/**
+ * The errors of a bulkhead: each way a call can be refused a permit. Every one names its bulkhead
+ * in the field `bulkhead`.
+ *
+ * The classes are declared here, in a public module, so that the declarations a library emits
+ * when it narrows with `instanceof` point at a path the package exports.
+ *
+ * @since 0.2.0
+ */
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Predicate from "effect/Predicate"
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead/BulkheadError")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
+
+const plural = (n: number): string => (n === 1 ? "" : "s")
+
+/**
+ * The queue was at `maxWaiting` when the caller arrived; it failed at once and holds nothing.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
+  /** The name of the bulkhead that refused. */
+  readonly bulkhead: string
+  readonly cost: number
+  readonly permits: number
+  readonly inFlight: number
+  readonly waiting: number
+  readonly maxWaiting: number
+}> {
+  /**
+   * @since 0.2.0
+   */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return `bulkhead "${this.bulkhead}" is full: ${this.inFlight} of ${this.permits} permits in use and ${this.waiting} ` +
+      `caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.cost} ` +
+      `permit${plural(this.cost)}`
+  }
+}
+
+/**
+ * The caller waited `maxWait` for a permit without getting one; it left the queue and holds
+ * nothing. `aheadWhenQueued` is how many callers were queued before it when it arrived.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
+  /** The name of the bulkhead that refused. */
+  readonly bulkhead: string
+  readonly waited: Duration.Duration
+  readonly cost: number
+  readonly permits: number
+  readonly inFlight: number
+  readonly aheadWhenQueued: number
+}> {
+  /**
+   * @since 0.2.0
+   */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    return `bulkhead "${this.bulkhead}" gave up after waiting ${formatDuration(this.waited)} for ${this.cost} of ` +
+      `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
+        plural(this.aheadWhenQueued)
+      } ${this.aheadWhenQueued === 1 ? "was" : "were"} queued ahead of it when it arrived`
+  }
+}
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type BulkheadError = BulkheadFull | PermitWaitTimeout
+
+/**
+ * @since 0.2.0
+ * @category guards
+ */
+export const isBulkheadError = (u: unknown): u is BulkheadError => Predicate.hasProperty(u, ErrorTypeId)
