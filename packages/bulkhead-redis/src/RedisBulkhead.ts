@@ -53,7 +53,7 @@ export type OnLeaseLost = "log" | "interrupt"
  * @since 0.1.0
  * @category models
  */
-export interface Options {
+export interface Options extends Omit<Bulkhead.Settings, "order"> {
   /** The name shared by the fleet: every process using it shares its permits. No braces. */
   readonly name: string
   /**
@@ -61,15 +61,8 @@ export interface Options {
    * last one to start (or to `resize`) sets it for all.
    */
   readonly permits: number
-  /** The ceiling for `resize`, and what pools are sized from. Default: `permits`. */
-  readonly maxPermits?: number | undefined
-  /**
-   * How many tickets may wait, fleet-wide. A caller arriving at a full queue fails at once with
-   * `BulkheadFull`. `0` means never queue. Default: unbounded.
-   */
+  /** How many tickets may wait, fleet-wide; beyond, `BulkheadFull` at once. Default: unbounded. */
   readonly maxWaiting?: number | undefined
-  /** How long a caller may wait for its permits before failing with `PermitWaitTimeout`. Default: no limit. */
-  readonly maxWait?: Duration.DurationInput | undefined
   /**
    * How long a lease lasts without renewal; it is renewed every third of it. A dead holder's
    * permits come back within this time. Default 10 s; at least 300 ms.

@@ -413,7 +413,7 @@ class Impl {
         }
         if (kind === S.ACQUIRE_FULL) {
           self.forget(ticket)
-          Bulkhead.rejected.unsafeUpdate(1, self.fullLabels)
+          Bulkhead.rejectedTotal.unsafeUpdate(1, self.fullLabels)
           return yield* Effect.fail(
             new Bulkhead.BulkheadFull({
               bulkhead: self.settings.name,
@@ -427,7 +427,7 @@ class Impl {
         }
         if (kind === S.ACQUIRE_REFUSED) {
           self.forget(ticket)
-          Bulkhead.rejected.unsafeUpdate(1, self.timeoutLabels)
+          Bulkhead.rejectedTotal.unsafeUpdate(1, self.timeoutLabels)
           return yield* Effect.fail(self.timeoutError(cost, Duration.zero, permits, used, ahead))
         }
         // queued (a grant message may already have come: then the signal is already done)
@@ -451,7 +451,7 @@ class Impl {
             return ticket
           }
           self.forget(ticket)
-          Bulkhead.rejected.unsafeUpdate(1, self.timeoutLabels)
+          Bulkhead.rejectedTotal.unsafeUpdate(1, self.timeoutLabels)
           return yield* Effect.fail(self.timeoutError(cost, maxWait, int(left[2]), int(left[1]), ahead))
         }
         if (outcome.value) {
