@@ -130,4 +130,38 @@ describe("several processes", () => {
       }),
     { timeout: 60_000 }
   )
+
+  it.scopedLive(
+    "a waiter process killed loses its place within the lease TTL, and nobody waits for it",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("deadwaiter")
+        const ttl = 1500
+        const redis = yield* inspector(url)
+        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: ttl })
+        const holder = yield* hold(mine)
+        yield* Deferred.await(holder.started)
+        const child = yield* worker({ url, name, permits: 1, leaseTtlMillis: ttl, mode: "hold" })
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's ticket queued")
+        const [dead] = (yield* stateOf(redis, name)).queue
+        const behind = yield* hold(mine)
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 2), "a ticket behind it")
+        const killedAt = Date.now()
+        child.proc.kill("SIGKILL")
+        // the dead waiter's ticket leaves the queue when its lease ends; the one behind keeps its place
+        yield* eventually(
+          Effect.map(stateOf(redis, name), (state) => state.queue.length === 1 && !state.queue.includes(dead)),
+          "the dead waiter's ticket gone"
+        )
+        const after = Date.now() - killedAt
+        assert.isAtMost(after, ttl + 1000, `the dead waiter left the queue ${after} ms after the kill`)
+        yield* Deferred.succeed(holder.finish, undefined)
+        yield* Deferred.await(behind.started)
+        assert.notInclude((yield* stateOf(redis, name)).held, dead)
+        yield* Deferred.succeed(behind.finish, undefined)
+        yield* Fiber.join(behind.fiber)
+        yield* expectClean(redis, name)
+      }),
+    { timeout: 60_000 }
+  )
 })
