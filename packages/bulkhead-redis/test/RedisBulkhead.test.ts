@@ -8,12 +8,19 @@ import { Bulkhead } from "@sluice/bulkhead"
 import { Cause, Config, ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { inject } from "vitest"
 import { RedisBulkhead, RedisConnection } from "../src/index.js"
-import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
+import {
+  bulkheadOn,
+  eventually,
+  expectClean,
+  hold,
+  inspector,
+  probe,
+  stateOf,
+  uniqueName,
+  waitingIs
+} from "./utils/helpers.js"
 
 const url = inject("redisUrl")
-
-const waitingIs = (bulkhead: RedisBulkhead.RedisBulkhead, n: number) =>
-  Effect.map(bulkhead.stats, (stats) => stats.waiting === n)
 
 describe("RedisBulkhead", () => {
   it.scopedLive("never runs more than K calls at once across two connections", () =>
@@ -21,23 +28,15 @@ describe("RedisBulkhead", () => {
       const name = uniqueName("bound")
       const a = yield* bulkheadOn(url, { name, permits: 3 })
       const b = yield* bulkheadOn(url, { name, permits: 3 })
-      let running = 0
-      let peak = 0
-      const call = Effect.acquireUseRelease(
-        Effect.sync(() => {
-          running++
-          peak = Math.max(peak, running)
-        }),
-        () => Effect.sleep("5 millis"),
-        () => Effect.sync(() => running--)
-      )
+      const { call: probed, counts } = probe()
+      const call = probed(1, 5)
       yield* Effect.forEach(
         Array.from({ length: 40 }, (_, i) => i),
         (i) => (i % 2 === 0 ? a : b).run(call),
         { concurrency: "unbounded", discard: true }
       )
-      assert.isAtMost(peak, 3)
-      assert.strictEqual(peak, 3)
+      assert.isAtMost(counts.peak, 3)
+      assert.strictEqual(counts.peak, 3)
       yield* expectClean(yield* inspector(url), name)
     }))
 

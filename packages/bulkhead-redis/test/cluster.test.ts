@@ -8,7 +8,7 @@ import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { Cluster } from "ioredis"
 import { RedisBulkhead, RedisConnection } from "../src/index.js"
 import { type RedisCluster, startCluster } from "./utils/cluster.js"
-import { bulkheadOn, eventually, expectClean, hold, stateOf, uniqueName } from "./utils/helpers.js"
+import { bulkheadOn, eventually, expectClean, hold, probe, stateOf, uniqueName, waitingIs } from "./utils/helpers.js"
 
 let cluster: RedisCluster
 beforeAll(async () => {
@@ -45,9 +45,6 @@ const inspectorClient = Effect.tap(
   (client) => eventually(Effect.sync(() => client.status === "ready"), "the inspecting Cluster client ready")
 )
 
-const waitingIs = (bulkhead: RedisBulkhead.RedisBulkhead, n: number) =>
-  Effect.map(bulkhead.stats, (stats) => stats.waiting === n)
-
 describe("on a Redis Cluster", () => {
   it.scopedLive("every key of a name hashes to one slot, and names spread over the masters", () =>
     Effect.gen(function*() {
@@ -72,22 +69,14 @@ describe("on a Redis Cluster", () => {
         const name = uniqueName("cbound")
         const a = yield* onCluster({ name, permits: 3 })
         const b = yield* onCluster({ name, permits: 3 })
-        let running = 0
-        let peak = 0
-        const call = Effect.acquireUseRelease(
-          Effect.sync(() => {
-            running++
-            peak = Math.max(peak, running)
-          }),
-          () => Effect.sleep("3 millis"),
-          () => Effect.sync(() => running--)
-        )
+        const { call: probed, counts } = probe()
+        const call = probed(1, 3)
         yield* Effect.forEach(
           Array.from({ length: 30 }, (_, i) => i),
           (i) => (i % 2 === 0 ? a : b).run(call),
           { concurrency: "unbounded", discard: true }
         )
-        assert.strictEqual(peak, 3)
+        assert.strictEqual(counts.peak, 3)
         yield* expectClean(redis, name)
       }
     }))

@@ -6,7 +6,6 @@ import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import type { Redis } from "ioredis"
 import { inject } from "vitest"
-import type { RedisBulkhead } from "../src/index.js"
 import {
   bulkheadOn,
   eventually,
@@ -14,14 +13,13 @@ import {
   hold,
   inspector,
   ownServer,
+  probe,
   stateOf,
-  uniqueName
+  uniqueName,
+  waitingIs
 } from "./utils/helpers.js"
 
 const url = inject("redisUrl")
-
-const waitingIs = (bulkhead: RedisBulkhead.RedisBulkhead, n: number) =>
-  Effect.map(bulkhead.stats, (stats) => stats.waiting === n)
 
 /** Drops every subscriber connection of the server: grants published now reach nobody. */
 const killSubscribers = (redis: Redis) => Effect.promise(() => redis.client("KILL", "TYPE", "pubsub"))
@@ -119,20 +117,12 @@ describe("interruption", () => {
       const b = yield* bulkheadOn(url, { name, permits: 3, maxWait: "150 millis" })
       const redis = yield* inspector(url)
       const costs = [1, 2, 1, 3, 1, 2]
-      let running = 0
-      let peak = 0
+      const { call: probed, counts } = probe()
       for (let offset = 0; offset < 24; offset++) {
         const fibers: Array<Fiber.RuntimeFiber<void, unknown>> = []
         for (let i = 0; i < costs.length; i++) {
           const cost = costs[i]
-          const call = Effect.acquireUseRelease(
-            Effect.sync(() => {
-              running += cost
-              peak = Math.max(peak, running)
-            }),
-            () => Effect.sleep(`${1 + (i % 3)} millis`),
-            () => Effect.sync(() => (running -= cost))
-          )
+          const call = probed(cost, 1 + (i % 3))
           fibers.push(yield* Effect.fork((i % 2 === 0 ? a : b).run(call, { cost })))
         }
         // the offset walks the interruption through asking, queueing, granting, holding and releasing
@@ -149,6 +139,6 @@ describe("interruption", () => {
         }
         yield* expectClean(redis, name)
       }
-      assert.isAtMost(peak, 3)
+      assert.isAtMost(counts.peak, 3)
     }))
 })

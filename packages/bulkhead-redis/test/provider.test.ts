@@ -6,7 +6,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { Deferred, Effect, Fiber } from "effect"
 import { inject } from "vitest"
-import { bulkheadOn, expectClean, inspector, uniqueName } from "./utils/helpers.js"
+import { bulkheadOn, expectClean, inspector, probe, uniqueName } from "./utils/helpers.js"
 
 const url = inject("redisUrl")
 
@@ -18,23 +18,15 @@ describe("with a Provider", () => {
       const b = yield* bulkheadOn(url, { name, permits: 2, maxWait: "150 millis" })
       const pa = yield* Provider.make({ name, bulkhead: a.bulkhead })
       const pb = yield* Provider.make({ name, bulkhead: b.bulkhead })
-      let running = 0
-      let peak = 0
-      const call = Effect.acquireUseRelease(
-        Effect.sync(() => {
-          running++
-          peak = Math.max(peak, running)
-        }),
-        () => Effect.sleep("5 millis"),
-        () => Effect.sync(() => running--)
-      )
+      const { call: probed, counts } = probe()
+      const call = probed(1, 5)
       // waits stay under maxWait: 2 permits, 20 calls of ~5 ms
       yield* Effect.forEach(
         Array.from({ length: 20 }, (_, i) => i),
         (i) => (i % 2 === 0 ? pa : pb).call(call).pipe(Effect.retry({ times: 3 })),
         { concurrency: 4, discard: true }
       )
-      assert.strictEqual(peak, 2)
+      assert.strictEqual(counts.peak, 2)
       // both permits held through one provider: the other's caller times out with PermitWaitTimeout
       const gate = yield* Deferred.make<void>()
       const holders = yield* Effect.fork(

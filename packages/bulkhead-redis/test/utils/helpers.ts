@@ -126,3 +126,22 @@ export const capturingLogs = (lines: Array<string>) =>
 /** A redis-server of the test's own (for tests that drop connections or restart it), stopped with the scope. */
 export const ownServer = (port?: number): Effect.Effect<RedisServer, never, Scope.Scope> =>
   Effect.acquireRelease(Effect.promise(() => startRedisServer(port)), (server) => Effect.promise(() => server.stop()))
+
+/** Whether `n` tickets wait, fleet-wide. */
+export const waitingIs = (bulkhead: RedisBulkhead.RedisBulkhead, n: number): Effect.Effect<boolean, unknown> =>
+  Effect.map(bulkhead.stats, (stats) => stats.waiting === n)
+
+/** Counts the permits held from inside the calls: `call(cost)` holds them for `millis`; `peak` is the most at once. */
+export const probe = () => {
+  const counts = { running: 0, peak: 0 }
+  const call = (cost = 1, millis = 5): Effect.Effect<void> =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        counts.running += cost
+        counts.peak = Math.max(counts.peak, counts.running)
+      }),
+      () => Effect.sleep(`${millis} millis`),
+      () => Effect.sync(() => (counts.running -= cost))
+    )
+  return { counts, call }
+}
