@@ -58,7 +58,8 @@ const countingServer = Effect.acquireRelease(
     })
 )
 
-describe("several processes", () => {
+// one at a time: each starts node processes, and a loaded machine would stretch the lease bound under test
+describe.sequential("several processes", () => {
   it.scopedLive(
     "three processes sharing K = 4: the server never sees more than 4 requests at once",
     () =>
