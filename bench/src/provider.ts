@@ -4,23 +4,32 @@
  * Every variant runs in a child process of its own (fresh heap and JIT state), five rounds each;
  * the table shows the median. Suites:
  * - sequential: `call(Effect.succeed(1))` one after another in one Effect loop (no runtime start
- *   per call), through a bare effect, `bulkhead.run` alone, then a provider with a bulkhead only,
- *   and each feature added in turn: a limiter (a limit that never binds), an attempt timeout, a
- *   total timeout, retries, a circuit breaker;
+ *   per call), through a bare effect, `bulkhead.run` alone, `bulkhead.run` in a span as
+ *   `Effect.useSpan` makes it, then a provider with a bulkhead only, and each feature added in
+ *   turn: a limiter (a limit that never binds), an attempt timeout, a total timeout, retries, a
+ *   circuit breaker; and the same parts composed naively with `Effect.timeoutFail` and
+ *   `Effect.retry`;
  * - concurrent: 64 calls at once of a task that yields once, so that permits are held across a
  *   suspension.
+ *
+ * With `SLUICE_BENCH_BASELINE=<a checkout of another commit>` (dependencies installed there), the
+ * provider rows also run against that checkout's packages, bundled from its sources by the same
+ * code, in the same run: the budget of a rebuild is read against them.
  */
 import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
-import { RateLimiterStore } from "@sluice/rate-limiter"
+import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import { Effect } from "effect"
 import { spawnSync } from "node:child_process"
+import { existsSync } from "node:fs"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { formatNs, formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
-const ROUNDS = 5
-const SEQUENTIAL = 200_000
-const CONCURRENT = 200_000
+/** `SLUICE_BENCH_ROUNDS` and `SLUICE_BENCH_CALLS` shrink a run on a busy machine. */
+const ROUNDS = Number(process.env.SLUICE_BENCH_ROUNDS ?? 5)
+const SEQUENTIAL = Number(process.env.SLUICE_BENCH_CALLS ?? 200_000)
+const CONCURRENT = SEQUENTIAL
 const IN_FLIGHT = 64
 
 /** n runs of `effect`, one after another, in one fiber. */
@@ -79,6 +88,32 @@ interface Variant {
   readonly run: (n: number, count: number) => Effect.Effect<Array<number>, unknown>
 }
 
+class Timeout {
+  readonly _tag = "Timeout"
+}
+
+/**
+ * Every feature of the last provider row composed the way a user would write it without sluice:
+ * a span, the retries outside, the total over them, per attempt the bulkhead, the limiter and the
+ * attempt's timeout (no circuit breaker: Effect has none).
+ */
+const naive = (n: number, count: number) =>
+  Effect.gen(function*() {
+    const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
+    const limiter = yield* RateLimiter.make({ name: "bench", limit: 1_000_000_000, window: "1 second" })
+    const call = bulkhead.run(
+      Effect.zipRight(
+        limiter.take(),
+        Effect.timeoutFail(succeed, { duration: "10 seconds", onTimeout: () => new Timeout() })
+      )
+    ).pipe(
+      Effect.retry({ times: 2 }),
+      Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Timeout() }),
+      Effect.withSpan("call", { captureStackTrace: false })
+    )
+    return yield* rounds(n, count, (k) => loop(k, call))
+  }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+
 const variants: ReadonlyArray<Variant> = [
   { suite: "sequential", name: "bare effect", run: (n, count) => rounds(n, count, (k) => loop(k, succeed)) },
   {
@@ -89,12 +124,22 @@ const variants: ReadonlyArray<Variant> = [
       return rounds(n, count, (k) => loop(k, bulkhead.run(succeed)))
     }
   },
+  {
+    suite: "sequential",
+    name: "useSpan + bulkhead.run",
+    run: (n, count) => {
+      const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
+      const call = Effect.useSpan("call", { captureStackTrace: false }, () => bulkhead.run(succeed))
+      return rounds(n, count, (k) => loop(k, call))
+    }
+  },
   { suite: "sequential", name: "provider: bulkhead", run: throughProvider(bulkheadOnly, loop, succeed) },
   { suite: "sequential", name: "+ limiter", run: throughProvider(withLimiter, loop, succeed) },
   { suite: "sequential", name: "+ attemptTimeout", run: throughProvider(withAttempt, loop, succeed) },
   { suite: "sequential", name: "+ totalTimeout", run: throughProvider(withTotal, loop, succeed) },
   { suite: "sequential", name: "+ retry", run: throughProvider(withRetry, loop, succeed) },
   { suite: "sequential", name: "+ circuit breaker", run: throughProvider(withBreaker, loop, succeed) },
+  { suite: "sequential", name: "naive: timeoutFail + retry", run: naive },
   {
     suite: "concurrent",
     name: "bare effect",
@@ -126,56 +171,144 @@ const runChild = async (key: string): Promise<void> => {
   process.stdout.write(`${JSON.stringify({ nsPerCall: median(times) })}\n`)
 }
 
-const measure = (variant: Variant): number => {
+const measure = (variant: Variant, bundle = fileURLToPath(import.meta.url)): number => {
   const child = spawnSync(
     process.execPath,
-    [...process.execArgv, fileURLToPath(import.meta.url), "--child", keyOf(variant)],
+    [...process.execArgv, bundle, "--child", keyOf(variant)],
     { encoding: "utf8", maxBuffer: 1 << 20, env: process.env }
   )
   if (child.status !== 0) throw new Error(`${keyOf(variant)} failed:\n${child.stderr}`)
   const { nsPerCall } = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as { nsPerCall: number }
-  process.stderr.write(`  ${keyOf(variant)}: ${formatNs(nsPerCall)}/call\n`)
+  process.stderr.write(
+    `  ${keyOf(variant)}${bundle === fileURLToPath(import.meta.url) ? "" : " (baseline)"}: ${
+      formatNs(nsPerCall)
+    }/call\n`
+  )
   return nsPerCall
+}
+
+/** The rows that go through a provider, measured against the baseline too. */
+const isProviderRow = (v: Variant): boolean => v.name.startsWith("provider:") || v.name.startsWith("+ ")
+
+/**
+ * This suite bundled again with every `@sluice/*` import resolved to the baseline checkout's
+ * sources (other packages from this checkout's node_modules, the same versions by the lockfile).
+ */
+const buildBaseline = async (baseline: string): Promise<string> => {
+  const { build } = await import("esbuild")
+  const here = dirname(fileURLToPath(import.meta.url))
+  const outfile = join(here, "provider-baseline.mjs")
+  await build({
+    entryPoints: [join(here, "..", "src", "provider.ts")],
+    outfile,
+    bundle: true,
+    platform: "node",
+    format: "esm",
+    target: "node20",
+    logLevel: "warning",
+    plugins: [{
+      name: "baseline",
+      setup(b) {
+        b.onResolve({ filter: /^[^./]/ }, (args) => {
+          const sluice = /^@sluice\/([^/]+)$/.exec(args.path)
+          if (sluice === null) return { external: true }
+          const path = join(baseline, "packages", sluice[1], "src", "index.ts")
+          if (!existsSync(path)) throw new Error(`baseline has no ${path}`)
+          return { path }
+        })
+      }
+    }]
+  })
+  return outfile
+}
+
+/** The rebuild's budgets (issue 18), read off the rows: every feature against the baseline, a bulkhead against its span. */
+const budgets = (
+  results: ReadonlyArray<{ readonly name: string; readonly ns: number; readonly baseline: number | undefined }>
+): Array<string> => {
+  const row = (name: string) => results.find((r) => r.name === name)
+  const all = row("+ circuit breaker")
+  const bulkhead = row("provider: bulkhead")
+  const span = row("useSpan + bulkhead.run")
+  const lines: Array<string> = []
+  if (all?.baseline !== undefined) {
+    lines.push(`budget: every feature costs ${formatRatio(all.ns / all.baseline)} the baseline's (target at most 1.5x)`)
+  }
+  if (bulkhead !== undefined && span !== undefined) {
+    lines.push(
+      `budget: a bulkhead only costs ${formatRatio(bulkhead.ns / span.ns)} useSpan + bulkhead.run (target at most 1.2x)`
+    )
+  }
+  return lines
 }
 
 // ---------------------------------------------------------------------------------------------
 // parent: run every variant, print the tables, update RESULTS.md
 // ---------------------------------------------------------------------------------------------
 
-const main = (): void => {
+const main = async (): Promise<void> => {
+  const baselineDir = process.env.SLUICE_BENCH_BASELINE
+  const baseline = baselineDir === undefined ? undefined : await buildBaseline(baselineDir)
+  const only = process.env.SLUICE_BENCH_ONLY === undefined ? undefined : new RegExp(process.env.SLUICE_BENCH_ONLY)
   const sections: Array<string> = []
   const print = (title: string, header: Array<string>, rows: Array<Array<string>>, notes: Array<string>) => {
     console.log(`\n${title}\n${textTable(header, rows)}\n${notes.map((n) => `  ${n}`).join("\n")}`)
     sections.push(`### ${title}\n\n${markdownTable(header, rows)}\n\n${notes.map((n) => `- ${n}`).join("\n")}`)
   }
   for (const suite of ["sequential", "concurrent"] as const) {
-    const results = variants.filter((v) => v.suite === suite).map((v) => ({ name: v.name, ns: measure(v) }))
-    const bare = results[0].ns
-    const bulkhead = results[1].ns
+    const results = variants.filter((v) => v.suite === suite && (only === undefined || only.test(keyOf(v)))).map((
+      v
+    ) => ({
+      name: v.name,
+      ns: measure(v),
+      // measured right after, so that both see the same machine
+      baseline: baseline !== undefined && isProviderRow(v) ? measure(v, baseline) : undefined
+    }))
+    if (results.length === 0) continue
+    const byName = (name: string) => results.find((r) => r.name === name)?.ns
+    const bare = byName("bare effect") ?? Number.NaN
+    const bulkhead = byName("bulkhead.run") ?? Number.NaN
+    const header = ["variant", "per call", "overhead over bare", "vs bulkhead.run"]
+    if (baseline !== undefined) header.push("baseline per call", "vs baseline")
     print(
       suite === "sequential"
         ? `Sequential: ${SEQUENTIAL.toLocaleString("en")} calls of Effect.succeed(1), one after another in one fiber`
         : `Concurrent: ${CONCURRENT.toLocaleString("en")} calls of a task that yields once, ${IN_FLIGHT} in flight`,
-      ["variant", "per call", "overhead over bare", "vs bulkhead.run"],
-      results.map(({ name, ns }) => [
-        name,
-        formatNs(ns),
-        name === "bare effect" ? "-" : formatNs(ns - bare),
-        name === "bare effect" ? "-" : formatRatio(ns / bulkhead)
-      ]),
-      suite === "sequential"
-        ? [
-          `every provider has a bulkhead of ${IN_FLIGHT} permits; each row adds one feature to the row above: a limiter ` +
-          "of 10⁹ per second (never binds), an attempt timeout of 10 s, a total timeout of 30 s, 3 attempts (never " +
-          "retried: the call succeeds), a circuit breaker (never opens)",
-          "each call runs inside the span Provider.call (Effect's default tracer, no exporter)"
+      header,
+      results.map(({ baseline: base, name, ns }) => {
+        const row = [
+          name,
+          formatNs(ns),
+          name === "bare effect" ? "-" : formatNs(ns - bare),
+          name === "bare effect" ? "-" : formatRatio(ns / bulkhead)
         ]
-        : [
-          `Effect.forEach with concurrency ${IN_FLIGHT}; the bulkhead has ${IN_FLIGHT} permits, so nobody queues`,
-          "all features: limiter, attempt and total timeouts, retries and a circuit breaker, as in the last sequential row"
-        ]
+        if (baseline !== undefined) {
+          row.push(base === undefined ? "-" : formatNs(base), base === undefined ? "-" : formatRatio(ns / base))
+        }
+        return row
+      }),
+      [
+        ...(suite === "sequential"
+          ? [
+            `every provider has a bulkhead of ${IN_FLIGHT} permits; each row adds one feature to the row above: a ` +
+            "limiter of 10⁹ per second (never binds), an attempt timeout of 10 s, a total timeout of 30 s, 3 attempts " +
+            "(never retried: the call succeeds), a circuit breaker (never opens)",
+            "each provider call runs inside the span Provider.call (Effect's default tracer, no exporter); " +
+            "\"useSpan + bulkhead.run\" is Effect.useSpan(name, { captureStackTrace: false }, () => bulkhead.run(e)); " +
+            "\"naive\" is the same parts as the breaker row but the breaker, composed with Effect.timeoutFail " +
+            "(attempt, then total), Effect.retry({ times: 2 }) and Effect.withSpan"
+          ]
+          : [
+            `Effect.forEach with concurrency ${IN_FLIGHT}; the bulkhead has ${IN_FLIGHT} permits, so nobody queues`,
+            "all features: limiter, attempt and total timeouts, retries and a circuit breaker, as in the last sequential row"
+          ]),
+        ...(baseline === undefined ? [] : [`baseline: the packages of ${baselineDir}, bundled by the same code`]),
+        ...(suite === "sequential" ? budgets(results) : [])
+      ]
     )
   }
+  // a partial run (SLUICE_BENCH_ONLY) prints its rows and leaves RESULTS.md alone
+  if (only !== undefined) return
   writeSection(
     "Provider",
     `Measured by \`pnpm bench provider\` on ${machineLine()}. Median of ${ROUNDS} rounds after a warm-up, each ` +
@@ -186,5 +319,5 @@ const main = (): void => {
 if (process.argv[2] === "--child") {
   await runChild(process.argv[3])
 } else {
-  main()
+  await main()
 }

@@ -20,8 +20,12 @@ import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
-import * as errors from "./internal/errors.js"
+import * as internalConfig from "./internal/config.js"
+import * as metrics from "./internal/metrics.js"
+import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
+import * as Errors from "./ProviderError.js"
+import * as ProviderStats from "./ProviderStats.js"
 
 /**
  * @since 0.1.0
@@ -75,7 +79,7 @@ export interface Provider<out Err = ProviderError> {
  * @since 0.1.0
  * @category models
  */
-export type BulkheadSettings = Omit<Bulkhead.Options, "name">
+export type BulkheadSettings = Bulkhead.Settings
 
 /**
  * Exponential backoff between attempts: `initial × factor^(retry - 1)`, at most `max`, then
@@ -174,11 +178,11 @@ export interface Options {
   readonly rateLimiter?: RateLimiter.RateLimiter | RateLimiter.Settings | undefined
   /** The budget of one attempt, around the call only (not the waits): `CallTimeout`. */
   readonly attemptTimeout?: Duration.DurationInput | undefined
-  /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout`. */
+  /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout` (shorter than `attemptTimeout`, it cuts the attempt). */
   readonly totalTimeout?: Duration.DurationInput | undefined
   readonly retry?: RetryOptions | undefined
   readonly circuitBreaker?: CircuitBreakerOptions | undefined
-  /** How long in-flight calls may run on when the provider's scope closes. Default 10 s. */
+  /** How long in-flight calls may run on when the provider's scope closes (`Infinity`: as long as they take). Default 10 s. */
   readonly gracePeriod?: Duration.DurationInput | undefined
   /** Which failures of the call are upstream signals (429s, 5xx) for the verdict. Default: none. */
   readonly isUpstreamError?: ((error: unknown) => boolean) | undefined
@@ -214,24 +218,48 @@ export interface CallOptions {
 }
 
 /**
- * How a call ended, as counted in `sluice_provider_outcomes_total` and `Stats.outcomes`.
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome = ProviderStats.Outcome
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CircuitState = ProviderStats.CircuitState
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type PhaseSummary = ProviderStats.PhaseSummary
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Binding = ProviderStats.Binding
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type Verdict = ProviderStats.Verdict
+
+/**
+ * Counters, phase times and the verdict of one provider: see the module `ProviderStats`.
  *
  * @since 0.1.0
  * @category models
  */
-export type Outcome =
-  | "success"
-  | "call_error"
-  | "call_timeout"
-  | "total_timeout"
-  | "permit_wait_timeout"
-  | "bulkhead_full"
-  | "rate_limited"
-  | "circuit_open"
-  | "retry_budget_exhausted"
-  | "store_error"
-  | "closed"
-  | "interrupted"
+export type Stats = ProviderStats.Stats
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type VerdictInput = ProviderStats.VerdictInput
 
 /**
  * Where a call was: the `phase` of `sluice_provider_interrupted_total` and of `TotalTimeout`.
@@ -239,203 +267,137 @@ export type Outcome =
  * @since 0.1.0
  * @category models
  */
-export type Phase = errors.Phase
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type CircuitState = "closed" | "open" | "half-open"
-
-/**
- * Mean and p95 of one phase over the last attempts (`sampleSize`), in milliseconds.
- *
- * @since 0.1.0
- * @category models
- */
-export interface PhaseSummary {
-  readonly count: number
-  readonly meanMillis: number
-  readonly p95Millis: number
-}
-
-/**
- * Which bound binds:
- * - `limiter`: permits are held mostly asleep in the limiter: the quota is saturated (healthy for a batch);
- * - `bulkhead`: permits are held mostly by the call while callers wait for permits: the provider slowed;
- * - `upstream`: the upstream pushes back (429s, 5xx);
- * - `none`: nothing waits.
- *
- * @since 0.1.0
- * @category models
- */
-export type Binding = "limiter" | "bulkhead" | "upstream" | "none"
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Verdict {
-  readonly binding: Binding
-  /** One sentence with the numbers. */
-  readonly reason: string
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Stats {
-  readonly provider: string
-  /** Calls finished. */
-  readonly calls: number
-  /** Attempts started (a retried call makes several). */
-  readonly attempts: number
-  /** Calls in progress. */
-  readonly inFlight: number
-  readonly outcomes: { readonly [K in Outcome]: number }
-  /** Call failures that `isUpstreamError` classified as upstream pushback. */
-  readonly upstreamErrors: number
-  readonly permitWait: PhaseSummary
-  readonly limiterWait: PhaseSummary
-  readonly callTime: PhaseSummary
-  readonly circuit: CircuitState
-  readonly bulkhead: Bulkhead.Stats
-  readonly verdict: Verdict
-}
-
-/**
- * What the verdict reads.
- *
- * @since 0.1.0
- * @category models
- */
-export interface VerdictInput {
-  readonly attempts: number
-  readonly upstreamErrors: number
-  readonly permitWait: PhaseSummary
-  readonly limiterWait: PhaseSummary
-  readonly callTime: PhaseSummary
-  /** Calls started per second over the recent attempts (those the phase summaries cover). */
-  readonly startRate?: number | undefined
-  /**
-   * The rate of the limiter's limit with the shortest window (say 10 per second of "10 per second
-   * and 1,000 per day"), per second; absent without a limiter.
-   */
-  readonly limiterRate?: number | undefined
-}
+export type Phase = Errors.Phase
 
 // ---------------------------------------------------------------------------------------------
-// errors
+// errors: declared in the module `ProviderError`, here too so that one import gives them all
 // ---------------------------------------------------------------------------------------------
 
 /**
- * One attempt's call outlived `attemptTimeout`; it was interrupted and its permit released.
- * Retried by default. When the attempt and the total budget expire at the same instant, this is
- * the error (the innermost budget wins).
+ * See `ProviderError.CallTimeout`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const CallTimeout: typeof errors.CallTimeout = errors.CallTimeout
+export const CallTimeout: typeof Errors.CallTimeout = Errors.CallTimeout
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface CallTimeout extends InstanceType<typeof errors.CallTimeout> {}
+export type CallTimeout = Errors.CallTimeout
 
 /**
- * The whole operation (waits, attempts, backoff) outlived `totalTimeout`, or the next backoff
- * would; `phase` says where it was.
+ * See `ProviderError.TotalTimeout`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const TotalTimeout: typeof errors.TotalTimeout = errors.TotalTimeout
+export const TotalTimeout: typeof Errors.TotalTimeout = Errors.TotalTimeout
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface TotalTimeout extends InstanceType<typeof errors.TotalTimeout> {}
+export type TotalTimeout = Errors.TotalTimeout
 
 /**
- * The circuit is open (or half-open with its probe in flight): the call failed at once, holding
- * nothing. `retryAfter` is how long until a probe is let through.
+ * See `ProviderError.CircuitOpen`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const CircuitOpen: typeof errors.CircuitOpen = errors.CircuitOpen
+export const CircuitOpen: typeof Errors.CircuitOpen = Errors.CircuitOpen
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface CircuitOpen extends InstanceType<typeof errors.CircuitOpen> {}
+export type CircuitOpen = Errors.CircuitOpen
 
 /**
- * A retry was due but the retry budget was spent; the error it would have retried is `lastError`.
+ * See `ProviderError.RetryBudgetExhausted`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const RetryBudgetExhausted: typeof errors.RetryBudgetExhausted = errors.RetryBudgetExhausted
+export const RetryBudgetExhausted: typeof Errors.RetryBudgetExhausted = Errors.RetryBudgetExhausted
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface RetryBudgetExhausted extends InstanceType<typeof errors.RetryBudgetExhausted> {}
+export type RetryBudgetExhausted = Errors.RetryBudgetExhausted
 
 /**
- * The provider's scope is closing: a new call is refused at once (`reason: "closing"`), and a call
- * still running when the grace period ends is interrupted (`"grace-period-elapsed"`).
+ * See `ProviderError.ProviderClosed`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const ProviderClosed: typeof errors.ProviderClosed = errors.ProviderClosed
+export const ProviderClosed: typeof Errors.ProviderClosed = Errors.ProviderClosed
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface ProviderClosed extends InstanceType<typeof errors.ProviderClosed> {}
+export type ProviderClosed = Errors.ProviderClosed
 
 /**
- * The bulkhead's queue was full (re-exported from `@sluice/bulkhead`).
+ * See `ProviderError.BulkheadFull`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type BulkheadFull = Bulkhead.BulkheadFull
+export const BulkheadFull: typeof Errors.BulkheadFull = Errors.BulkheadFull
 
 /**
- * The permit wait passed the bulkhead's `maxWait` (re-exported from `@sluice/bulkhead`).
+ * @since 0.1.0
+ * @category errors
+ */
+export type BulkheadFull = Errors.BulkheadFull
+
+/**
+ * See `ProviderError.PermitWaitTimeout`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type PermitWaitTimeout = Bulkhead.PermitWaitTimeout
+export const PermitWaitTimeout: typeof Errors.PermitWaitTimeout = Errors.PermitWaitTimeout
 
 /**
- * The limiter refused: the start would come later than its wait budget (its `maxWait`, capped by
- * what is left of the total). Re-exported from `@sluice/rate-limiter`.
+ * @since 0.1.0
+ * @category errors
+ */
+export type PermitWaitTimeout = Errors.PermitWaitTimeout
+
+/**
+ * See `ProviderError.RateLimitExceeded`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type RateLimitExceeded = RateLimiter.RateLimitExceeded
+export const RateLimitExceeded: typeof Errors.RateLimitExceeded = Errors.RateLimitExceeded
 
 /**
- * The limiter's store failed to decide. Re-exported from `@sluice/rate-limiter`.
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimitExceeded = Errors.RateLimitExceeded
+
+/**
+ * See `ProviderError.RateLimiterStoreError`.
  *
  * @since 0.1.0
  * @category errors
  */
-export type RateLimiterStoreError = RateLimiterStore.RateLimiterStoreError
+export const RateLimiterStoreError: typeof Errors.RateLimiterStoreError = Errors.RateLimiterStoreError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimiterStoreError = Errors.RateLimiterStoreError
 
 /**
  * Every refusal a provider can produce.
@@ -443,16 +405,7 @@ export type RateLimiterStoreError = RateLimiterStore.RateLimiterStoreError
  * @since 0.1.0
  * @category errors
  */
-export type ProviderError =
-  | BulkheadFull
-  | PermitWaitTimeout
-  | RateLimitExceeded
-  | RateLimiterStoreError
-  | CallTimeout
-  | TotalTimeout
-  | CircuitOpen
-  | RetryBudgetExhausted
-  | ProviderClosed
+export type ProviderError = Errors.ProviderError
 
 /**
  * @since 0.1.0
@@ -461,15 +414,12 @@ export type ProviderError =
 export const isProvider: (u: unknown) => u is Provider<unknown> = internal.isProvider
 
 /**
- * True for the errors defined here (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
- * `RetryBudgetExhausted`, `ProviderClosed`).
+ * True for every member of `ProviderError`, the bulkhead's and the limiter's errors included.
  *
  * @since 0.1.0
  * @category guards
  */
-export const isProviderError: (
-  u: unknown
-) => u is CallTimeout | TotalTimeout | CircuitOpen | RetryBudgetExhausted | ProviderClosed = errors.isProviderError
+export const isProviderError: (u: unknown) => u is ProviderError = Errors.isProviderError
 
 /**
  * An error that carries `[RetryableTypeId]: true` is retried by the default retry predicate.
@@ -477,7 +427,7 @@ export const isProviderError: (
  * @since 0.1.0
  * @category retries
  */
-export const RetryableTypeId: unique symbol = internal.RetryableTypeId
+export const RetryableTypeId: unique symbol = options.RetryableTypeId
 
 /**
  * @since 0.1.0
@@ -491,7 +441,7 @@ export type RetryableTypeId = typeof RetryableTypeId
  * @since 0.1.0
  * @category retries
  */
-export const isRetryable: (error: unknown) => boolean = internal.isRetryable
+export const isRetryable: (error: unknown) => boolean = options.isRetryable
 
 // ---------------------------------------------------------------------------------------------
 // type-level: which errors the options can produce
@@ -500,11 +450,8 @@ export const isRetryable: (error: unknown) => boolean = internal.isRetryable
 /**
  * Whether the options configure `K`: true when the key may hold a value other than `undefined`
  * (an optional key of a widened type counts as configured).
- *
- * @since 0.1.0
- * @category type-level
  */
-export type Configures<O, K extends PropertyKey> = K extends keyof O ? [O[K]] extends [undefined] ? false : true
+type Configures<O, K extends PropertyKey> = K extends keyof O ? [O[K]] extends [undefined] ? false : true
   : false
 
 type When<C extends boolean, T> = C extends true ? T : never
@@ -512,19 +459,13 @@ type When<C extends boolean, T> = C extends true ? T : never
 /**
  * The bulkhead errors of a bulkhead option: all of them for a given bulkhead, and for settings
  * `BulkheadFull` only with `maxWaiting`, `PermitWaitTimeout` only with `maxWait`.
- *
- * @since 0.1.0
- * @category type-level
  */
-export type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead ? Bulkhead.BulkheadError
+type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead ? Bulkhead.BulkheadError
   : B extends undefined ? never
   : When<Configures<B, "maxWaiting">, BulkheadFull> | When<Configures<B, "maxWait">, PermitWaitTimeout>
 
-/**
- * @since 0.1.0
- * @category type-level
- */
-export type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
+/** The retry budget's error, unless the budget is off. */
+type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
 : RetryBudgetExhausted
 
 /**
@@ -622,18 +563,12 @@ export const withProvider: {
 } = internal.withProvider as never
 
 /**
- * The verdict on phase times: which bound binds, and why, in one sentence. Upstream pushback (429s,
- * 5xx on 5 % of attempts or more) first. Then, since the limiter sits inside the bulkhead and a
- * quota-bound batch raises permit wait too, the verdict reads how the time a permit is held splits
- * between limiter sleep and the call: mostly asleep in the limiter is `limiter`. So are calls
- * starting at 90 % or more of the limiter's rate, however short the sleep (a burst absorbs it):
- * the quota binds even when the call holds the permit longer. Only then does a permit wait of a
- * tenth of the call or more read `bulkhead`.
+ * The verdict on phase times: see `ProviderStats.verdict`.
  *
  * @since 0.1.0
  * @category stats
  */
-export const verdict: (input: VerdictInput) => Verdict = internal.verdict
+export const verdict: (input: VerdictInput) => Verdict = ProviderStats.verdict
 
 // ---------------------------------------------------------------------------------------------
 // services and layers
@@ -704,14 +639,15 @@ export const layerConfig: <I>(
 /**
  * The settings as `Config`: the bulkhead under `BULKHEAD` (`BULKHEAD_PERMITS`, ...), an optional
  * limiter under `RATE_LIMIT` (`RATE_LIMIT_LIMIT`, `RATE_LIMIT_WINDOW`, ...), `ATTEMPT_TIMEOUT`,
- * `TOTAL_TIMEOUT`, `MAX_ATTEMPTS`, `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`,
- * `GRACE_PERIOD`. Predicates (`isRetryable`, `isUpstreamError`, ...) are not configuration: add
+ * `TOTAL_TIMEOUT`, `MAX_ATTEMPTS` with its optional `RETRY_BACKOFF_*` and `RETRY_BUDGET*` keys,
+ * `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`, `GRACE_PERIOD`. A section set in part is a
+ * `ConfigError` naming the missing key; a negative duration one naming the value. Predicates (`isRetryable`, `isUpstreamError`, ...) are not configuration: add
  * them with `Config.map`.
  *
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Settings> = internal.config
+export const config: Config.Config<Settings> = internalConfig.config
 
 // ---------------------------------------------------------------------------------------------
 // metrics
@@ -725,7 +661,7 @@ export const config: Config.Config<Settings> = internal.config
  * @since 0.1.0
  * @category metrics
  */
-export const callSeconds: Metric.Metric.Histogram<number> = internal.callSeconds
+export const callSeconds: Metric.Metric.Histogram<number> = metrics.callSeconds
 
 /**
  * `sluice_provider_outcomes_total`: calls by how they ended, labelled `name` and `outcome`.
@@ -733,7 +669,7 @@ export const callSeconds: Metric.Metric.Histogram<number> = internal.callSeconds
  * @since 0.1.0
  * @category metrics
  */
-export const outcomes: Metric.Metric.Counter<number> = internal.outcomesTotal
+export const outcomes: Metric.Metric.Counter<number> = metrics.outcomesTotal
 
 /**
  * `sluice_provider_interrupted_total`: calls whose caller interrupted them, labelled `name` and
@@ -742,7 +678,7 @@ export const outcomes: Metric.Metric.Counter<number> = internal.outcomesTotal
  * @since 0.1.0
  * @category metrics
  */
-export const interrupted: Metric.Metric.Counter<number> = internal.interruptedTotal
+export const interrupted: Metric.Metric.Counter<number> = metrics.interruptedTotal
 
 /**
  * `sluice_provider_circuit_state`: 0 closed, 1 half-open, 2 open; labelled `name`.
@@ -750,4 +686,4 @@ export const interrupted: Metric.Metric.Counter<number> = internal.interruptedTo
  * @since 0.1.0
  * @category metrics
  */
-export const circuitState: Metric.Metric.Gauge<number> = internal.circuitGauge
+export const circuitState: Metric.Metric.Gauge<number> = metrics.circuitGauge

@@ -13,6 +13,23 @@
 export * as Provider from "./Provider.js"
 
 /**
+ * Every error a provider can produce, as values: its own (`CallTimeout`, `TotalTimeout`,
+ * `CircuitOpen`, `RetryBudgetExhausted`, `ProviderClosed`) and those of its bulkhead and limiter,
+ * re-exported unchanged so that one import gives `Effect.catchTag`, `instanceof` and the guard.
+ *
+ * @since 0.1.0
+ */
+export * as ProviderError from "./ProviderError.js"
+
+/**
+ * What a provider reports about itself: counters, phase times over its recent attempts, and the
+ * verdict on which bound binds (`provider.stats`), with the verdict's rule as a function.
+ *
+ * @since 0.1.0
+ */
+export * as ProviderStats from "./ProviderStats.js"
+
+/**
  * How many permits a provider's bulkhead needs, from Little's law: to sustain `rate` calls per
  * second that each take `medianLatency`, `rate × medianLatency` calls must be in flight. Fewer,
  * and the bulkhead binds before the quota; many more only queue work inside the process. The

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
@@ -167,6 +168,20 @@ describe("budgets: each fires with its own tag and no other", () => {
       yield* expectIdle(provider.bulkhead)
     }))
 
+  it.scoped("the same tie with a bulkhead given as an instance: its own maxWait still wins", () =>
+    Effect.gen(function*() {
+      const bulkhead = yield* Bulkhead.make({ name: uniqueName("tie-instance"), permits: 1, maxWait: "1 second" })
+      const provider = yield* Provider.make({ name: uniqueName("tie-instance"), bulkhead, totalTimeout: "1 second" })
+      const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
+      yield* settle()
+      const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      assert.strictEqual((yield* Fiber.join(waiter))._tag, "PermitWaitTimeout")
+      yield* Fiber.interrupt(holder)
+      yield* expectIdle(provider.bulkhead)
+    }))
+
   it.scoped("the limiter's wait is capped by what is left of the total: RateLimitExceeded at once", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({
@@ -261,6 +276,23 @@ describe("budgets: each fires with its own tag and no other", () => {
       assert.strictEqual(error._tag, "CallTimeout")
       if (error._tag === "CallTimeout") assert.deepStrictEqual([error.attempt, error.maxAttempts], [1, 1])
       assert.strictEqual((yield* provider.stats).attempts, 1)
+    }))
+
+  it.scoped("a total shorter than the attempt budget is allowed: it cuts the attempt with TotalTimeout", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("total-short"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "5 seconds",
+        totalTimeout: "1 second"
+      })
+      const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
+      yield* settle()
+      yield* TestClock.adjust("1 second")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "TotalTimeout")
+      if (error._tag === "TotalTimeout") assert.strictEqual(error.phase, "call")
+      yield* expectIdle(provider.bulkhead)
     }))
 
   it.effect("invalid options are a defect naming the provider and the value", () =>

@@ -1,6 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
-import { Deferred, Effect, Exit, Fiber, FiberRef, Scope, TestClock } from "effect"
+import { Deferred, Effect, Exit, Fiber, FiberRef, RuntimeFlags, RuntimeFlagsPatch, Scope, TestClock } from "effect"
 import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
 
 describe("ending a call from outside: budgets, shutdown and interruption", () => {
@@ -181,8 +181,14 @@ describe("the call runs as if in its caller", () => {
       yield* provider.call(Effect.void)
       assert.strictEqual(yield* FiberRef.get(counted), afterJoin)
       // runtime flags changed by the call pass on too, as with Fiber.join
-      const flagsAfter = yield* Effect.zipRight(provider.call(Effect.void), Effect.getRuntimeFlags)
-      assert.strictEqual(flagsAfter, yield* Effect.getRuntimeFlags)
+      const before = yield* Effect.getRuntimeFlags
+      const change = Effect.patchRuntimeFlags(RuntimeFlagsPatch.disable(RuntimeFlags.CooperativeYielding))
+      const joined = yield* Effect.zipRight(Effect.flatMap(Effect.fork(change), Fiber.join), Effect.getRuntimeFlags)
+      yield* Effect.patchRuntimeFlags(RuntimeFlags.diff(joined, before))
+      assert.notStrictEqual(joined, before)
+      const flagsAfter = yield* Effect.zipRight(provider.call(change), Effect.getRuntimeFlags)
+      yield* Effect.patchRuntimeFlags(RuntimeFlags.diff(flagsAfter, before))
+      assert.strictEqual(flagsAfter, joined)
     }))
 
   it.scoped("the call sees the caller's services and span", () =>

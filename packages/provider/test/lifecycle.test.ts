@@ -251,6 +251,27 @@ describe("shutdown", () => {
       assert.strictEqual(stats.outcomes.success, 1)
     }))
 
+  it.effect("gracePeriod: Infinity is allowed: closing waits for the calls in flight, however long", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const provider = yield* Provider.make({
+        name: uniqueName("shutdown-forever"),
+        bulkhead: { permits: 1 },
+        gracePeriod: Infinity
+      }).pipe(Scope.extend(scope))
+      const gate = yield* Deferred.make<void>()
+      const running = yield* Effect.fork(provider.call(Effect.as(Deferred.await(gate), "done")))
+      yield* settle()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle()
+      yield* TestClock.adjust("1 day")
+      assert.isNull(closing.unsafePoll())
+      yield* Deferred.succeed(gate, undefined)
+      assert.strictEqual(yield* Fiber.join(running), "done")
+      yield* Fiber.join(closing)
+      yield* expectIdle(provider.bulkhead)
+    }))
+
   it.effect("with nothing in flight, closing is immediate", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()

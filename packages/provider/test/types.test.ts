@@ -17,7 +17,7 @@ type ErrorOf<T> = T extends Effect.Effect<infer _A, infer E, infer _R> ? E : nev
 type ContextOf<T> = T extends Effect.Effect<infer _A, infer _E, infer R> ? R : never
 
 describe("the error channel follows the options", () => {
-  it("a bare provider adds only ProviderClosed to the _call's errors", () => {
+  it("a bare provider adds only ProviderClosed to the call's errors", () => {
     const _make = Provider.make({ name: "bare", bulkhead: { permits: 2 } })
     type P = ProviderOf<typeof _make>
     const _call = (p: P) => p.call(work)
@@ -64,8 +64,8 @@ describe("the error channel follows the options", () => {
     expectTypeOf<ErrorOf<ReturnType<typeof _call>>>().toEqualTypeOf<Bulkhead.BulkheadError | Provider.ProviderClosed>()
   })
 
-  it("per-_call budgets add their own errors", () => {
-    const _make = Provider.make({ name: "per-_call", bulkhead: { permits: 2 } })
+  it("per-call budgets add their own errors", () => {
+    const _make = Provider.make({ name: "per-call", bulkhead: { permits: 2 } })
     const _call = (p: ProviderOf<typeof _make>) => p.call(work, { attemptTimeout: "1 second", cost: 2 })
     expectTypeOf<ErrorOf<ReturnType<typeof _call>>>().toEqualTypeOf<
       Boom | Provider.CallTimeout | Provider.ProviderClosed

@@ -174,7 +174,8 @@ export const errorsTotal: Metric.Metric.Counter<number> = internal.errorsTotal
 /**
  * The Redis keys of one limiter: its state (counters, pause, GCRA and fixed-window state, one
  * binary string), then one list per limit (the log of a sliding window). All share the hash tag
- * `{key}`.
+ * `{key}`, as does the key `refund` keeps cancelled reservations in (the state's name plus
+ * `:cancelled`).
  *
  * @since 0.1.0
  * @category keys

@@ -6,7 +6,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { RateLimiter } from "@sluice/rate-limiter"
 import type * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
-import { Config, ConfigProvider, Effect, Exit, Layer } from "effect"
+import { Config, ConfigProvider, Effect, Exit, Layer, Redacted } from "effect"
 import { inject } from "vitest"
 import { RedisRateLimiterStore } from "../src/index.js"
 import { call, inspector, ownServer, store, uniquePrefix } from "./utils/helpers.js"
@@ -263,6 +263,66 @@ describe("keys and TTLs", () => {
 })
 
 describe("options", () => {
+  /** The defect's message of building a store with `options`. */
+  const defectOf = (options: RedisRateLimiterStore.Options) =>
+    Effect.map(Effect.exit(Effect.scoped(store(options))), (exit) => {
+      assert(Exit.isFailure(exit), "a defect")
+      return String(exit.cause)
+    })
+
+  const configError = (entries: Record<string, string>) =>
+    Effect.map(
+      Effect.flip(
+        Effect.scoped(
+          Layer.build(RedisRateLimiterStore.layerConfig(Config.nested(RedisRateLimiterStore.config, "REDIS")))
+        )
+          .pipe(Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries)))))
+      ),
+      String
+    )
+
+  it.effect("a negative duration is refused with the value named, as an option and in Config", () =>
+    Effect.gen(function*() {
+      expect(yield* defectOf({ url, commandTimeout: "-5 seconds" })).toContain(
+        `commandTimeout must be a finite duration > 0, got "-5 seconds"`
+      )
+      expect(yield* defectOf({ url, connectTimeout: -1 })).toContain(
+        "connectTimeout must be a finite duration > 0, got -1"
+      )
+      const config = yield* configError({ "REDIS.URL": url, "REDIS.COMMAND_TIMEOUT": "-5 seconds" })
+      expect(config).toContain("Invalid data at REDIS.COMMAND_TIMEOUT")
+      expect(config).toContain(`must be a finite duration > 0, got "-5 seconds"`)
+    }))
+
+  it.effect("a malformed or non-Redis URL is refused naming the option and the value", () =>
+    Effect.gen(function*() {
+      // no scheme: the host reads as one
+      expect(yield* defectOf({ url: "localhost:6379" })).toContain(
+        `Redis rate limiter store: url must use redis:// or rediss://, got "localhost:6379"`
+      )
+      expect(yield* defectOf({ url: "not a url" })).toContain(
+        `url must be a URL such as redis://host:6379, got "not a url"`
+      )
+      expect(yield* defectOf({ url: "http://user:secret@127.0.0.1:6379" })).toContain(
+        `url must use redis:// or rediss://, got "http://user:***@127.0.0.1:6379/"`
+      )
+      const redacted = yield* defectOf({ url: Redacted.make("http//:secret@host") })
+      expect(redacted).toContain("url must be a URL such as redis://host:6379, got (redacted)")
+      expect(redacted).not.toContain("secret")
+      const config = yield* configError({ "REDIS.URL": "https://127.0.0.1:6379" })
+      expect(config).toContain("url must use redis:// or rediss://, got (redacted)")
+    }))
+
+  it.effect("LOCAL_SHARE without STORE_DOWN=local (missing or misspelt) is a ConfigError naming STORE_DOWN", () =>
+    Effect.gen(function*() {
+      const alone = yield* configError({ "REDIS.URL": url, "REDIS.LOCAL_SHARE": "0.5" })
+      expect(alone).toContain("Invalid data at REDIS.STORE_DOWN")
+      expect(alone).toContain(`must be "local" when LOCAL_SHARE is set, got nothing`)
+      expect(yield* configError({ "REDIS.STORE_DWON": "local", "REDIS.LOCAL_SHARE": "0.5" })).toContain(
+        "REDIS.STORE_DOWN"
+      )
+    }))
+
   it.effect("invalid options are a defect naming the option", () =>
     Effect.gen(function*() {
       const exit = yield* Effect.exit(Effect.scoped(store({ url, storeDown: "local" })))

@@ -47,9 +47,10 @@ export interface RateLimiter {
   readonly maxWait: Duration.Duration
   /**
    * Waits until a start of `cost` units (default 1) is allowed by every limit, then returns: the
-   * caller starts. Fails at once with `RateLimitExceeded`, consuming nothing, when the start is
-   * further away than `maxWait`. Interrupted while it waits, the caller gives its slot back if it
-   * holds the latest reservation.
+   * caller starts. Fails with `RateLimitExceeded`, consuming nothing, when the start is further
+   * away than `maxWait` (the store's delay, a later pause and the pacer's hold together).
+   * Interrupted while it waits, the caller gives its slot back where no start was decided on top
+   * of it.
    */
   readonly take: (options?: TakeOptions | undefined) => Effect.Effect<void, RateLimiterError>
   /** `take`, then `self`. */
@@ -219,7 +220,7 @@ export const isRateLimiterError: (u: unknown) => u is RateLimiterError = errors.
  *     maxWait: "30 seconds"
  *   })
  *   yield* Effect.forEach([1, 2, 3], (n) => limiter.run(Effect.succeed(n)), { concurrency: "unbounded" })
- * }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+ * }).pipe(Effect.provide(RateLimiterStore.layerMemory))
  * ```
  *
  * @since 0.1.0

@@ -81,6 +81,17 @@ export interface Reserved {
    * another process learned reaches callers of this one that reserved before it.
    */
   readonly pausedMillis?: number | undefined
+  /**
+   * What the store needs to take this reservation back exactly (opaque: pass it to `refund` as
+   * it came). Absent, a refund gives back what it can without it.
+   */
+  readonly restore?: ReadonlyArray<number> | undefined
+  /**
+   * The start is admitted without any quota (a Redis store failing open while Redis is away):
+   * the limiter lets it start after `delayMillis` without pacing it, and leaves it out of the
+   * pacer's count, so that no backlog outlives the outage.
+   */
+  readonly unlimited?: boolean | undefined
 }
 
 /**
@@ -116,6 +127,8 @@ export interface RefundRequest {
   readonly cost: number
   /** The id `reserve` returned. */
   readonly reservation: number
+  /** The `restore` `reserve` returned with it. */
+  readonly restore?: ReadonlyArray<number> | undefined
 }
 
 /**
@@ -128,10 +141,12 @@ export interface Service {
   /** Decides one start atomically: reserve on every limit, or nothing. */
   readonly reserve: (request: ReserveRequest) => Effect.Effect<ReserveResult, RateLimiterStoreError>
   /**
-   * Gives a reservation back, only if it is still the latest one under its key (or the latest of a
-   * run of reservations whose later members were all refunded): then removing it cannot create an
-   * extra start in any window. Answers whether it was refunded; a refused refund simply loses the
-   * slot. A repeated refund of the same id is a no-op.
+   * Gives a reservation back where that cannot create an extra start in any window: at once when
+   * it is the latest under its key; otherwise it is remembered, and goes back with the latest
+   * when every reservation after it has been refunded too (so a mass cancellation, in any order,
+   * rolls the schedule back to the last reservation still live). Answers whether anything went
+   * back now. A reservation made after a roll back seals the ones below it, whose later refunds
+   * lose their slots; so do bounds on what is remembered. A repeated refund is a no-op.
    */
   readonly refund: (request: RefundRequest) => Effect.Effect<boolean, RateLimiterStoreError>
   /**

@@ -4,9 +4,11 @@ import {
   Chunk,
   Clock,
   Config,
+  type ConfigError,
   ConfigProvider,
   Duration,
   Effect,
+  Either,
   Exit,
   Fiber,
   Layer,
@@ -74,6 +76,18 @@ describe("RateLimiter", () => {
       ["maxWait -1", { limit: 1, window: "1 second", maxWait: -1 }, "maxWait must be ≥ 0, got -1"],
       ["maxWait NaN", { limit: 1, window: "1 second", maxWait: Number.NaN }, "maxWait must be a duration, got NaN"],
       [
+        "maxWait \"-5 seconds\"",
+        { limit: 1, window: "1 second", maxWait: "-5 seconds" },
+        `maxWait must be ≥ 0, got "-5 seconds"`
+      ],
+      [
+        "maxWait \"-1 millis\"",
+        { limit: 1, window: "1 second", maxWait: "-1 millis" },
+        `maxWait must be ≥ 0, got "-1 millis"`
+      ],
+      ["maxWait [-1, 0]", { limit: 1, window: "1 second", maxWait: [-1, 0] }, "maxWait must be ≥ 0, got [-1,0]"],
+      ["window \"-5 seconds\"", { limit: 1, window: "-5 seconds" }, `window must be > 0, got "-5 seconds"`],
+      [
         "a bad limit among several",
         { limits: [{ limit: 1, window: "1 second" }, { limit: 1, window: 0 }] },
         "limits[1].window must be > 0, got 0"
@@ -102,6 +116,13 @@ describe("RateLimiter", () => {
         expect(yield* defectOf(limiter.take({ cost: 0 }))).toContain("cost must be an integer ≥ 1, got 0")
         expect(yield* defectOf(limiter.take({ cost: Number.NaN }))).toContain("got NaN")
         expect(yield* defectOf(limiter.take({ maxWait: Number.NaN }))).toContain("maxWait must be a duration")
+        expect(yield* defectOf(limiter.take({ maxWait: "-5 seconds" }))).toContain(
+          `maxWait must be ≥ 0, got "-5 seconds"`
+        )
+        expect(yield* defectOf(limiter.take({ maxWait: "-1 millis" }))).toContain(
+          `maxWait must be ≥ 0, got "-1 millis"`
+        )
+        expect(yield* defectOf(limiter.take({ maxWait: [-1, 0] }))).toContain("maxWait must be ≥ 0, got [-1,0]")
         const window = yield* make({ name: "window", limit: 3, window: "1 minute", algorithm: "sliding-window" })
         expect(yield* defectOf(window.take({ cost: 4 }))).toContain("3 per 1min (sliding window) can ever hold (3)")
       }))
@@ -111,6 +132,9 @@ describe("RateLimiter", () => {
         const limiter = yield* make({ name: "paused", limit: 1, window: "1 second" })
         expect(yield* defectOf(limiter.pauseFor(Number.NaN))).toContain(`"paused": pause must be a duration`)
         expect(yield* defectOf(limiter.pauseFor(-1))).toContain("pause must be ≥ 0, got -1")
+        expect(yield* defectOf(limiter.pauseFor("-5 seconds"))).toContain(`pause must be ≥ 0, got "-5 seconds"`)
+        expect(yield* defectOf(limiter.pauseFor("-1 millis"))).toContain(`pause must be ≥ 0, got "-1 millis"`)
+        expect(yield* defectOf(limiter.pauseFor([-1, 0]))).toContain("pause must be ≥ 0, got [-1,0]")
         expect(yield* defectOf(limiter.pauseFor(Duration.infinity))).toContain("pause must be finite")
       }))
   })
@@ -192,6 +216,146 @@ describe("RateLimiter", () => {
         const fibers = yield* Effect.forEach(Array.from({ length: 4 }), () => taker(limiter))
         yield* TestClock.adjust("2 seconds")
         expect(yield* Effect.forEach(fibers, Fiber.join)).toEqual([1000, 1000, 1100, 1200])
+      }))
+  })
+
+  describe("maxWait bounds the whole wait, store decision and pacer together", () => {
+    /** A store that admits everything at once (one that lost its state) and records refunds. */
+    const forgetfulStore = (refunds: Array<number>): RateLimiterStore.Service => {
+      let id = 0
+      return {
+        ...permissiveStore,
+        reserve: () => Effect.sync(() => ({ _tag: "Reserved", delayMillis: 0, reservation: ++id })),
+        refund: (request) =>
+          Effect.sync(() => {
+            refunds.push(request.reservation)
+            return true
+          })
+      }
+    }
+
+    it.scoped("a take the pacer would hold to the window's end fails at once with maxWait 0", () =>
+      Effect.gen(function*() {
+        const refunds: Array<number> = []
+        const limiter = yield* RateLimiter.make({
+          name: "flushed",
+          limit: 2,
+          window: "10 seconds",
+          algorithm: "fixed-window",
+          maxWait: 0,
+          store: forgetfulStore(refunds)
+        })
+        yield* TestClock.setTime(1000)
+        yield* limiter.take()
+        yield* limiter.take()
+        const fiber = yield* Effect.fork(Effect.flip(limiter.take()))
+        yield* TestClock.adjust(0)
+        const error = yield* Fiber.poll(fiber)
+        assert(Option.isSome(error), "refused at once, not held to the window's end")
+        const refusal = yield* error.value
+        assert(refusal._tag === "RateLimitExceeded")
+        assert.strictEqual(refusal.reason, "quota")
+        assert.deepStrictEqual(refusal.retryAfter, Duration.seconds(9))
+        assert.strictEqual(refusal.limit?.algorithm, "fixed-window")
+        expect(refunds).toEqual([3])
+        assert.strictEqual(yield* Clock.currentTimeMillis, 1000)
+      }))
+
+    it.scoped("a finite maxWait caps the pacer's hold, at the head of the queue and behind it", () =>
+      Effect.gen(function*() {
+        const refunds: Array<number> = []
+        const limiter = yield* RateLimiter.make({
+          name: "capped",
+          limit: 1,
+          window: "1 second",
+          store: forgetfulStore(refunds)
+        })
+        yield* limiter.take()
+        // the pacer would start it at 1000, beyond its 500 ms: refused at once
+        const early = yield* Effect.flip(limiter.take({ maxWait: "500 millis" }))
+        assert(early._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(early.retryAfter, Duration.millis(500))
+        // behind a caller held to 1000, one with 1.5 s would start at 2000: it fails at 1000,
+        // when it reaches the head, well within its budget
+        const held = yield* taker(limiter)
+        const behind = yield* Effect.fork(
+          Effect.flip(Effect.zipLeft(limiter.take({ maxWait: "1500 millis" }), Clock.currentTimeMillis))
+        )
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Fiber.join(held), 1000)
+        const late = yield* Fiber.join(behind)
+        assert(late._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(late.retryAfter, Duration.millis(500))
+        assert.strictEqual(yield* Clock.currentTimeMillis, 1000)
+        expect(refunds).toEqual([2, 4])
+      }))
+
+    it.scoped("a caller queued behind a head the pacer holds past its maxWait fails at once, without a timer", () =>
+      Effect.gen(function*() {
+        const refunds: Array<number> = []
+        const limiter = yield* RateLimiter.make({
+          name: "behind",
+          limit: 1,
+          window: "1 second",
+          store: forgetfulStore(refunds)
+        })
+        yield* limiter.take()
+        // held by the pacer until 1000
+        const head = yield* taker(limiter)
+        yield* TestClock.adjust(0)
+        const behind = yield* Effect.fork(Effect.flip(limiter.take({ maxWait: "500 millis" })))
+        yield* TestClock.adjust(0)
+        const refused = yield* Fiber.poll(behind)
+        assert(Option.isSome(refused), "refused at once")
+        const error = yield* refused.value
+        assert(error._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(error.retryAfter, Duration.millis(500))
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* Fiber.join(head), 1000)
+        expect(refunds).toEqual([3])
+      }))
+
+    it.scoped("a pause after the reservation that outlasts maxWait fails the held caller", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: uniqueName("paused-late"), limit: 1, window: "1 second" })
+        yield* limiter.take()
+        const fiber = yield* Effect.fork(Effect.flip(limiter.take({ maxWait: "2 seconds" })))
+        yield* TestClock.adjust(100)
+        yield* limiter.pauseFor("5 seconds")
+        yield* TestClock.adjust("1 second")
+        const error = yield* Fiber.join(fiber)
+        assert(error._tag === "RateLimitExceeded")
+        assert.strictEqual(error.reason, "paused")
+        assert.deepStrictEqual(error.retryAfter, Duration.millis(3100))
+      }))
+
+    it.scoped("fail-open starts at once, unpaced, and leaves no backlog for after the outage", () =>
+      Effect.gen(function*() {
+        let down = true
+        const memory = yield* RateLimiterStore.makeMemory
+        const flaky: RateLimiterStore.Service = {
+          ...memory,
+          reserve: (request) =>
+            down
+              ? Effect.succeed({ _tag: "Reserved", delayMillis: 0, reservation: 0, unlimited: true })
+              : memory.reserve(request)
+        }
+        const limiter = yield* RateLimiter.make({
+          name: "open",
+          limit: 1,
+          window: "1 second",
+          maxWait: 0,
+          store: flaky
+        })
+        const during = yield* Effect.forEach(Array.from({ length: 20 }), () => taker(limiter))
+        yield* TestClock.adjust(0)
+        expect(yield* Effect.forEach(during, Fiber.join)).toEqual(Array.from({ length: 20 }, () => 0))
+        down = false
+        // the quota applies again from the store's books, not from a backlog of the outage's starts
+        yield* limiter.take()
+        const refused = yield* Effect.flip(limiter.take())
+        assert(refused._tag === "RateLimitExceeded")
+        assert.deepStrictEqual(refused.retryAfter, Duration.seconds(1))
       }))
   })
 
@@ -322,8 +486,50 @@ describe("RateLimiter", () => {
         expect(String(yield* invalid({ LIMIT: "0", WINDOW: "1 second" }))).toContain(
           "limit must be an integer ≥ 1, got 0"
         )
-        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "0 seconds" }))).toContain("window must be > 0")
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "0 seconds" }))).toContain(
+          `WINDOW must be > 0, got "0 seconds"`
+        )
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", ALGORITHM: "leaky" }))).toContain("ALGORITHM")
+      }))
+
+    it.effect("a partly present section is an error naming the missing key; a wholly absent one is not configured", () =>
+      Effect.gen(function*() {
+        const read = (entries: Record<string, string>) =>
+          Config.option(Config.nested(RateLimiter.config, "RATE_LIMIT")).pipe(
+            Effect.withConfigProvider(provider(entries)),
+            Effect.either
+          )
+        const absent = yield* read({ OTHER: "1" })
+        assert.deepStrictEqual(absent, Either.right(Option.none()))
+        const failure = (either: Either.Either<unknown, ConfigError.ConfigError>) => {
+          assert(Either.isLeft(either), "a ConfigError")
+          return String(either.left)
+        }
+        expect(failure(yield* read({ "RATE_LIMIT.LIMIT": "5" }))).toContain(
+          `RATE_LIMIT.WINDOW: "missing, and required since LIMIT is set`
+        )
+        // a misspelt key leaves the one it meant missing
+        expect(failure(yield* read({ "RATE_LIMIT.LIMIT": "5", "RATE_LIMIT.WINDOWS": "1 second" }))).toContain(
+          "RATE_LIMIT.WINDOW"
+        )
+        expect(failure(yield* read({ "RATE_LIMIT.WINDOW": "1 second", "RATE_LIMIT.MAX_WAIT": "1 second" }))).toContain(
+          `RATE_LIMIT.LIMIT: "missing, and required since WINDOW, MAX_WAIT are set`
+        )
+      }))
+
+    it.effect("a negative duration in Config is a ConfigError naming the value", () =>
+      Effect.gen(function*() {
+        const invalid = (entries: Record<string, string>) =>
+          Effect.flip(RateLimiter.config.pipe(Effect.withConfigProvider(provider(entries))))
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "-5 seconds" }))).toContain(
+          `WINDOW must be > 0, got "-5 seconds"`
+        )
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", MAX_WAIT: "-1 millis" }))).toContain(
+          `MAX_WAIT must be ≥ 0, got "-1 millis"`
+        )
+        expect(String(yield* invalid({ LIMIT: "5", WINDOW: "soon" }))).toContain(
+          `WINDOW must be a duration, got "soon"`
+        )
       }))
 
     it.effect("layerConfig builds the tagged limiter from config", () =>

@@ -11,6 +11,9 @@ export const permitWaitTimeout = <E>(error: E) => error instanceof Bulkhead.Perm
 /** The same for the bulkhead's queue being full. */
 export const bulkheadFull = <E>(error: E) => error instanceof Bulkhead.BulkheadFull ? error : undefined
 
+/** The same error through the provider's own re-export: one import gives every error of a provider. */
+export const providerPermitWait = <E>(error: E) => error instanceof Provider.PermitWaitTimeout ? error : undefined
+
 /** The attempt budget. */
 export const callTimeout = <E>(error: E) => error instanceof Provider.CallTimeout ? error : undefined
 

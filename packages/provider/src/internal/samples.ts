@@ -1,7 +1,7 @@
 /** @internal */
 
 /**
- * The last `size` values of one phase, in a ring: the mean and p95 of recent calls, exact, in
+ * The last `size` values of one phase, in a ring: the mean, p50 and p95 of recent calls, exact, in
  * memory bounded by `size` (Effect's histograms give buckets, not exact quantiles).
  *
  * @internal
@@ -21,14 +21,19 @@ export class Samples {
     if (this.filled < this.values.length) this.filled++
   }
 
-  summary(): { readonly count: number; readonly meanMillis: number; readonly p95Millis: number } {
-    if (this.filled === 0) return { count: 0, meanMillis: 0, p95Millis: 0 }
+  summary(): {
+    readonly count: number
+    readonly meanMillis: number
+    readonly p50Millis: number
+    readonly p95Millis: number
+  } {
+    if (this.filled === 0) return { count: 0, meanMillis: 0, p50Millis: 0, p95Millis: 0 }
     const sorted = this.values.slice(0, this.filled).sort()
     let sum = 0
     for (let i = 0; i < sorted.length; i++) sum += sorted[i]
-    // nearest-rank p95: the smallest value at or above 95 % of the samples
-    const rank = Math.max(0, Math.ceil(0.95 * sorted.length) - 1)
-    return { count: sorted.length, meanMillis: sum / sorted.length, p95Millis: sorted[rank] }
+    // nearest rank: the smallest value at or above that share of the samples
+    const rank = (share: number) => sorted[Math.max(0, Math.ceil(share * sorted.length) - 1)]
+    return { count: sorted.length, meanMillis: sum / sorted.length, p50Millis: rank(0.5), p95Millis: rank(0.95) }
   }
 }
 

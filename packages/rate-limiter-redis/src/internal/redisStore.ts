@@ -1,22 +1,45 @@
 /** @internal */
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import * as Cause from "effect/Cause"
-import type * as Clock from "effect/Clock"
-import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
-import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
+import {
+  decodePause,
+  type Decoder,
+  decodeRefund,
+  decodeReserve,
+  decodeVoid,
+  encode,
+  type Encoded,
+  errorText,
+  gcraIncrements,
+  invalid,
+  isNoScript,
+  keysOf,
+  maxWaitArgument,
+  nowArgument,
+  runsKeyOf,
+  scaleLimits,
+  stateKeyOf
+} from "./commands.js"
 import { type ScriptName, scripts } from "./scripts.js"
+import { clientClockTtlPadMillis, maxReconnectDelayMillis, type Policy, resolve, type Resolved } from "./settings.js"
+
+/** @internal */
+export { keysOf } from "./commands.js"
+
+/** @internal */
+export { config } from "./settings.js"
 
 // -----------------------------------------------------------------------------
 // metrics
@@ -32,262 +55,6 @@ export const errorsTotal = Metric.counter("sluice_limiter_store_errors_total", {
   description: "Redis rate limiter store commands that failed (unreachable, timed out, refused)",
   incremental: true
 })
-
-// -----------------------------------------------------------------------------
-// options
-// -----------------------------------------------------------------------------
-
-/** @internal */
-export const defaultUrl = "redis://127.0.0.1:6379"
-/** @internal */
-export const defaultPrefix = "sluice:rl:"
-/** A take waits at most this long for Redis before the store-down policy answers instead. */
-const defaultCommandTimeoutMillis = 500
-const defaultConnectTimeoutMillis = 2000
-/** Reconnection backoff: 100 ms more per attempt, capped so that recovery is noticed within 1 s. */
-const maxReconnectDelayMillis = 1000
-/**
- * On the client clock (tests under `TestClock`) the deciding clock and Redis' expiry clock run at
- * different speeds: virtual time jumps while real time crawls, and the other way round. A key
- * must not expire in real time while the virtual clock still needs it, so its TTL gets a minute
- * more than any contract test lasts.
- */
-const clientClockTtlPadMillis = 60_000
-
-interface Policy {
-  readonly storeDown: RedisRateLimiterStore.StoreDownPolicy
-  readonly localShare: number
-}
-
-interface Resolved {
-  readonly url: string
-  readonly prefix: string
-  readonly defaultPolicy: Policy
-  readonly policies: ReadonlyMap<string, Policy>
-  readonly commandTimeoutMillis: number
-  readonly connectTimeoutMillis: number
-  readonly clock: "server" | "client"
-  readonly redis: RedisRateLimiterStore.Options["redis"]
-}
-
-const policies: ReadonlyArray<RedisRateLimiterStore.StoreDownPolicy> = ["fail-closed", "fail-open", "local"]
-
-const resolvePolicy = (
-  at: string,
-  storeDown: unknown,
-  localShare: unknown
-): Either.Either<Policy, string> => {
-  const policy = storeDown ?? "fail-closed"
-  if (typeof policy !== "string" || !policies.some((p) => p === policy)) {
-    return Either.left(`${at}storeDown must be one of ${policies.join(", ")}, got ${JSON.stringify(policy)}`)
-  }
-  const known = policy as RedisRateLimiterStore.StoreDownPolicy
-  if (localShare !== undefined && (typeof localShare !== "number" || !(localShare > 0 && localShare <= 1))) {
-    return Either.left(`${at}localShare must be a number in (0, 1], got ${String(localShare)}`)
-  }
-  if (known === "local" && localShare === undefined) {
-    return Either.left(
-      `${at}localShare is required with storeDown "local": the share of each quota one process may use alone`
-    )
-  }
-  return Either.right({ storeDown: known, localShare: typeof localShare === "number" ? localShare : 1 })
-}
-
-const decodeMillis = (label: string, input: Duration.DurationInput | undefined, fallback: number) => {
-  if (input === undefined) return Either.right(fallback)
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${String(input)}`)
-  const millis = Duration.toMillis(decoded.value)
-  if (!(millis > 0 && Number.isFinite(millis))) {
-    return Either.left(`${label} must be a finite duration > 0, got ${Duration.format(decoded.value)}`)
-  }
-  return Either.right(millis)
-}
-
-/** @internal */
-export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<Resolved, string> => {
-  const url = options.url === undefined
-    ? defaultUrl
-    : Redacted.isRedacted(options.url)
-    ? Redacted.value(options.url)
-    : options.url
-  if (typeof url !== "string" || url.length === 0) return Either.left("url must be a non-empty string")
-  const prefix = options.prefix ?? defaultPrefix
-  if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
-    return Either.left(`prefix must be a string without braces (they delimit the hash tag), got ${String(prefix)}`)
-  }
-  const defaultPolicy = resolvePolicy("", options.storeDown, options.localShare)
-  if (Either.isLeft(defaultPolicy)) return Either.left(defaultPolicy.left)
-  const byName = new Map<string, Policy>()
-  for (const [name, policy] of Object.entries(options.limiters ?? {})) {
-    const resolved = resolvePolicy(`limiters[${JSON.stringify(name)}].`, policy.storeDown, policy.localShare)
-    if (Either.isLeft(resolved)) return Either.left(resolved.left)
-    byName.set(name, resolved.right)
-  }
-  const commandTimeout = decodeMillis("commandTimeout", options.commandTimeout, defaultCommandTimeoutMillis)
-  if (Either.isLeft(commandTimeout)) return Either.left(commandTimeout.left)
-  const connectTimeout = decodeMillis("connectTimeout", options.connectTimeout, defaultConnectTimeoutMillis)
-  if (Either.isLeft(connectTimeout)) return Either.left(connectTimeout.left)
-  const clock = options.clock ?? "server"
-  if (clock !== "server" && clock !== "client") {
-    return Either.left(`clock must be "server" or "client", got ${JSON.stringify(clock)}`)
-  }
-  return Either.right({
-    url,
-    prefix,
-    defaultPolicy: defaultPolicy.right,
-    policies: byName,
-    commandTimeoutMillis: commandTimeout.right,
-    connectTimeoutMillis: connectTimeout.right,
-    clock,
-    redis: options.redis
-  })
-}
-
-// -----------------------------------------------------------------------------
-// keys and arguments
-// -----------------------------------------------------------------------------
-
-/**
- * The layout of the stored state (see `scripts.ts`), part of every key's name: a release that
- * stores another layout uses other keys, so no process ever reads state it would misread.
- */
-const STATE_FORMAT = "v1"
-
-const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
-
-/**
- * The keys of one limiter: its state, then one log key per limit (used by sliding windows). They
- * share the hash tag `{key}`, so Redis Cluster puts them in one slot.
- *
- * @internal
- */
-export const keysOf = (prefix: string, key: string, limits: number): Array<string> => {
-  const state = stateKeyOf(prefix, key)
-  const keys = [state]
-  for (let i = 1; i <= limits; i++) keys.push(`${state}:log:${i}`)
-  return keys
-}
-
-const algorithmCode = (algorithm: RateLimiterStore.Algorithm): string =>
-  algorithm === "gcra" ? "g" : algorithm === "fixed-window" ? "f" : "s"
-
-/**
- * A limiter's limits as its commands carry them, encoded once per array: a limiter passes the same
- * array with every take, so a take re-encodes nothing.
- */
-interface Encoded {
-  /** For `reserve` and `refund`: n, then per limit algorithm, limit, window, burst and signature. */
-  readonly limitArgs: ReadonlyArray<string>
-  /** Set when the limits are a single GCRA limit: `reserveGcra` decides then. */
-  readonly gcra: GcraArgs | undefined
-  /** The Redis keys of the last key used with these limits (a limiter always uses one key). */
-  keys: { readonly key: string; readonly state: string; readonly all: ReadonlyArray<string> } | undefined
-}
-
-interface GcraArgs {
-  readonly spec: RateLimiterStore.LimitSpec
-  readonly signature: string
-  /** The increments for `cost` (almost always 1, so computed once), as `reserveGcra` takes them. */
-  cost: number
-  slack: string
-  advance: string
-}
-
-const fieldsOf = (spec: RateLimiterStore.LimitSpec): ReadonlyArray<string> => [
-  algorithmCode(spec.algorithm),
-  String(spec.limit),
-  String(spec.windowMillis),
-  String(spec.burst)
-]
-
-/** A limit as the state records it: a limit whose signature changed starts afresh. */
-const signatureOf = (spec: RateLimiterStore.LimitSpec): string => fieldsOf(spec).join(":")
-
-const encode = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): Encoded => {
-  const limitArgs = [String(limits.length)]
-  for (const spec of limits) limitArgs.push(...fieldsOf(spec), signatureOf(spec))
-  const gcra: GcraArgs | undefined = limits.length === 1 && limits[0].algorithm === "gcra"
-    ? { spec: limits[0], signature: signatureOf(limits[0]), cost: Number.NaN, slack: "", advance: "" }
-    : undefined
-  return { limitArgs, gcra, keys: undefined }
-}
-
-/**
- * GCRA's increments for `cost`, with `algorithm.ts`' own expressions, so that `reserveGcra` adds
- * the very doubles the memory store adds (`String` and Lua's `tonumber` round-trip a double
- * exactly).
- */
-const gcraIncrements = (gcra: GcraArgs, cost: number): GcraArgs => {
-  if (gcra.cost !== cost) {
-    const interval = gcra.spec.windowMillis / gcra.spec.limit
-    gcra.slack = String((cost - gcra.spec.burst) * interval)
-    gcra.advance = String(cost * interval)
-    gcra.cost = cost
-  }
-  return gcra
-}
-
-const maxWaitArgument = (millis: number): string => millis === Number.POSITIVE_INFINITY ? "-1" : String(millis)
-
-/** Scales a quota to the share one process may use alone while Redis is down. */
-const scaleLimits = (
-  limits: ReadonlyArray<RateLimiterStore.LimitSpec>,
-  share: number
-): ReadonlyArray<RateLimiterStore.LimitSpec> =>
-  share === 1 ? limits : limits.map((spec) => {
-    const limit = Math.max(1, Math.floor(spec.limit * share))
-    const burst = spec.algorithm === "gcra" ? Math.min(limit, Math.max(1, Math.floor(spec.burst * share))) : limit
-    return { ...spec, limit, burst }
-  })
-
-const errorText = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
-
-const isNoScript = (cause: unknown): boolean => errorText(cause).startsWith("NOSCRIPT")
-
-const nowArgument = (clock: Clock.Clock): string => String(Number(clock.unsafeCurrentTimeNanos()) / 1_000_000)
-
-// -----------------------------------------------------------------------------
-// replies
-// -----------------------------------------------------------------------------
-
-/** What a decoder answers for a reply it does not recognise. */
-const invalid: unique symbol = Symbol("invalid reply")
-
-type Decoder<A> = (reply: unknown) => A | typeof invalid
-
-const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
-  // the common answer: a start that may happen at once (so not paused), as its bare reservation id
-  if (typeof reply === "number") return { _tag: "Reserved", delayMillis: 0, reservation: reply }
-  if (Array.isArray(reply)) {
-    if (reply[0] === "R") {
-      return {
-        _tag: "Reserved",
-        delayMillis: Number(reply[1]),
-        reservation: Number(reply[2]),
-        pausedMillis: Number(reply[3])
-      }
-    }
-    if (reply[0] === "X") {
-      return {
-        _tag: "Refused",
-        delayMillis: Number(reply[1]),
-        retryAfterMillis: Number(reply[2]),
-        binding: Number(reply[3])
-      }
-    }
-  }
-  return invalid
-}
-
-const decodeRefund: Decoder<boolean> = (reply) => reply === 1 ? true : reply === 0 ? false : invalid
-
-const decodeVoid: Decoder<void> = () => undefined
-
-const decodePause: Decoder<number> = (reply) => {
-  const millis = Number(reply)
-  return Number.isFinite(millis) ? millis : invalid
-}
 
 // -----------------------------------------------------------------------------
 // the store
@@ -385,9 +152,8 @@ const writeBatcher = (redis: Redis): () => void => {
 }
 
 /**
- * Commands per socket write within a tick. Measured with 64 takes in flight (`pnpm bench redis`,
- * interleaved rounds, RateLimiter + store): one write per tick 47–54k takes/s, groups of 8 86–91k,
- * groups of 16 94–124k (rate-limiter-flexible 77–91k in the same runs).
+ * Commands per socket write within a tick: 16 was the fastest group size measured with 64 takes in
+ * flight (`pnpm bench redis`; figures in docs/guides/comparison.md).
  */
 const WRITE_GROUP = 16
 
@@ -562,7 +328,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
             (pause): RateLimiterStore.ReserveResult =>
               pause > request.maxWaitMillis
                 ? { _tag: "Refused", delayMillis: pause, retryAfterMillis: pause - request.maxWaitMillis, binding: -1 }
-                : { _tag: "Reserved", delayMillis: pause, reservation: 0, pausedMillis: pause }
+                : { _tag: "Reserved", delayMillis: pause, reservation: 0, pausedMillis: pause, unlimited: true }
           )
         case "local":
           // Local reservations get negative ids, so that their refunds go back to the local store.
@@ -642,14 +408,16 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
           "refund",
           request.key,
           loaded.refund,
-          keys.all.length,
+          keys.all.length + 1,
           [
             ...keys.all,
+            runsKeyOf(prefix, request.key),
             now,
             ttlPad,
             String(request.cost),
             String(request.reservation),
-            ...encoding.limitArgs
+            ...encoding.limitArgs,
+            ...(request.restore ?? []).map(String)
           ],
           decodeRefund,
           (error) =>
@@ -715,28 +483,3 @@ export const layerConfig = (
   config: Config.Config<RedisRateLimiterStore.Options>
 ): Layer.Layer<RateLimiterStore.RateLimiterStore, ConfigError.ConfigError> =>
   Layer.scoped(RateLimiterStore.RateLimiterStore, Effect.flatMap(config, make))
-
-/** @internal */
-export const config: Config.Config<RedisRateLimiterStore.Options> = Config.all({
-  url: Config.option(Config.redacted("URL")),
-  prefix: Config.option(Config.string("PREFIX")),
-  storeDown: Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN").pipe(
-    Config.withDefault("fail-closed" as const)
-  ),
-  localShare: Config.option(Config.number("LOCAL_SHARE")),
-  commandTimeout: Config.option(Config.duration("COMMAND_TIMEOUT"))
-}).pipe(
-  Config.mapOrFail((input) => {
-    const options: RedisRateLimiterStore.Options = {
-      url: Option.getOrUndefined(input.url),
-      prefix: Option.getOrUndefined(input.prefix),
-      storeDown: input.storeDown,
-      localShare: Option.getOrUndefined(input.localShare),
-      commandTimeout: Option.getOrUndefined(input.commandTimeout)
-    }
-    const resolved = resolve(options)
-    return Either.isLeft(resolved)
-      ? Either.left(ConfigError.InvalidData([], `invalid Redis rate limiter store settings: ${resolved.left}`))
-      : Either.right(options)
-  })
-)

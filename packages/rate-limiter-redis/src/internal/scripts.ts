@@ -13,12 +13,14 @@
  *   Redis' Lua: a header of five little-endian doubles — the number of limits, the reservation
  *   counters (last id given, latest live id, floor) and the pause (an instant of the deciding
  *   clock, `-inf` for none) — then per limit two doubles (GCRA's theoretical arrival time and the
- *   instant the key's TTL is known to cover, 0 when unknown; or a fixed window's base index and
- *   count) and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles
+ *   instant the key's TTL is known to cover, 0 when unknown; a fixed window's base index and count;
+ *   a sliding window's latest unit dropped from its log while still in a window) and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles
  *   round-trip exactly, and fixed-width fields decode into locals with one call and no table: one
  *   GET and one SET per decision, the fewest commands a script can run.
  * - `p{k}:v1:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
- *   first, trimmed to `2 × limit` entries, written with `%.17g`).
+ *   first, written with `%.17g`): every unit still in a window, at most `limit + 4096` of them, so
+ *   that a roll back finds the units below it.
+ * - `p{k}:v1:cancelled`: the reservations cancelled below the latest one (`refund`'s).
  *
  * Every write sets a TTL: the time until the state can no longer change a decision (the bucket is
  * full again, the last window is over, the log has slid out, the pause is over), plus `ttlPad`.
@@ -51,6 +53,9 @@ local pad = tonumber(ARGV[2])
 const helpers = `
 local EPS = 0.001
 local NEG = -math.huge
+-- algorithm.ts' MAX_ROLLBACK_UNITS and ledger.ts' MAX_CANCELLED_RUNS
+local MAX_ROLLBACK_UNITS = 4096
+local MAX_CANCELLED_RUNS = 1024
 -- the state's header (limits, last id, latest live id, floor, pause) and one limit's record
 local HEADER = "<ddddd"
 local HEADER_BYTES = 40
@@ -150,7 +155,7 @@ end
 if delay == 0 then return id end
 local paused = pause - now
 if paused < 0 then paused = 0 end
-return { "R", string.format("%.17g", delay), id, string.format("%.17g", paused) }
+return { "R", string.format("%.17g", delay), id, string.format("%.17g", paused), string.format("%.17g", start) }
 `
 
 /**
@@ -191,8 +196,10 @@ for i = 1, n do
       st.base = x
       st.count = y
     end
-  elseif not same then
-    redis.call("DEL", spec.log)
+  else
+    -- the latest unit dropped from the log while still in a window (see MAX_ROLLBACK_UNITS)
+    st.trimmed = NEG
+    if same then st.trimmed = x else redis.call("DEL", spec.log) end
   end
   specs[i] = spec
   states[i] = st
@@ -225,7 +232,7 @@ local function save(id, latest, floor)
       at = NEG
       if st.base ~= NEG then at = (st.base + math.ceil(st.count / spec.limit)) * spec.window end
     else
-      packed[i + 1] = struct.pack(LIMIT, 0, 0, spec.sig)
+      packed[i + 1] = struct.pack(LIMIT, st.trimmed, 0, spec.sig)
       at = NEG
       local last = redis.call("LINDEX", spec.log, -1)
       if last then
@@ -293,6 +300,19 @@ if max_wait >= 0 and delay > max_wait + EPS then
   return { "X", out(delay), out(delay - max_wait), binding }
 end
 
+-- restorePoint(): what a refund needs to restore a fixed window exactly
+local points = {}
+for i = 1, n do
+  local spec, st = specs[i], states[i]
+  points[i] = 0
+  if spec.algo == "f" then
+    normalize_fixed(spec, st, now)
+    local point = st.base * spec.limit + st.count
+    -- beyond 2^53 a double is not exact: no point (the client reads "none" as NaN), cost only
+    if math.abs(point) < 9007199254740992 then points[i] = out(point) else points[i] = "none" end
+  end
+end
+
 for i = 1, n do
   local spec, st = specs[i], states[i]
   if spec.algo == "g" then
@@ -309,7 +329,19 @@ for i = 1, n do
     local times = {}
     for j = 1, cost do times[j] = string.format("%.17g", start) end
     redis.call("RPUSH", spec.log, unpack(times))
-    redis.call("LTRIM", spec.log, -2 * spec.limit, -1)
+    -- a unit that left the window can never count again, whatever is rolled back above it
+    local horizon = now - spec.window
+    while true do
+      local head = redis.call("LINDEX", spec.log, 0)
+      if not head or tonumber(head) > horizon then break end
+      redis.call("LPOP", spec.log)
+    end
+    local capacity = spec.limit + MAX_ROLLBACK_UNITS
+    local len = redis.call("LLEN", spec.log)
+    if len > capacity then
+      st.trimmed = tonumber(redis.call("LINDEX", spec.log, len - capacity - 1))
+      redis.call("LTRIM", spec.log, -capacity, -1)
+    end
   end
 end
 
@@ -321,34 +353,143 @@ if latest ~= last_id then floor = last_id end
 last_id = last_id + 1
 save(last_id, last_id, floor)
 if delay == 0 then return last_id end
-return { "R", out(delay), last_id, out(math.max(0, pause - now)) }
+return { "R", out(delay), last_id, out(math.max(0, pause - now)), out(start), unpack(points) }
 `
 
 /**
- * KEYS: the state, then one log key per limit. ARGV: now, ttlPad, cost, reservation, n, then the
- * limits as for `reserve`. Answers 1 when refunded, 0 when not.
+ * `ledger.ts`' `cancel` and `algorithm.ts`' `rollback`. KEYS: the state, one log key per limit,
+ * then the cancelled runs. ARGV: now, ttlPad, cost, reservation, n, the limits as for `reserve`,
+ * then the reservation's restore values as `reserve` answered them (none when it answered none).
+ * Answers 1 when something went back now, 0 when not (the reservation may be remembered).
+ *
+ * The cancelled runs are one binary string: their count and `n`, then per run `lo`, `hi`, `cost`,
+ * `at` and `n` restore points, as doubles.
  */
 const refund = `${clock}${helpers}
 local cost = tonumber(ARGV[3])
 local reservation = tonumber(ARGV[4])
 ${stateCode(5)}
 if not raw then return 0 end
-if reservation ~= latest or reservation <= floor then return 0 end
-for i = 1, n do
-  local spec, st = specs[i], states[i]
-  if spec.algo == "g" then
-    st.tat = st.tat - cost * (spec.window / spec.limit)
-  elseif spec.algo == "f" then
-    normalize_fixed(spec, st, now)
-    st.count = math.max(0, st.count - cost)
+local runs_key = KEYS[n + 2]
+local restore = {}
+local restore_n = #ARGV - (5 + 5 * n)
+for j = 1, restore_n do
+  local v = tonumber(ARGV[5 + 5 * n + j])
+  -- a point a double could not hold ("none", NaN) is unknown
+  if v ~= v then v = nil end
+  restore[j] = v
+end
+local RUN = "<" .. string.rep("d", 4 + n)
+
+-- the runs still worth keeping: below the top, above the floor, not yet past
+local runs = {}
+local runs_raw = redis.call("GET", runs_key)
+local changed = false
+if runs_raw then
+  local count, width, pos = struct.unpack("<dd", runs_raw)
+  if width == n then
+    for _ = 1, count do
+      local v = { struct.unpack(RUN, runs_raw, pos) }
+      pos = v[#v]
+      local run = { lo = v[1], hi = v[2], cost = v[3], at = v[4], points = {} }
+      for i = 1, n do run.points[i] = v[4 + i] end
+      if run.hi < latest and run.lo > floor and run.at > now then runs[#runs + 1] = run else changed = true end
+    end
   else
-    local len = redis.call("LLEN", spec.log)
-    local remove = math.min(cost, len)
-    if remove > 0 then redis.call("LTRIM", spec.log, 0, -(remove + 1)) end
+    changed = true
   end
 end
-save(last_id, latest - 1, floor)
-return 1
+
+local function save_runs()
+  if #runs == 0 then
+    redis.call("DEL", runs_key)
+    return
+  end
+  local packed = { struct.pack("<dd", #runs, n) }
+  local last_at = now
+  for j, run in ipairs(runs) do
+    packed[j + 1] = struct.pack(RUN, run.lo, run.hi, run.cost, run.at, unpack(run.points))
+    if run.at > last_at then last_at = run.at end
+  end
+  redis.call("SET", runs_key, table.concat(packed), "PX", ttl_until(last_at))
+end
+
+local function finish(answer)
+  if changed then save_runs() end
+  return answer
+end
+
+if reservation <= floor or reservation > latest then return finish(0) end
+local at = 1
+while at <= #runs and runs[at].hi < reservation do at = at + 1 end
+if at <= #runs and runs[at].lo <= reservation then return finish(0) end
+
+local function rollback(c, points)
+  for i = 1, n do
+    local spec, st = specs[i], states[i]
+    if spec.algo == "g" then
+      st.tat = st.tat - c * (spec.window / spec.limit)
+    elseif spec.algo == "f" then
+      normalize_fixed(spec, st, now)
+      local restored = st.count - c
+      if points and points[i] then restored = points[i] - st.base * spec.limit end
+      st.count = math.min(st.count, math.max(0, restored))
+    else
+      local len = redis.call("LLEN", spec.log)
+      local remove = math.min(c, len)
+      if st.trimmed > now - spec.window then remove = math.min(remove, len - spec.limit) end
+      if remove > 0 then redis.call("LTRIM", spec.log, 0, -(remove + 1)) end
+    end
+  end
+end
+
+if reservation == latest then
+  local own = nil
+  if restore_n > 1 then
+    own = {}
+    for i = 1, n do own[i] = restore[1 + i] end
+  end
+  rollback(cost, own)
+  latest = reservation - 1
+  local below = runs[#runs]
+  if below and below.hi == latest then
+    runs[#runs] = nil
+    changed = true
+    rollback(below.cost, below.points)
+    latest = below.lo - 1
+  end
+  save(last_id, latest, floor)
+  return finish(1)
+end
+
+-- below the top: remember it, merged with the runs next to it (a fixed window needs its points)
+if restore_n == 0 or restore[1] == nil or restore[1] <= now then return finish(0) end
+for i = 1, n do
+  if specs[i].algo == "f" and restore[1 + i] == nil then return finish(0) end
+end
+local prev, next_run = runs[at - 1], runs[at]
+local joins_prev = prev ~= nil and prev.hi == reservation - 1
+local joins_next = next_run ~= nil and next_run.lo == reservation + 1
+local points = {}
+for i = 1, n do points[i] = restore[1 + i] or 0 end
+local run = { lo = reservation, hi = reservation, cost = cost, at = restore[1], points = points }
+local before, after = at - 1, at
+if joins_prev then
+  run.lo, run.points, run.cost = prev.lo, prev.points, run.cost + prev.cost
+  before = at - 2
+end
+if joins_next then
+  run.hi, run.at, run.cost = next_run.hi, next_run.at, run.cost + next_run.cost
+  after = at + 1
+end
+local merged = {}
+for j = 1, before do merged[#merged + 1] = runs[j] end
+merged[#merged + 1] = run
+for j = after, #runs do merged[#merged + 1] = runs[j] end
+runs = merged
+if #runs > MAX_CANCELLED_RUNS then table.remove(runs, 1) end
+changed = true
+return finish(0)
 `
 
 /**

@@ -8,7 +8,19 @@
  *
  * @internal
  */
-import type * as RateLimiterStore from "../RateLimiterStore.js"
+
+/**
+ * One limit as the arithmetic reads it (the shape of `LimitSpec`, declared here
+ * so that this module imports nothing).
+ *
+ * @internal
+ */
+export interface LimitSpec {
+  readonly algorithm: "gcra" | "fixed-window" | "sliding-window"
+  readonly limit: number
+  readonly windowMillis: number
+  readonly burst: number
+}
 
 /**
  * Comparisons of times tolerate a microsecond: `TestClock` reports nanoseconds rounded down from
@@ -41,23 +53,31 @@ export interface FixedWindowState {
 /** @internal */
 export interface SlidingWindowState {
   readonly _tag: "sliding-window"
-  /** Start time of every unit (a cost of 3 is three entries), oldest first, from `head`. */
+  /**
+   * Start time of every unit (a cost of 3 is three entries), oldest first, from `head`. Units that
+   * left the window are dropped; the rest stay, so that a roll back finds what lies below it.
+   */
   times: Array<number>
   head: number
+  /**
+   * The latest start dropped while still inside a window (the log outgrew `logCapacity`): a roll
+   * back must then leave `limit` units in the log, since what lay below them is gone.
+   */
+  trimmedAt: number
 }
 
 /** @internal */
 export type LimitState = GcraState | FixedWindowState | SlidingWindowState
 
 /** @internal */
-export const initialState = (spec: RateLimiterStore.LimitSpec): LimitState => {
+export const initialState = (spec: LimitSpec): LimitState => {
   switch (spec.algorithm) {
     case "gcra":
       return { _tag: "gcra", tat: Number.NEGATIVE_INFINITY }
     case "fixed-window":
       return { _tag: "fixed-window", base: Number.NEGATIVE_INFINITY, count: 0 }
     case "sliding-window":
-      return { _tag: "sliding-window", times: [], head: 0 }
+      return { _tag: "sliding-window", times: [], head: 0, trimmedAt: Number.NEGATIVE_INFINITY }
   }
 }
 
@@ -67,12 +87,11 @@ export const initialState = (spec: RateLimiterStore.LimitSpec): LimitState => {
  *
  * @internal
  */
-export const capacity = (spec: RateLimiterStore.LimitSpec): number =>
-  spec.algorithm === "gcra" ? spec.burst : spec.limit
+export const capacity = (spec: LimitSpec): number => spec.algorithm === "gcra" ? spec.burst : spec.limit
 
-const emissionInterval = (spec: RateLimiterStore.LimitSpec): number => spec.windowMillis / spec.limit
+const emissionInterval = (spec: LimitSpec): number => spec.windowMillis / spec.limit
 
-const normalizeFixed = (spec: RateLimiterStore.LimitSpec, state: FixedWindowState, now: number): void => {
+const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): void => {
   const window = Math.floor(now / spec.windowMillis)
   if (window > state.base) {
     // Every window that has begun since `base` took (at most) `limit` of the reserved units.
@@ -95,7 +114,7 @@ const fixedSlot = (limit: number, count: number, cost: number): number =>
  * @internal
  */
 export const earliest = (
-  spec: RateLimiterStore.LimitSpec,
+  spec: LimitSpec,
   state: LimitState,
   now: number,
   cost: number
@@ -129,7 +148,7 @@ export const earliest = (
  * @internal
  */
 export const commit = (
-  spec: RateLimiterStore.LimitSpec,
+  spec: LimitSpec,
   state: LimitState,
   now: number,
   start: number,
@@ -150,9 +169,14 @@ export const commit = (
     }
     case "sliding-window": {
       for (let i = 0; i < cost; i++) state.times.push(start)
-      // Only the latest `limit` units are ever read; twice that leaves room for refunds.
-      const excess = slidingLength(state) - 2 * spec.limit
-      if (excess > 0) state.head += excess
+      // A unit that left the window can never count again, whatever is rolled back above it.
+      const horizon = now - spec.windowMillis
+      while (state.head < state.times.length && state.times[state.head] <= horizon) state.head++
+      const excess = slidingLength(state) - logCapacity(spec)
+      if (excess > 0) {
+        state.head += excess
+        state.trimmedAt = state.times[state.head - 1]
+      }
       if (state.head > 1024 && state.head * 2 > state.times.length) {
         state.times = state.times.slice(state.head)
         state.head = 0
@@ -163,17 +187,52 @@ export const commit = (
 }
 
 /**
- * Gives back the `cost` units of the latest reservation. Only sound when no later reservation was
- * decided on top of it (the store checks that); the state may stay more conservative than if the
- * reservation had never happened, never less.
+ * The most units a sliding-window log keeps inside the window: `limit` for the decisions, and
+ * room for `MAX_ROLLBACK_UNITS` of reservations that may still be rolled back above them.
  *
  * @internal
  */
-export const refund = (
-  spec: RateLimiterStore.LimitSpec,
+export const logCapacity = (spec: LimitSpec): number => spec.limit + MAX_ROLLBACK_UNITS
+
+/**
+ * Units of a sliding window that a roll back can always restore exactly; a longer backlog keeps
+ * its oldest part when rolled back (the quota holds, the slots are lost).
+ *
+ * @internal
+ */
+export const MAX_ROLLBACK_UNITS = 4096
+
+/**
+ * What `rollback` needs to restore `state` to the instant before a reservation: a fixed window's
+ * absolute unit count (`base × limit + count`), `NaN` where a double cannot hold it exactly (tiny
+ * windows with huge limits: the roll back then gives back the cost only); the other algorithms
+ * need nothing (0).
+ *
+ * @internal
+ */
+export const restorePoint = (spec: LimitSpec, state: LimitState, now: number): number => {
+  if (state._tag !== "fixed-window") return 0
+  normalizeFixed(spec, state, now)
+  const point = state.base * spec.limit + state.count
+  return Number.isSafeInteger(point) ? point : Number.NaN
+}
+
+/**
+ * Takes back reservations of `cost` units in all that lie at the top of the state (nothing was
+ * decided on top of them), `point` being the `restorePoint` taken before the lowest of them, when
+ * known. GCRA moves its schedule back by their cost (never below where a pause moved it); a fixed
+ * window restores its count, space skipped included (without `point` it gives back the cost only);
+ * a sliding window drops their units from the log. The state may stay more conservative than if
+ * the reservations had never happened, never less.
+ *
+ * @internal
+ */
+export const rollback = (
+  spec: LimitSpec,
   state: LimitState,
   now: number,
-  cost: number
+  cost: number,
+  point: number | undefined
 ): void => {
   switch (state._tag) {
     case "gcra": {
@@ -182,12 +241,17 @@ export const refund = (
     }
     case "fixed-window": {
       normalizeFixed(spec, state, now)
-      state.count = Math.max(0, state.count - cost)
+      const restored = point === undefined || !Number.isFinite(point)
+        ? state.count - cost
+        : point - state.base * spec.limit
+      state.count = Math.min(state.count, Math.max(0, restored))
       return
     }
     case "sliding-window": {
-      const remove = Math.min(cost, slidingLength(state))
-      state.times.length -= remove
+      let remove = Math.min(cost, slidingLength(state))
+      // Units below the log's start are gone: keep `limit` units then, the only ones ever read.
+      if (state.trimmedAt > now - spec.windowMillis) remove = Math.min(remove, slidingLength(state) - spec.limit)
+      if (remove > 0) state.times.length -= remove
       return
     }
   }
@@ -205,7 +269,7 @@ export const refund = (
  * @internal
  */
 export const postpone = (
-  spec: RateLimiterStore.LimitSpec,
+  spec: LimitSpec,
   state: LimitState,
   now: number,
   extension: number
@@ -222,7 +286,7 @@ export const postpone = (
  * @internal
  */
 export const earliestAll = (
-  specs: ReadonlyArray<RateLimiterStore.LimitSpec>,
+  specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   from: number,
   cost: number
@@ -245,7 +309,7 @@ export const earliestAll = (
  * @internal
  */
 export const earliestStartAll = (
-  specs: ReadonlyArray<RateLimiterStore.LimitSpec>,
+  specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   from: number,
   cost: number
@@ -264,7 +328,7 @@ export const earliestStartAll = (
  * @internal
  */
 export const commitAll = (
-  specs: ReadonlyArray<RateLimiterStore.LimitSpec>,
+  specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   now: number,
   start: number,
@@ -274,15 +338,16 @@ export const commitAll = (
 }
 
 /**
- * Refunds every limit.
+ * Rolls back every limit; `points[i]` is limit `i`'s `restorePoint`, when known.
  *
  * @internal
  */
-export const refundAll = (
-  specs: ReadonlyArray<RateLimiterStore.LimitSpec>,
+export const rollbackAll = (
+  specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   now: number,
-  cost: number
+  cost: number,
+  points: ReadonlyArray<number> | undefined
 ): void => {
-  for (let i = 0; i < specs.length; i++) refund(specs[i], states[i], now, cost)
+  for (let i = 0; i < specs.length; i++) rollback(specs[i], states[i], now, cost, points?.[i])
 }

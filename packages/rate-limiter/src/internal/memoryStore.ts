@@ -3,6 +3,7 @@ import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
+import * as ledger from "./ledger.js"
 
 /** @internal */
 export const nowMillis = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1_000_000
@@ -12,15 +13,8 @@ interface KeyState {
   states: Array<algorithm.LimitState>
   /** The cooldown set by `pause`, as an instant of this store's clock (never leaves the store). */
   pauseUntil: number
-  /** The id given to the last reservation. */
-  lastId: number
-  /**
-   * Reservations with ids in (floor, latest] are live, consecutive and stacked last in the state:
-   * refunding `latest` pops the top of that stack. Refunded ids are never reused, so a repeated
-   * refund is a no-op.
-   */
-  latest: number
-  floor: number
+  /** Which reservations can still be taken back (see `ledger.ts`). Ids are never reused. */
+  readonly ledger: ledger.Ledger
 }
 
 const sameSpec = (a: RateLimiterStore.LimitSpec, b: RateLimiterStore.LimitSpec): boolean =>
@@ -47,7 +41,7 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
   const stateOf = (key: string): KeyState => {
     let state = keys.get(key)
     if (state === undefined) {
-      state = { specs: [], states: [], pauseUntil: Number.NEGATIVE_INFINITY, lastId: 0, latest: 0, floor: 0 }
+      state = { specs: [], states: [], pauseUntil: Number.NEGATIVE_INFINITY, ledger: ledger.make(0) }
       keys.set(key, state)
     }
     return state
@@ -68,26 +62,28 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
         binding
       }
     }
+    const restore = [start]
+    for (let i = 0; i < request.limits.length; i++) {
+      restore.push(algorithm.restorePoint(request.limits[i], state.states[i], now))
+    }
     algorithm.commitAll(request.limits, state.states, now, start, request.cost)
-    if (state.latest !== state.lastId) state.floor = state.lastId
-    state.lastId += 1
-    state.latest = state.lastId
     return {
       _tag: "Reserved",
       delayMillis,
-      reservation: state.lastId,
-      pausedMillis: Math.max(0, state.pauseUntil - now)
+      reservation: ledger.reserve(state.ledger),
+      pausedMillis: Math.max(0, state.pauseUntil - now),
+      restore
     }
   }
 
   const refundSync = (request: RateLimiterStore.RefundRequest): boolean => {
     const state = keys.get(request.key)
-    if (state === undefined || request.reservation !== state.latest || request.reservation <= state.floor) {
-      return false
-    }
+    if (state === undefined) return false
+    const now = nowMillis(clock)
+    const steps = ledger.cancel(state.ledger, request.reservation, request.cost, request.restore, now)
+    if (steps.length === 0) return false
     alignSpecs(state, request.limits)
-    algorithm.refundAll(request.limits, state.states, nowMillis(clock), request.cost)
-    state.latest -= 1
+    for (const step of steps) algorithm.rollbackAll(request.limits, state.states, now, step.cost, step.points)
     return true
   }
 

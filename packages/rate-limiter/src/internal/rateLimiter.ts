@@ -1,9 +1,6 @@
 /** @internal */
-import * as Arr from "effect/Array"
-import type { NonEmptyReadonlyArray } from "effect/Array"
-import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,7 +10,6 @@ import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Tracer from "effect/Tracer"
 import type * as RateLimiter from "../RateLimiter.js"
@@ -21,6 +17,7 @@ import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import * as errors from "./errors.js"
 import { nowMillis } from "./memoryStore.js"
+import { decodeDuration, illegal, isPositiveInteger, resolve, type Resolved, show } from "./settings.js"
 
 /** @internal */
 export const TypeId: RateLimiter.TypeId = Symbol.for("@sluice/rate-limiter/RateLimiter") as RateLimiter.TypeId
@@ -35,8 +32,9 @@ export const isRateLimiter = (u: unknown): u is RateLimiter.RateLimiter => Predi
 /**
  * From 0.5 ms doubling to ~131 s: a paced start waits milliseconds; longer waits (behind a daily
  * quota) land in the last bucket.
+ *
+ * @internal
  */
-/** @internal */
 export const waitSeconds = Metric.histogram(
   "sluice_limiter_wait_seconds",
   MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 20 }),
@@ -49,126 +47,16 @@ export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
   incremental: true
 })
 
-/** From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants. */
-/** @internal */
+/**
+ * From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants.
+ *
+ * @internal
+ */
 export const timerLatenessSeconds = Metric.histogram(
   "sluice_limiter_timer_lateness_seconds",
   MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
   "How late each timer of a rate limiter fired after the instant it was set for, in seconds"
 )
-
-// -----------------------------------------------------------------------------
-// validation
-// -----------------------------------------------------------------------------
-
-const algorithms: ReadonlyArray<RateLimiterStore.Algorithm> = ["gcra", "fixed-window", "sliding-window"]
-
-const show = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (typeof u === "number" || typeof u === "bigint" || typeof u === "boolean" || u === undefined) return String(u)
-  if (Duration.isDuration(u)) return Duration.format(u)
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
-
-const isPositiveInteger = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 1
-
-/** A duration from user input, or why it is not one. NaN and negatives are refused, not read as zero. */
-const decodeDuration = (
-  label: string,
-  input: unknown,
-  options: { readonly allowZero: boolean; readonly allowInfinite: boolean }
-): Either.Either<number, string> => {
-  if (typeof input === "number" && Number.isNaN(input)) return Either.left(`${label} must be a duration, got NaN`)
-  // Duration reads a negative number as zero; a negative input is a mistake worth naming.
-  if ((typeof input === "number" || typeof input === "bigint") && input < 0) {
-    return Either.left(`${label} must be ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
-  }
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${show(input)}`)
-  const millis = Duration.toMillis(decoded.value)
-  if (Number.isNaN(millis)) return Either.left(`${label} must be a duration, got NaN`)
-  if (millis < 0 || (millis === 0 && !options.allowZero)) {
-    return Either.left(`${label} must be ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
-  }
-  if (!Number.isFinite(millis) && !options.allowInfinite) return Either.left(`${label} must be finite, got infinity`)
-  return Either.right(millis)
-}
-
-/** @internal */
-export interface Resolved {
-  readonly limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>
-  readonly specs: ReadonlyArray<RateLimiterStore.LimitSpec>
-  readonly maxWaitMillis: number
-  /** The largest cost every limit can hold. */
-  readonly maxCost: number
-}
-
-const resolveLimit = (input: RateLimiter.Limit, at: string): Either.Either<RateLimiter.ResolvedLimit, string> => {
-  if (!isPositiveInteger(input.limit)) return Either.left(`${at}limit must be an integer ≥ 1, got ${show(input.limit)}`)
-  const algorithm = input.algorithm ?? "gcra"
-  if (!algorithms.includes(algorithm)) {
-    return Either.left(`${at}algorithm must be one of ${algorithms.join(", ")}, got ${show(algorithm)}`)
-  }
-  const window = decodeDuration(`${at}window`, input.window, { allowZero: false, allowInfinite: false })
-  if (Either.isLeft(window)) return Either.left(window.left)
-  let burst = 1
-  if (algorithm === "gcra") {
-    if (input.burst !== undefined && !isPositiveInteger(input.burst)) {
-      return Either.left(`${at}burst must be an integer ≥ 1, got ${show(input.burst)}`)
-    }
-    burst = input.burst ?? 1
-  } else {
-    if (input.burst !== undefined) {
-      return Either.left(
-        `${at}burst applies to gcra only; a ${algorithm} admits its whole limit at once (add a gcra limit to space starts)`
-      )
-    }
-    burst = input.limit
-  }
-  return Either.right({ limit: input.limit, window: Duration.millis(window.right), algorithm, burst })
-}
-
-/**
- * Checks the settings of a limiter; the error is a sentence without the limiter's name.
- *
- * @internal
- */
-export const resolve = (settings: RateLimiter.Settings): Either.Either<Resolved, string> => {
-  const inputs: ReadonlyArray<RateLimiter.Limit> = settings.limits !== undefined ? settings.limits : [settings]
-  if (settings.limits !== undefined && (settings.limit !== undefined || settings.window !== undefined)) {
-    return Either.left("give either limit and window or limits, not both")
-  }
-  if (!Array.isArray(inputs) || inputs.length === 0) return Either.left("limits must hold at least one limit")
-  const resolvedLimits: Array<RateLimiter.ResolvedLimit> = []
-  for (let i = 0; i < inputs.length; i++) {
-    const resolved = resolveLimit(inputs[i], inputs.length > 1 ? `limits[${i}].` : "")
-    if (Either.isLeft(resolved)) return Either.left(resolved.left)
-    resolvedLimits.push(resolved.right)
-  }
-  if (!Arr.isNonEmptyReadonlyArray(resolvedLimits)) return Either.left("limits must hold at least one limit")
-  const limits = resolvedLimits
-  let maxWaitMillis = Number.POSITIVE_INFINITY
-  if (settings.maxWait !== undefined) {
-    const decoded = decodeDuration("maxWait", settings.maxWait, { allowZero: true, allowInfinite: true })
-    if (Either.isLeft(decoded)) return Either.left(decoded.left)
-    maxWaitMillis = decoded.right
-  }
-  const specs = limits.map((limit): RateLimiterStore.LimitSpec => ({
-    algorithm: limit.algorithm,
-    limit: limit.limit,
-    windowMillis: Duration.toMillis(limit.window),
-    burst: limit.burst
-  }))
-  const maxCost = Math.min(...specs.map(algorithm.capacity))
-  return Either.right({ limits, specs, maxWaitMillis, maxCost })
-}
-
-const illegal = (name: string, message: string) =>
-  Effect.die(new Cause.IllegalArgumentException(`rate limiter ${show(name)}: ${message}`))
 
 // -----------------------------------------------------------------------------
 // the limiter
@@ -189,17 +77,26 @@ const DONE = 1
 interface Waiter {
   readonly cost: number
   readonly reservation: number
+  /** What the store needs to take the reservation back exactly. */
+  readonly restore: ReadonlyArray<number> | undefined
   /** When its reservation lets it start, on this process's clock. */
   readonly target: number
   /** When the store answered. */
   readonly decidedAt: number
+  /** The latest start its `maxWait` allows (`Infinity`: none), and that budget. */
+  readonly deadline: number
+  readonly maxWaitMillis: number
+  /** Admitted without a quota (a fail-open store): neither paced nor counted by the pacer. */
+  readonly unlimited: boolean
+  /** At the head: the instant it sleeps until (no one behind it starts earlier). */
+  plannedAt: number
   /** The caller's span, which gets the wait as an attribute. */
   readonly span: Tracer.AnySpan | undefined
   state: typeof QUEUED | typeof DONE
   prev: Waiter | undefined
   next: Waiter | undefined
   /** Set while it waits, without a timer, for its turn at the head. */
-  resume: ((effect: Effect.Effect<void>) => void) | undefined
+  resume: ((effect: Effect.Effect<void, RateLimiter.RateLimiterError>) => void) | undefined
 }
 
 const makeWith = (
@@ -240,7 +137,7 @@ const makeWith = (
     }
 
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
-      algorithm.commitAll(specs, pacer, now, now, waiter.cost)
+      if (!waiter.unlimited) algorithm.commitAll(specs, pacer, now, now, waiter.cost)
       waiter.state = DONE
       recordStart(now - waiter.decidedAt, waiter.span)
       return Effect.void
@@ -275,19 +172,41 @@ const makeWith = (
       }
     }
 
-    /**
-     * The head of the queue: start when its reservation, the pause and the pacer allow, sleeping
-     * until then; a caller queued ahead of it meanwhile (an earlier start) goes first.
-     */
-    const lead = (waiter: Waiter): Effect.Effect<void> => {
-      if (waiter !== head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
-      const now = nowMillis(clock)
-      const at = Math.max(
+    /** When `waiter` may start as far as this process knows: its reservation, the pause, the pacer. */
+    const localStart = (waiter: Waiter, now: number): number =>
+      Math.max(
         waiter.target,
         localPauseUntil,
-        algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
+        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
       )
+
+    /**
+     * The start `at` lies beyond the caller's `maxWait`: it fails as the store would have, and
+     * `abandon` gives its reservation back.
+     */
+    const tooLate = (waiter: Waiter, now: number, at: number): Effect.Effect<never, RateLimiter.RateLimiterError> => {
+      const paused = localPauseUntil >= at - algorithm.EPSILON_MILLIS
+      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.cost).binding
+      return refused(
+        { _tag: "Refused", delayMillis: at - now, retryAfterMillis: Math.max(0, at - waiter.deadline), binding },
+        { ...defaultRequest, cost: waiter.cost, maxWaitMillis: waiter.maxWaitMillis }
+      )
+    }
+
+    /**
+     * The head of the queue: start when its reservation, the pause and the pacer allow, sleeping
+     * until then; a caller queued ahead of it meanwhile (an earlier start) goes first. A start
+     * beyond the caller's `maxWait` (the pacer holds it after the store lost its state, a pause
+     * came after its reservation) fails instead: `maxWait` bounds the whole wait.
+     */
+    const lead = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> => {
+      if (waiter !== head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
+      const now = nowMillis(clock)
+      const at = localStart(waiter, now)
+      if (at > waiter.target + algorithm.EPSILON_MILLIS) expireBehind(waiter, now, at)
+      if (at > waiter.deadline + algorithm.EPSILON_MILLIS) return tooLate(waiter, now, at)
       if (at > now + algorithm.EPSILON_MILLIS) {
+        waiter.plannedAt = at
         return Effect.flatMap(clock.sleep(Duration.millis(at - now)), () => {
           timerLatenessSeconds.unsafeUpdate(Math.max(0, nowMillis(clock) - at) / 1000, labels)
           return lead(waiter)
@@ -297,11 +216,28 @@ const makeWith = (
       return begin(waiter, now)
     }
 
-    const awaitTurn = (waiter: Waiter): Effect.Effect<void> =>
-      Effect.async<void>((resume) => {
+    const awaitTurn = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> =>
+      Effect.async<void, RateLimiter.RateLimiterError>((resume) => {
         if (waiter === head) resume(Effect.void)
         else waiter.resume = resume
       })
+
+    /**
+     * The head starts at `at`, later than its reservation (the pacer or a pause holds it): a
+     * caller behind it whose `maxWait` ends before then cannot start in time, and fails now. Only
+     * then is the queue walked; a caller's deadline is never earlier than the head's reservation,
+     * so without such a hold everyone reaches the head in time to judge for itself, and queued
+     * callers keep needing no timer of their own.
+     */
+    const expireBehind = (leader: Waiter, now: number, at: number): void => {
+      for (let behind = leader.next; behind !== undefined; behind = behind.next) {
+        const resume = behind.resume
+        if (resume !== undefined && behind.deadline + algorithm.EPSILON_MILLIS < at) {
+          behind.resume = undefined
+          resume(tooLate(behind, now, Math.max(at, localStart(behind, now))))
+        }
+      }
+    }
 
     /** Interrupted before it started: leave the queue, and give the slot back where the store can. */
     const abandon = (waiter: Waiter): Effect.Effect<void> =>
@@ -312,7 +248,15 @@ const makeWith = (
         waiter.resume = undefined
         // The store gives the slot back only where that cannot add a start to any window; a store
         // that fails to answer loses the slot, which errs on the side of the quota.
-        return Effect.ignore(store.refund({ key, limits: specs, cost: waiter.cost, reservation: waiter.reservation }))
+        return Effect.ignore(
+          store.refund({
+            key,
+            limits: specs,
+            cost: waiter.cost,
+            reservation: waiter.reservation,
+            restore: waiter.restore
+          })
+        )
       })
 
     const refused = (refusal: RateLimiterStore.Refused, { cost, maxWaitMillis }: RateLimiterStore.ReserveRequest) => {
@@ -344,16 +288,25 @@ const makeWith = (
         localPauseUntil = Math.max(localPauseUntil, now + result.pausedMillis)
       }
       const delay = result.delayMillis
-      if (delay <= algorithm.EPSILON_MILLIS && head === undefined && mayStartAt(now, cost)) {
-        algorithm.commitAll(specs, pacer, now, now, cost)
+      const unlimited = result.unlimited === true
+      if (
+        delay <= algorithm.EPSILON_MILLIS && head === undefined &&
+        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, cost))
+      ) {
+        if (!unlimited) algorithm.commitAll(specs, pacer, now, now, cost)
         recordStart(0, span)
         return Effect.void
       }
       const waiter: Waiter = {
         cost,
         reservation: result.reservation,
+        restore: result.restore,
         target: now + delay,
         decidedAt: now,
+        deadline: now + request.maxWaitMillis,
+        maxWaitMillis: request.maxWaitMillis,
+        unlimited,
+        plannedAt: now + delay,
         span,
         state: QUEUED,
         prev: undefined,
@@ -362,12 +315,18 @@ const makeWith = (
       }
       // Queued and guarded in one uninterruptible step, so every queued caller either starts or
       // leaves the queue: an interruption before the step runs loses the slot and queues nothing.
-      // The wait alone is interruptible, and it cannot fail otherwise, so any failure is the
-      // caller leaving before its start.
+      // The wait alone is interruptible; it fails only when it would outlast `maxWait`. Either way
+      // the caller leaves before its start, and gives its reservation back.
       return Effect.uninterruptibleMask((restore) => {
         enqueue(waiter)
+        // behind a head asleep past this caller's maxWait: it cannot start in time
+        const ahead = head !== undefined && head !== waiter ? head.plannedAt : now
         return Effect.catchAllCause(
-          restore(Effect.suspend(() => lead(waiter))),
+          restore(Effect.suspend(() =>
+            ahead > waiter.deadline + algorithm.EPSILON_MILLIS
+              ? tooLate(waiter, now, Math.max(ahead, localStart(waiter, now)))
+              : lead(waiter)
+          )),
           (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause))
         )
       })
@@ -493,29 +452,7 @@ export const layerConfig = <I>(
   Layer.effect(tag, Effect.flatMap(config, make))
 
 /** @internal */
-export const config: Config.Config<RateLimiter.Settings> = Config.all({
-  limit: Config.integer("LIMIT"),
-  window: Config.duration("WINDOW"),
-  burst: Config.option(Config.integer("BURST")),
-  algorithm: Config.literal("gcra", "fixed-window", "sliding-window")("ALGORITHM").pipe(
-    Config.withDefault("gcra" as const)
-  ),
-  maxWait: Config.option(Config.duration("MAX_WAIT"))
-}).pipe(
-  Config.mapOrFail(({ algorithm, burst, limit, maxWait, window }) => {
-    const settings: RateLimiter.Settings = {
-      limit,
-      window,
-      algorithm,
-      burst: Option.getOrUndefined(burst),
-      maxWait: Option.getOrUndefined(maxWait)
-    }
-    const resolved = resolve(settings)
-    return Either.isLeft(resolved)
-      ? Either.left(ConfigError.InvalidData([], `invalid rate limiter settings: ${resolved.left}`))
-      : Either.right(settings)
-  })
-)
+export { config } from "./settings.js"
 
 /** @internal */
 export const Tag = <const Id extends string>(id: Id) => <Self>(): RateLimiter.TagClass<Self, Id> => {

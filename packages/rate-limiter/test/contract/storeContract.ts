@@ -9,7 +9,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Clock, Duration, Effect, Exit, Fiber, TestClock } from "effect"
+import { Clock, Duration, Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
 import { RateLimiter, RateLimiterStore } from "../../src/index.js"
 
 /**
@@ -296,6 +296,36 @@ export const storeContract = <E>(
           })
         ))
 
+      it.scoped("a fixed window's refund gives back the space its reservation skipped", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 10, window: "1 second", algorithm: "fixed-window" })
+            yield* limiter.take()
+            // 10 units do not fit in the 9 left: reserved in the next window, skipping them
+            const heavy = yield* taker(limiter, { cost: 10 })
+            yield* Fiber.interrupt(heavy)
+            yield* limiter.take({ cost: 9, maxWait: 0 })
+            assert.strictEqual(yield* Clock.currentTimeMillis, 0)
+            const error = yield* exceeded(limiter.take({ maxWait: 0 }))
+            assert.deepStrictEqual(error.retryAfter, Duration.seconds(1))
+          })
+        ))
+
+      it.scoped("a fixed window too fine for exact arithmetic stays within its quota after a refund", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            // 1 ms windows of 10,000 units at today's epoch: base × limit is beyond 2^53
+            yield* TestClock.setTime(1_700_000_000_000)
+            const limiter = yield* limiterOn(store, { limit: 10_000, window: "1 millis", algorithm: "fixed-window" })
+            yield* limiter.take({ cost: 9_000 })
+            const heavy = yield* taker(limiter, { cost: 2_000 })
+            yield* Fiber.interrupt(heavy)
+            // 1,000 units are left in this window at most, whatever the refund could restore
+            const error = yield* exceeded(limiter.take({ cost: 1_001, maxWait: 0 }))
+            assert.strictEqual(error.reason, "quota")
+          })
+        ))
+
       it.scoped("a refund never lets a window exceed its quota (fixed and sliding windows)", () =>
         withStore((store) =>
           Effect.gen(function*() {
@@ -465,6 +495,168 @@ export const storeContract = <E>(
             expect(yield* startsOf(fibers)).toEqual([0, 250, 500, 750, 1000, 1250, 1500, 1750])
           })
         ))
+    })
+
+    describe("mass cancellation", () => {
+      /** A deterministic shuffle (a linear congruential generator), so a failure replays. */
+      const shuffled = <A>(items: ReadonlyArray<A>, seed: number): Array<A> => {
+        const out = [...items]
+        let x = seed
+        for (let i = out.length - 1; i > 0; i--) {
+          x = (x * 1103515245 + 12345) % 2147483648
+          const j = x % (i + 1)
+          const tmp = out[i]
+          out[i] = out[j]
+          out[j] = tmp
+        }
+        return out
+      }
+
+      const orders = {
+        "oldest first": <A>(fibers: ReadonlyArray<A>) => [...fibers],
+        "newest first": <A>(fibers: ReadonlyArray<A>) => [...fibers].reverse(),
+        "in random order": <A>(fibers: ReadonlyArray<A>) => shuffled(fibers, 17)
+      } as const
+
+      // 10 per second; with only the takes that started before the cancellation (at 0 and up to
+      // 500 ms), the next take at 500 ms starts at `next`: one emission interval on for GCRA, the
+      // next window for the window algorithms.
+      const cases = [
+        { algorithm: "gcra", next: 600 },
+        { algorithm: "fixed-window", next: 1000 },
+        { algorithm: "sliding-window", next: 1000 }
+      ] as const
+
+      for (const { algorithm, next } of cases) {
+        for (const [order, arrange] of Object.entries(orders)) {
+          it.scoped(`${algorithm}: interrupting 1,000 queued takers ${order} gives every slot back`, () =>
+            withStore((store) =>
+              Effect.gen(function*() {
+                const limiter = yield* limiterOn(store, { limit: 10, window: "1 second", algorithm })
+                const fibers = yield* takers(limiter, 1000)
+                yield* TestClock.adjust(500)
+                const waiting: Array<Fiber.Fiber<number, RateLimiter.RateLimiterError>> = []
+                for (const fiber of fibers) {
+                  if (Option.isNone(yield* Fiber.poll(fiber))) waiting.push(fiber)
+                }
+                expect(waiting.length).toBeGreaterThan(980)
+                for (const fiber of arrange(waiting)) yield* Fiber.interrupt(fiber)
+                const after = yield* taker(limiter)
+                yield* TestClock.adjust("2 seconds")
+                // (polled, not joined: a take still held for the lost slots fails here at once)
+                expect(yield* Fiber.poll(after)).toEqual(Option.some(Exit.succeed(next)))
+              })
+            ))
+        }
+      }
+
+      it.scoped("a cancelled run below a live reservation stays until that one goes too", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limit: 1, window: "1 second" })
+            const [a, b, c, d] = yield* takers(limiter, 4)
+            yield* TestClock.adjust(500)
+            yield* Fiber.interrupt(b)
+            yield* Fiber.interrupt(c)
+            // d still holds 3000: b's and c's slots cannot go back yet
+            const e = yield* taker(limiter)
+            yield* TestClock.adjust("5 seconds")
+            expect(yield* startsOf([a, d, e])).toEqual([0, 3000, 4000])
+          })
+        ))
+
+      it.scoped("rolls back over cancelled runs once the latest goes (the store interface)", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(1_700_000_000_000)
+            const key = uniqueName("raw")
+            const limits: ReadonlyArray<RateLimiterStore.LimitSpec> = [
+              { algorithm: "gcra", limit: 1, windowMillis: 1000, burst: 1 },
+              { algorithm: "fixed-window", limit: 2, windowMillis: 1000, burst: 2 }
+            ]
+            const request = { key, limits, cost: 1, maxWaitMillis: Number.POSITIVE_INFINITY }
+            const reserved: Array<RateLimiterStore.Reserved> = []
+            for (let i = 0; i < 5; i++) {
+              const r = yield* store.reserve(request)
+              assert(r._tag === "Reserved")
+              reserved.push(r)
+            }
+            expect(reserved.map((r) => r.delayMillis)).toEqual([0, 1000, 2000, 3000, 4000])
+            const refund = (r: RateLimiterStore.Reserved) =>
+              store.refund({ key, limits, cost: 1, reservation: r.reservation, restore: r.restore })
+            assert.isFalse(yield* refund(reserved[2]), "remembered, not yet given back")
+            assert.isFalse(yield* refund(reserved[1]), "remembered, not yet given back")
+            assert.isFalse(yield* refund(reserved[1]), "a repeated refund is a no-op")
+            assert.isTrue(yield* refund(reserved[4]))
+            // 3 is now the latest; when it goes, 2 and 1 go with it
+            assert.isTrue(yield* refund(reserved[3]))
+            const again = yield* store.reserve(request)
+            assert(again._tag === "Reserved")
+            assert.strictEqual(again.delayMillis, 1000)
+          })
+        ))
+
+      it.effect.prop(
+        "no window ever holds more than its quota, whatever arrives and is interrupted",
+        [FastCheck.record({
+          algorithm: FastCheck.constantFrom(...(["gcra", "fixed-window", "sliding-window"] as const)),
+          limit: FastCheck.integer({ min: 1, max: 4 }),
+          burst: FastCheck.integer({ min: 1, max: 3 }),
+          events: FastCheck.array(
+            FastCheck.record({
+              gap: FastCheck.integer({ min: 0, max: 300 }),
+              cost: FastCheck.integer({ min: 1, max: 2 }),
+              interrupt: FastCheck.option(FastCheck.nat(), { nil: undefined })
+            }),
+            { minLength: 1, maxLength: 30 }
+          )
+        })],
+        ([{ algorithm, burst: burstInput, events, limit }]) =>
+          withStore((store) =>
+            Effect.gen(function*() {
+              const window = 1000
+              const burst = algorithm === "gcra" ? Math.min(burstInput, limit) : limit
+              const limiter = yield* limiterOn(
+                store,
+                algorithm === "gcra" ? { limit, window, burst } : { limit, window, algorithm }
+              )
+              const origin = yield* Clock.currentTimeMillis
+              const started: Array<{ readonly at: number; readonly cost: number }> = []
+              const fibers: Array<Fiber.Fiber<void, RateLimiter.RateLimiterError>> = []
+              const maxCost = Math.min(burst, limit)
+              for (const event of events) {
+                yield* TestClock.adjust(event.gap)
+                const cost = Math.min(event.cost, maxCost)
+                const before = answered.get(limiter)?.() ?? 0
+                fibers.push(
+                  yield* Effect.fork(
+                    Effect.flatMap(limiter.take({ cost }), () =>
+                      Effect.map(Clock.currentTimeMillis, (at) => {
+                        started.push({ at: at - origin, cost })
+                      }))
+                  )
+                )
+                yield* awaitDecisions(limiter, before, 1)
+                if (event.interrupt !== undefined) yield* Fiber.interrupt(fibers[event.interrupt % fibers.length])
+              }
+              yield* TestClock.adjust("1 minute")
+              yield* Effect.forEach(fibers, Fiber.await, { discard: true })
+              const unitsIn = (from: number, to: number) =>
+                started.reduce((units, s) => s.at >= from && s.at < to ? units + s.cost : units, 0)
+              for (const { at } of started) {
+                if (algorithm === "fixed-window") {
+                  const from = Math.floor(at / window) * window
+                  expect(unitsIn(from, from + window)).toBeLessThanOrEqual(limit)
+                } else if (algorithm === "sliding-window") {
+                  expect(unitsIn(at - window + 1e-6, at + 1e-6)).toBeLessThanOrEqual(limit)
+                } else {
+                  expect(unitsIn(at, at + window)).toBeLessThanOrEqual(limit + burst)
+                }
+              }
+            })
+          ),
+        { fastCheck: { numRuns: 30 }, timeout: 120_000 }
+      )
     })
 
     describe("the store interface", () => {

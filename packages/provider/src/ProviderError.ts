@@ -1,27 +1,34 @@
-/** @internal */
+/**
+ * Every error a provider can produce, as values: its own (`CallTimeout`, `TotalTimeout`,
+ * `CircuitOpen`, `RetryBudgetExhausted`, `ProviderClosed`) and those of its bulkhead and limiter,
+ * re-exported unchanged so that one import gives `Effect.catchTag`, `instanceof` and the guard.
+ *
+ * @since 0.1.0
+ */
+import { Bulkhead } from "@sluice/bulkhead"
+import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import * as Data from "effect/Data"
-import * as Duration from "effect/Duration"
+import type * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
+import { formatDuration, plural } from "./internal/format.js"
 
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
 export const ErrorTypeId: unique symbol = Symbol.for("@sluice/provider/ProviderError")
 
-/** @internal */
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
 export type ErrorTypeId = typeof ErrorTypeId
 
 /**
- * A duration as a short figure (`2s`, `1s 500ms`, `0ms`).
+ * Where a call was: the `phase` of `sluice_provider_interrupted_total` and of `TotalTimeout`.
  *
- * @internal
- */
-export const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
-
-const plural = (n: number, word: string): string => `${n} ${word}${n === 1 ? "" : "s"}`
-
-/**
- * Where a call was when something happened to it.
- *
- * @internal
+ * @since 0.1.0
+ * @category models
  */
 export type Phase = "circuit" | "permit_wait" | "limiter_wait" | "call" | "backoff"
 
@@ -33,15 +40,23 @@ const phaseText: Record<Phase, string> = {
   backoff: "backoff before a retry"
 }
 
-/** @internal */
+/**
+ * One attempt's call outlived `attemptTimeout`; it was interrupted and its permit released.
+ * Retried by default. When the attempt and the total budget expire at the same instant, this is
+ * the error (the innermost budget wins).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class CallTimeout extends Data.TaggedError("CallTimeout")<{
   readonly provider: string
   readonly timeout: Duration.Duration
   readonly attempt: number
   readonly maxAttempts: number
 }> {
-  /** @internal */
+  /** @since 0.1.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /** @since 0.1.0 */
   override get message(): string {
     return `provider "${this.provider}": the call took longer than its ${
       formatDuration(this.timeout)
@@ -49,7 +64,13 @@ export class CallTimeout extends Data.TaggedError("CallTimeout")<{
   }
 }
 
-/** @internal */
+/**
+ * The whole operation (waits, attempts, backoff) outlived `totalTimeout`, or the next backoff
+ * would; `phase` says where it was.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
   readonly provider: string
   readonly timeout: Duration.Duration
@@ -57,8 +78,9 @@ export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
   readonly attempts: number
   readonly phase: Phase
 }> {
-  /** @internal */
+  /** @since 0.1.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /** @since 0.1.0 */
   override get message(): string {
     const budget = formatDuration(this.timeout)
     if (this.phase === "backoff") {
@@ -71,7 +93,13 @@ export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
   }
 }
 
-/** @internal */
+/**
+ * The circuit is open (or half-open with its probe in flight): the call failed at once, holding
+ * nothing. `retryAfter` is how long until a probe is let through.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
   readonly provider: string
   readonly state: "open" | "half-open"
@@ -82,8 +110,9 @@ export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
   /** How long until a probe is let through; zero while the probe is in flight. */
   readonly retryAfter: Duration.Duration
 }> {
-  /** @internal */
+  /** @since 0.1.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /** @since 0.1.0 */
   override get message(): string {
     const opened = `the circuit opened ${formatDuration(this.openedFor)} ago after ${plural(this.failures, "failure")}`
     return this.state === "open"
@@ -92,7 +121,12 @@ export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
   }
 }
 
-/** @internal */
+/**
+ * A retry was due but the retry budget was spent; the error it would have retried is `lastError`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class RetryBudgetExhausted extends Data.TaggedError("RetryBudgetExhausted")<{
   readonly provider: string
   /** The attempt that was refused (2 is the first retry). */
@@ -107,28 +141,36 @@ export class RetryBudgetExhausted extends Data.TaggedError("RetryBudgetExhausted
   /** The error the refused retry would have retried. */
   readonly lastError: unknown
 }> {
-  /** @internal */
+  /** @since 0.1.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /** @since 0.1.0 */
   override get message(): string {
     const last = Predicate.hasProperty(this.lastError, "_tag")
       ? ` (the last error: ${String(this.lastError._tag)})`
       : ""
     return `provider "${this.provider}": attempt ${this.attempt} refused by the retry budget: ${
-      plural(this.retries, "retry")
+      plural(this.retries, "retry", "retries")
     } against ${plural(this.firstAttempts, "first attempt")} in the last ${
       formatDuration(this.window)
     } (${this.allowed} allowed)${last}`
   }
 }
 
-/** @internal */
+/**
+ * The provider's scope is closing: a new call is refused at once (`reason: "closing"`), and a call
+ * still running when the grace period ends is interrupted (`"grace-period-elapsed"`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
 export class ProviderClosed extends Data.TaggedError("ProviderClosed")<{
   readonly provider: string
   readonly reason: "closing" | "grace-period-elapsed"
   readonly gracePeriod: Duration.Duration
 }> {
-  /** @internal */
+  /** @since 0.1.0 */
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /** @since 0.1.0 */
   override get message(): string {
     return this.reason === "closing"
       ? `provider "${this.provider}" is shutting down and admits no new calls`
@@ -138,8 +180,86 @@ export class ProviderClosed extends Data.TaggedError("ProviderClosed")<{
   }
 }
 
-/** @internal */
-export const isProviderError = (
-  u: unknown
-): u is CallTimeout | TotalTimeout | CircuitOpen | RetryBudgetExhausted | ProviderClosed =>
-  Predicate.hasProperty(u, ErrorTypeId)
+/**
+ * The bulkhead's queue was at `maxWaiting` (from `@sluice/bulkhead`); never retried.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const BulkheadFull: typeof Bulkhead.BulkheadFull = Bulkhead.BulkheadFull
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type BulkheadFull = Bulkhead.BulkheadFull
+
+/**
+ * The permit wait passed the bulkhead's `maxWait` (from `@sluice/bulkhead`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const PermitWaitTimeout: typeof Bulkhead.PermitWaitTimeout = Bulkhead.PermitWaitTimeout
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type PermitWaitTimeout = Bulkhead.PermitWaitTimeout
+
+/**
+ * The limiter refused: the start would come later than its wait budget (its `maxWait`, capped by
+ * what is left of the total). From `@sluice/rate-limiter`.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RateLimitExceeded: typeof RateLimiter.RateLimitExceeded = RateLimiter.RateLimitExceeded
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimitExceeded = RateLimiter.RateLimitExceeded
+
+/**
+ * The limiter's store failed to decide (from `@sluice/rate-limiter`).
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export const RateLimiterStoreError: typeof RateLimiterStore.RateLimiterStoreError =
+  RateLimiterStore.RateLimiterStoreError
+
+/**
+ * @since 0.1.0
+ * @category errors
+ */
+export type RateLimiterStoreError = RateLimiterStore.RateLimiterStoreError
+
+/**
+ * Every refusal a provider can produce.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export type ProviderError =
+  | BulkheadFull
+  | PermitWaitTimeout
+  | RateLimitExceeded
+  | RateLimiterStoreError
+  | CallTimeout
+  | TotalTimeout
+  | CircuitOpen
+  | RetryBudgetExhausted
+  | ProviderClosed
+
+/**
+ * True for every member of `ProviderError`, the bulkhead's and the limiter's errors included.
+ *
+ * @since 0.1.0
+ * @category guards
+ */
+export const isProviderError = (u: unknown): u is ProviderError =>
+  Predicate.hasProperty(u, ErrorTypeId) || Bulkhead.isBulkheadError(u) || RateLimiter.isRateLimiterError(u)

@@ -1,0 +1,141 @@
+/**
+ * What a provider reports about itself: counters, phase times over its recent attempts, and the
+ * verdict on which bound binds (`provider.stats`), with the verdict's rule as a function.
+ *
+ * @since 0.1.0
+ */
+import type { Bulkhead } from "@sluice/bulkhead"
+import * as internal from "./internal/verdict.js"
+
+/**
+ * How a call ended, as counted in `sluice_provider_outcomes_total` and `Stats.outcomes`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Outcome =
+  | "success"
+  | "call_error"
+  | "call_timeout"
+  | "total_timeout"
+  | "permit_wait_timeout"
+  | "bulkhead_full"
+  | "rate_limited"
+  | "circuit_open"
+  | "retry_budget_exhausted"
+  | "store_error"
+  | "closed"
+  | "interrupted"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type CircuitState = "closed" | "open" | "half-open"
+
+/**
+ * Mean, median and p95 of one phase over the last attempts (`sampleSize`), in milliseconds.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface PhaseSummary {
+  readonly count: number
+  readonly meanMillis: number
+  readonly p50Millis: number
+  readonly p95Millis: number
+}
+
+/**
+ * Which bound binds:
+ * - `limiter`: permits are held mostly asleep in the limiter: the quota is saturated (healthy for a batch);
+ * - `bulkhead`: permits are held mostly by the call while callers wait for permits: the provider slowed;
+ * - `upstream`: the upstream pushes back (429s, 5xx);
+ * - `store`: the limiter's store fails to decide (`RateLimiterStoreError`): the calls never reach the upstream;
+ * - `none`: nothing waits.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Binding = "limiter" | "bulkhead" | "upstream" | "store" | "none"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Verdict {
+  readonly binding: Binding
+  /** One sentence with the numbers. */
+  readonly reason: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Stats {
+  readonly provider: string
+  /** Calls finished. */
+  readonly calls: number
+  /** Attempts started (a retried call makes several). */
+  readonly attempts: number
+  /** Calls in progress. */
+  readonly inFlight: number
+  readonly outcomes: { readonly [K in Outcome]: number }
+  /** Call failures that `isUpstreamError` classified as upstream pushback. */
+  readonly upstreamErrors: number
+  /** Attempts that failed because the limiter's store could not decide. */
+  readonly storeErrors: number
+  readonly permitWait: PhaseSummary
+  readonly limiterWait: PhaseSummary
+  readonly callTime: PhaseSummary
+  readonly circuit: CircuitState
+  readonly bulkhead: Bulkhead.Stats
+  readonly verdict: Verdict
+}
+
+/**
+ * What the verdict reads of a phase: a `PhaseSummary` without its median.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type PhaseTimes = Pick<PhaseSummary, "count" | "meanMillis" | "p95Millis">
+
+/**
+ * What the verdict reads.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface VerdictInput {
+  readonly attempts: number
+  readonly upstreamErrors: number
+  /** Attempts refused because the limiter's store failed (`RateLimiterStoreError`). Default 0. */
+  readonly storeErrors?: number | undefined
+  readonly permitWait: PhaseTimes
+  readonly limiterWait: PhaseTimes
+  readonly callTime: PhaseTimes
+  /** Calls started per second over the recent attempts (those the phase summaries cover). */
+  readonly startRate?: number | undefined
+  /**
+   * The rate of the limiter's limit with the shortest window (say 10 per second of "10 per second
+   * and 1,000 per day"), per second; absent without a limiter.
+   */
+  readonly limiterRate?: number | undefined
+}
+
+/**
+ * The verdict on phase times: which bound binds, and why, in one sentence. A failing limiter store
+ * (on 5 % of attempts or more) first: those calls never reached the upstream, so no wait explains
+ * them. Then upstream pushback (429s, 5xx on 5 % of attempts or more). Then, since the limiter sits inside the bulkhead and a
+ * quota-bound batch raises permit wait too, the verdict reads how the time a permit is held splits
+ * between limiter sleep and the call: mostly asleep in the limiter is `limiter`. So are calls
+ * starting at 90 % or more of the limiter's rate, however short the sleep (a burst absorbs it):
+ * the quota binds even when the call holds the permit longer. Only then does a permit wait of a
+ * tenth of the call or more read `bulkhead`.
+ *
+ * @since 0.1.0
+ * @category stats
+ */
+export const verdict: (input: VerdictInput) => Verdict = internal.verdict

@@ -1,0 +1,184 @@
+/** @internal */
+import type { Bulkhead } from "@sluice/bulkhead"
+import type { RateLimiter } from "@sluice/rate-limiter"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import type * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
+import type * as Tracer from "effect/Tracer"
+import type * as Api from "../Provider.js"
+import * as ProviderError from "../ProviderError.js"
+import { CircuitBreaker } from "./circuitBreaker.js"
+import {
+  circuitGauge,
+  circuitValue,
+  interruptedTotal,
+  Labels,
+  outcomeNames,
+  outcomesTotal,
+  recordOf
+} from "./metrics.js"
+import { defaultsOf, type PerCall, type Resolved } from "./options.js"
+import { Samples, StartTimes } from "./samples.js"
+import { shortestWindowRate, verdict } from "./verdict.js"
+
+/**
+ * One call in flight: where it is (read by its total budget's timer and by shutdown), and how the
+ * provider ended it from outside, if it did.
+ *
+ * @internal
+ */
+export class Call {
+  phase: ProviderError.Phase = "circuit"
+  attempt = 0
+  /** When the own budget of the current phase ends (permit wait or attempt); `Infinity` without one. */
+  phaseDeadline = Infinity
+  /** The fiber of the current attempt (or backoff): a child of the caller's, ended from outside when due. */
+  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
+  /** Set when the provider ends the call from outside (total budget, shutdown): what the caller sees. */
+  ending: Exit.Exit<never, unknown> | undefined = undefined
+  /** Set when the attempt's budget ends it from outside: what the attempt ends with. */
+  attemptEnding: Exit.Exit<never, unknown> | undefined = undefined
+  done = false
+
+  constructor(
+    readonly startedAt: number,
+    /** When the total budget ends; `Infinity` without one. */
+    readonly deadline: number,
+    readonly perCall: PerCall,
+    /** The span `Provider.call`; none with tracing off. */
+    readonly span: Tracer.Span | undefined
+  ) {}
+}
+
+/**
+ * What a provider holds: its parts, its counters, and its calls in flight.
+ *
+ * @internal
+ */
+export class ProviderState {
+  readonly name: string
+  readonly labels: Labels
+  readonly breaker: CircuitBreaker | undefined
+  readonly defaults: PerCall
+  readonly limiterMaxWaitMillis: number
+  /** The rate of the limiter's shortest-window limit, per second. */
+  readonly limiterRate: number | undefined
+  readonly gracePeriod: Duration.Duration
+  readonly spanOptions: Tracer.SpanOptions
+  /** The `code.stacktrace` of a failed call's span: where the provider's first call was made. */
+  spanTrace: () => string | undefined = () => undefined
+
+  // counters for `stats`
+  calls = 0
+  attempts = 0
+  inFlight = 0
+  upstreamErrors = 0
+  storeErrors = 0
+  readonly outcomes: Record<Api.Outcome, number>
+  readonly permitWait: Samples
+  readonly limiterWait: Samples
+  readonly callTime: Samples
+  /** When recent calls started, for the rate the verdict compares with the limiter's. */
+  readonly starts: StartTimes
+
+  // shutdown
+  closing = false
+  readonly drained = Deferred.unsafeMake<void>(FiberId.none)
+  readonly active = new Set<Call>()
+
+  constructor(
+    readonly resolved: Resolved,
+    readonly bulkhead: Bulkhead.Bulkhead,
+    /** The bulkhead's own permit wait, when the provider knows it (built from settings). */
+    readonly permitWaitMillis: number,
+    readonly limiter: RateLimiter.RateLimiter | undefined
+  ) {
+    this.name = resolved.name
+    this.labels = new Labels(resolved.name)
+    this.outcomes = recordOf(outcomeNames, () => 0)
+    this.permitWait = new Samples(resolved.sampleSize)
+    this.limiterWait = new Samples(resolved.sampleSize)
+    this.callTime = new Samples(resolved.sampleSize)
+    this.starts = new StartTimes(resolved.sampleSize)
+    this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
+    this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
+    this.breaker = resolved.breaker === undefined ? undefined : new CircuitBreaker(
+      resolved.breaker,
+      (state) => circuitGauge.unsafeUpdate(circuitValue[state], this.labels.name)
+    )
+    if (this.breaker !== undefined) circuitGauge.unsafeUpdate(0, this.labels.name)
+    this.defaults = defaultsOf(resolved)
+    this.gracePeriod = Duration.millis(resolved.gracePeriodMillis)
+    this.spanOptions = { attributes: { "sluice.provider": resolved.name }, captureStackTrace: false }
+  }
+
+  count(outcome: Api.Outcome): void {
+    this.calls++
+    this.outcomes[outcome]++
+    outcomesTotal.unsafeUpdate(1, this.labels.outcome[outcome])
+  }
+
+  /** A call has left: counted once, as its caller saw it end. */
+  finish(call: Call, outcome: Api.Outcome): void {
+    call.done = true
+    this.active.delete(call)
+    this.inFlight--
+    this.count(outcome)
+    if (this.closing && this.inFlight === 0) Deferred.unsafeDone(this.drained, Exit.void)
+    if (outcome === "interrupted") interruptedTotal.unsafeUpdate(1, this.labels.phase[call.phase])
+    const span = call.span
+    if (span === undefined) return
+    span.attribute("sluice.provider.attempts", call.attempt)
+    span.attribute("sluice.provider.outcome", outcome)
+    if (outcome === "interrupted") span.attribute("sluice.provider.interrupted_phase", call.phase)
+  }
+
+  totalTimeout(call: Call, now: number, phase: ProviderError.Phase): ProviderError.TotalTimeout {
+    return new ProviderError.TotalTimeout({
+      provider: this.name,
+      timeout: Duration.millis(call.perCall.totalTimeoutMillis ?? Infinity),
+      elapsed: Duration.millis(now - call.startedAt),
+      attempts: call.attempt,
+      phase
+    })
+  }
+
+  closed(reason: "closing" | "grace-period-elapsed"): ProviderError.ProviderClosed {
+    return new ProviderError.ProviderClosed({ provider: this.name, reason, gracePeriod: this.gracePeriod })
+  }
+
+  get stats(): Effect.Effect<Api.Stats> {
+    return Effect.map(this.bulkhead.stats, (bulkhead) => {
+      const permitWait = this.permitWait.summary()
+      const limiterWait = this.limiterWait.summary()
+      const callTime = this.callTime.summary()
+      return {
+        provider: this.name,
+        calls: this.calls,
+        attempts: this.attempts,
+        inFlight: this.inFlight,
+        outcomes: { ...this.outcomes },
+        upstreamErrors: this.upstreamErrors,
+        storeErrors: this.storeErrors,
+        permitWait,
+        limiterWait,
+        callTime,
+        circuit: this.breaker?.state ?? "closed",
+        bulkhead,
+        verdict: verdict({
+          attempts: this.attempts,
+          upstreamErrors: this.upstreamErrors,
+          storeErrors: this.storeErrors,
+          permitWait,
+          limiterWait,
+          callTime,
+          startRate: this.starts.ratePerSecond(),
+          limiterRate: this.limiterRate
+        })
+      }
+    })
+  }
+}

@@ -1,0 +1,102 @@
+/** @internal */
+import type { RateLimiter } from "@sluice/rate-limiter"
+import * as Duration from "effect/Duration"
+import type * as Api from "../Provider.js"
+
+/**
+ * Per second, the rate of the limit with the shortest window: the one a batch meets first.
+ *
+ * @internal
+ */
+export const shortestWindowRate = (limiter: RateLimiter.RateLimiter): number => {
+  let shortest = limiter.limits[0]
+  for (const limit of limiter.limits) {
+    if (Duration.lessThan(limit.window, shortest.window)) shortest = limit
+  }
+  return (shortest.limit * 1000) / Duration.toMillis(shortest.window)
+}
+
+/** Upstream pushback on at least this share of attempts is what binds, whatever the waits say. */
+const UPSTREAM_SHARE = 0.05
+/** Permits held asleep in the limiter for at least half their time: the quota binds. */
+const LIMITER_SHARE = 0.5
+/** A permit wait of a tenth of the call or more is a queue behind slow calls, not noise. */
+const PERMIT_WAIT_SHARE = 0.1
+/** Calls starting at this share of the limiter's rate or more: the quota binds. */
+const QUOTA_RATE_SHARE = 0.9
+
+const perSecond = (rate: number): string => `${Number(rate.toFixed(rate >= 100 ? 0 : 1))}/s`
+
+const ms = (millis: number): string =>
+  millis >= 1000 ? `${Number((millis / 1000).toFixed(2))} s` : `${Number(millis.toFixed(1))} ms`
+
+const percent = (share: number): string => `${Math.round(share * 100)} %`
+
+/** @internal */
+export const verdict = (input: Api.VerdictInput): Api.Verdict => {
+  const { attempts, callTime, limiterWait, permitWait, upstreamErrors } = input
+  if (attempts === 0) return { binding: "none", reason: "no calls yet" }
+  const storeErrors = input.storeErrors ?? 0
+  const storeShare = storeErrors / attempts
+  if (storeErrors > 0 && storeShare >= UPSTREAM_SHARE) {
+    return {
+      binding: "store",
+      reason: `${storeErrors} of ${attempts} attempts (${
+        percent(storeShare)
+      }) failed because the rate limiter's store could not decide: those calls never reached the upstream; check the store (Redis) and its fail mode`
+    }
+  }
+  const upstreamShare = upstreamErrors / attempts
+  if (upstreamErrors > 0 && upstreamShare >= UPSTREAM_SHARE) {
+    return {
+      binding: "upstream",
+      reason: `${upstreamErrors} of ${attempts} attempts (${
+        percent(upstreamShare)
+      }) met upstream pushback (429/5xx): the provider refuses, act on its quota or back off`
+    }
+  }
+  const held = limiterWait.meanMillis + callTime.meanMillis
+  const limiterShare = held > 0 ? limiterWait.meanMillis / held : 0
+  if (limiterShare >= LIMITER_SHARE) {
+    return {
+      binding: "limiter",
+      reason: `permits were held ${percent(limiterShare)} asleep in the limiter (mean ${
+        ms(limiterWait.meanMillis)
+      } of ${ms(held)}; permit wait mean ${
+        ms(permitWait.meanMillis)
+      }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
+    }
+  }
+  const { limiterRate, startRate } = input
+  if (
+    limiterRate !== undefined && startRate !== undefined && limiterRate > 0 &&
+    startRate >= QUOTA_RATE_SHARE * limiterRate
+  ) {
+    return {
+      binding: "limiter",
+      reason: `calls started at ${perSecond(startRate)}, ${
+        percent(Math.min(1, startRate / limiterRate))
+      } of the limiter's ${perSecond(limiterRate)} (permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
+        ms(limiterWait.meanMillis)
+      }, call mean ${
+        ms(callTime.meanMillis)
+      }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
+    }
+  }
+  if (permitWait.meanMillis > 0 && permitWait.meanMillis >= PERMIT_WAIT_SHARE * callTime.meanMillis) {
+    return {
+      binding: "bulkhead",
+      reason: `permits were held ${percent(1 - limiterShare)} by the call (mean ${
+        ms(callTime.meanMillis)
+      }) while callers waited a mean ${ms(permitWait.meanMillis)} (p95 ${
+        ms(permitWait.p95Millis)
+      }) for one: the provider slowed down; act on latency, timeouts or a fallback`
+    }
+  }
+  return {
+    binding: "none",
+    reason: `nothing binds: permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
+      ms(limiterWait.meanMillis)
+    }, call mean ${ms(callTime.meanMillis)}`
+  }
+}

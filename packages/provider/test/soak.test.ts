@@ -1,0 +1,113 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Provider } from "@sluice/provider"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import { Effect, Exit, Fiber, Supervisor, TestClock } from "effect"
+import { expectIdle, settle, uniqueName } from "./utils.js"
+
+/** mulberry32: a small seeded generator, so that every run of the soak makes the same choices. */
+const generator = (seed: number) => () => {
+  seed = (seed + 0x6d2b79f5) | 0
+  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
+  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+}
+
+class Flaky {
+  readonly _tag = "Flaky"
+  readonly [Provider.RetryableTypeId] = true
+}
+
+const CALLS = Number(process.env.SOAK_CALLS ?? 10_000)
+const WAVE = 100
+const TICKS = 8
+const TICK_MILLIS = 100
+
+describe("soak", () => {
+  it.scoped(
+    `${CALLS} calls with random interrupts, failures, defects, hangs, budgets and retries leave nothing behind`,
+    () =>
+      Effect.gen(function*() {
+        const random = generator(20_261_201)
+        const pick = <A>(choices: ReadonlyArray<A>): A => choices[Math.floor(random() * choices.length)]
+        const provider = yield* Provider.make({
+          name: uniqueName("soak"),
+          bulkhead: { permits: 8, maxWaiting: 150, maxWait: "1 second" },
+          // a fixed window wakes its waiters together: few distinct instants for the TestClock to step through
+          rateLimiter: { limit: 40, window: "100 millis", algorithm: "fixed-window", maxWait: "500 millis" },
+          // each budget is a Clock sleep the TestClock steps through one by one: the total is per call
+          attemptTimeout: "300 millis",
+          retry: { maxAttempts: 3, backoff: { initial: "50 millis", jitter: 0 } },
+          circuitBreaker: { consecutiveFailures: 3, openFor: "20 millis" }
+        })
+        const tracker = yield* Supervisor.track
+        let bodies = 0
+        const body = (kind: string, millis: number): Effect.Effect<number, Flaky> =>
+          Effect.suspend(() => {
+            bodies++
+            switch (kind) {
+              case "fail":
+                return Effect.fail(new Flaky())
+              case "defect":
+                return Effect.die("boom")
+              case "hang":
+                return Effect.never
+              case "slow":
+                return Effect.as(Effect.sleep(millis), 1)
+              default:
+                return Effect.succeed(1)
+            }
+          })
+        const outcomes = { success: 0, failure: 0, interrupted: 0 }
+        for (let wave = 0; wave < CALLS / WAVE; wave++) {
+          const calls: Array<{ fiber: Fiber.RuntimeFiber<number, unknown>; interruptAt: number }> = []
+          for (let i = 0; i < WAVE; i++) {
+            const kind = pick(["ok", "ok", "ok", "ok", "ok", "fail", "defect", "hang", "slow", "slow"])
+            const options = pick<Provider.CallOptions>([
+              {},
+              {},
+              { totalTimeout: "700 millis" },
+              { totalTimeout: "2 seconds" },
+              { retry: false },
+              { attemptTimeout: "100 millis" }
+            ])
+            const effect = provider.call(body(kind, 50 * Math.floor(random() * 12)), options)
+            const fiber = yield* Effect.fork(Effect.supervised(effect, tracker))
+            calls.push({ fiber, interruptAt: random() < 0.15 ? Math.floor(random() * TICKS) : -1 })
+          }
+          yield* settle(5)
+          for (let tick = 0; tick < TICKS; tick++) {
+            for (const call of calls) if (call.interruptAt === tick) yield* Fiber.interruptFork(call.fiber)
+            yield* TestClock.adjust(TICK_MILLIS)
+            yield* settle(2)
+          }
+          yield* TestClock.adjust("10 seconds")
+          for (const { fiber } of calls) {
+            const exit = yield* Fiber.await(fiber)
+            if (Exit.isSuccess(exit)) outcomes.success++
+            else if (Exit.isInterrupted(exit)) outcomes.interrupted++
+            else outcomes.failure++
+          }
+        }
+        yield* settle()
+        // every permit free, no call in flight, no fiber left alive
+        yield* expectIdle(provider.bulkhead)
+        const stats = yield* provider.stats
+        assert.strictEqual(stats.inFlight, 0)
+        assert.strictEqual(stats.calls, CALLS)
+        assert.strictEqual(Object.values(stats.outcomes).reduce((a, b) => a + b, 0), CALLS)
+        assert.strictEqual(outcomes.success + outcomes.failure + outcomes.interrupted, CALLS)
+        assert.deepStrictEqual((yield* tracker.value).filter((fiber) => fiber.unsafePoll() === null), [])
+        // the mix exercised everything, and the breaker kept letting calls through
+        assert.isAbove(outcomes.success, CALLS / 10)
+        assert.isAbove(stats.outcomes.interrupted, 0)
+        assert.isAbove(stats.outcomes.call_timeout + stats.outcomes.total_timeout, 0)
+        assert.isAbove(stats.outcomes.circuit_open, 0)
+        assert.isAbove(bodies, CALLS / 5)
+        // the breaker can close: after openFor a probe goes through and its success closes it
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual(yield* provider.call(Effect.succeed(2)), 2)
+        assert.strictEqual((yield* provider.stats).circuit, "closed")
+      }).pipe(Effect.provide(RateLimiterStore.layerMemory)),
+    { timeout: 300_000 }
+  )
+})

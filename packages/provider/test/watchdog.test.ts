@@ -1,0 +1,70 @@
+import { assert, describe, it } from "@effect/vitest"
+import { Provider } from "@sluice/provider"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import { Deferred, Effect, Fiber, Supervisor, TestClock } from "effect"
+import { expectIdle, now, settle, uniqueName } from "./utils.js"
+
+/** The one timer of a call watches its attempt and total budgets from outside (internal/watchdog.ts). */
+describe("watchdog: the budgets of a call, watched by one timer", () => {
+  it.scoped("an attempt budget counts from the call's start, not from the permit wait before it", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ name: uniqueName("wd-permit"), bulkhead: { permits: 1 } })
+      const gate = yield* Deferred.make<void>()
+      const holder = yield* Effect.fork(provider.call(Deferred.await(gate)))
+      yield* settle()
+      const slow = yield* Effect.fork(Effect.flip(provider.call(Effect.never, { attemptTimeout: "1 second" })))
+      yield* settle()
+      // the timer wakes at 1 s (the earliest the budget could end) and finds no call yet
+      yield* TestClock.adjust("2500 millis")
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(holder)
+      yield* settle()
+      yield* TestClock.adjust("999 millis")
+      assert.isNull(slow.unsafePoll())
+      yield* TestClock.adjust("1 millis")
+      const error = yield* Fiber.join(slow)
+      assert.strictEqual(error._tag, "CallTimeout")
+      assert.strictEqual(yield* now, 3500)
+      yield* expectIdle(provider.bulkhead)
+    }))
+
+  it.scoped("after a limiter sleep, and afresh for each retry", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("wd-limiter"),
+        bulkhead: { permits: 2 },
+        rateLimiter: { limit: 1, window: "3 seconds" },
+        attemptTimeout: "1 second",
+        retry: { maxAttempts: 2, backoff: { initial: "500 millis", jitter: 0 }, budget: false }
+      })
+      yield* provider.call(Effect.void)
+      const started: Array<number> = []
+      const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.zipRight(
+        Effect.flatMap(now, (t) => Effect.sync(() => started.push(t))),
+        Effect.never
+      ))))
+      yield* settle()
+      // asleep in the limiter until 3 s, the call until 4 s; a backoff to 4.5 s, the limiter until 6 s
+      yield* TestClock.adjust("7 seconds")
+      const error = yield* Fiber.join(fiber)
+      assert.strictEqual(error._tag, "CallTimeout")
+      if (error._tag === "CallTimeout") assert.strictEqual(error.attempt, 2)
+      assert.deepStrictEqual(started, [3000, 6000])
+      yield* expectIdle(provider.bulkhead)
+    }).pipe(Effect.provide(RateLimiterStore.layerMemory)))
+
+  it.scoped("the timer ends with its call: no fiber left after calls that complete at once", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("wd-done"),
+        bulkhead: { permits: 1 },
+        attemptTimeout: "1 second",
+        totalTimeout: "2 seconds"
+      })
+      const tracker = yield* Supervisor.track
+      for (let i = 0; i < 5; i++) yield* Effect.supervised(provider.call(Effect.succeed(i)), tracker)
+      const alive = (yield* tracker.value).filter((fiber) => fiber.unsafePoll() === null)
+      assert.deepStrictEqual(alive, [])
+      assert.deepInclude((yield* provider.stats).outcomes, { success: 5, call_timeout: 0, total_timeout: 0 })
+    }))
+})

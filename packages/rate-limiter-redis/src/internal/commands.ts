@@ -1,0 +1,190 @@
+/**
+ * What the store sends and reads back: key names, each script's arguments (encoded once per
+ * limiter) and the decoding of replies.
+ *
+ * @internal
+ */
+import type * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import type * as Clock from "effect/Clock"
+
+/**
+ * The layout of the stored state (see `scripts.ts`), part of every key's name: a release that
+ * stores another layout uses other keys, so no process ever reads state it would misread.
+ *
+ * @internal
+ */
+export const STATE_FORMAT = "v1"
+
+/** @internal */
+export const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
+
+/**
+ * The key's cancelled runs (see `ledger.ts`), read and written by `refund` only.
+ *
+ * @internal
+ */
+export const runsKeyOf = (prefix: string, key: string): string => `${stateKeyOf(prefix, key)}:cancelled`
+
+/**
+ * The keys of one limiter: its state, then one log key per limit (used by sliding windows). They
+ * share the hash tag `{key}`, so Redis Cluster puts them in one slot.
+ *
+ * @internal
+ */
+export const keysOf = (prefix: string, key: string, limits: number): Array<string> => {
+  const state = stateKeyOf(prefix, key)
+  const keys = [state]
+  for (let i = 1; i <= limits; i++) keys.push(`${state}:log:${i}`)
+  return keys
+}
+
+/** @internal */
+export const algorithmCode = (algorithm: RateLimiterStore.Algorithm): string =>
+  algorithm === "gcra" ? "g" : algorithm === "fixed-window" ? "f" : "s"
+
+/**
+ * A limiter's limits as its commands carry them, encoded once per array: a limiter passes the same
+ * array with every take, so a take re-encodes nothing.
+ *
+ * @internal
+ */
+export interface Encoded {
+  /** For `reserve` and `refund`: n, then per limit algorithm, limit, window, burst and signature. */
+  readonly limitArgs: ReadonlyArray<string>
+  /** Set when the limits are a single GCRA limit: `reserveGcra` decides then. */
+  readonly gcra: GcraArgs | undefined
+  /** The Redis keys of the last key used with these limits (a limiter always uses one key). */
+  keys: { readonly key: string; readonly state: string; readonly all: ReadonlyArray<string> } | undefined
+}
+
+/** @internal */
+export interface GcraArgs {
+  readonly spec: RateLimiterStore.LimitSpec
+  readonly signature: string
+  /** The increments for `cost` (almost always 1, so computed once), as `reserveGcra` takes them. */
+  cost: number
+  slack: string
+  advance: string
+}
+
+/** @internal */
+export const fieldsOf = (spec: RateLimiterStore.LimitSpec): ReadonlyArray<string> => [
+  algorithmCode(spec.algorithm),
+  String(spec.limit),
+  String(spec.windowMillis),
+  String(spec.burst)
+]
+
+/**
+ * A limit as the state records it: a limit whose signature changed starts afresh.
+ *
+ * @internal
+ */
+export const signatureOf = (spec: RateLimiterStore.LimitSpec): string => fieldsOf(spec).join(":")
+
+/** @internal */
+export const encode = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): Encoded => {
+  const limitArgs = [String(limits.length)]
+  for (const spec of limits) limitArgs.push(...fieldsOf(spec), signatureOf(spec))
+  const gcra: GcraArgs | undefined = limits.length === 1 && limits[0].algorithm === "gcra"
+    ? { spec: limits[0], signature: signatureOf(limits[0]), cost: Number.NaN, slack: "", advance: "" }
+    : undefined
+  return { limitArgs, gcra, keys: undefined }
+}
+
+/**
+ * GCRA's increments for `cost`, with `algorithm.ts`' own expressions, so that `reserveGcra` adds
+ * the very doubles the memory store adds (`String` and Lua's `tonumber` round-trip a double
+ * exactly).
+ *
+ * @internal
+ */
+export const gcraIncrements = (gcra: GcraArgs, cost: number): GcraArgs => {
+  if (gcra.cost !== cost) {
+    const interval = gcra.spec.windowMillis / gcra.spec.limit
+    gcra.slack = String((cost - gcra.spec.burst) * interval)
+    gcra.advance = String(cost * interval)
+    gcra.cost = cost
+  }
+  return gcra
+}
+
+/** @internal */
+export const maxWaitArgument = (millis: number): string => millis === Number.POSITIVE_INFINITY ? "-1" : String(millis)
+
+/**
+ * Scales a quota to the share one process may use alone while Redis is down.
+ *
+ * @internal
+ */
+export const scaleLimits = (
+  limits: ReadonlyArray<RateLimiterStore.LimitSpec>,
+  share: number
+): ReadonlyArray<RateLimiterStore.LimitSpec> =>
+  share === 1 ? limits : limits.map((spec) => {
+    const limit = Math.max(1, Math.floor(spec.limit * share))
+    const burst = spec.algorithm === "gcra" ? Math.min(limit, Math.max(1, Math.floor(spec.burst * share))) : limit
+    return { ...spec, limit, burst }
+  })
+
+/** @internal */
+export const errorText = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
+
+/** @internal */
+export const isNoScript = (cause: unknown): boolean => errorText(cause).startsWith("NOSCRIPT")
+
+/** @internal */
+export const nowArgument = (clock: Clock.Clock): string => String(Number(clock.unsafeCurrentTimeNanos()) / 1_000_000)
+
+// -----------------------------------------------------------------------------
+// replies
+// -----------------------------------------------------------------------------
+
+/**
+ * What a decoder answers for a reply it does not recognise.
+ *
+ * @internal
+ */
+export const invalid: unique symbol = Symbol("invalid reply")
+
+/** @internal */
+export type Decoder<A> = (reply: unknown) => A | typeof invalid
+
+/** @internal */
+export const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
+  // the common answer: a start that may happen at once (so not paused), as its bare reservation id
+  if (typeof reply === "number") return { _tag: "Reserved", delayMillis: 0, reservation: reply }
+  if (Array.isArray(reply)) {
+    if (reply[0] === "R") {
+      return {
+        _tag: "Reserved",
+        delayMillis: Number(reply[1]),
+        reservation: Number(reply[2]),
+        pausedMillis: Number(reply[3]),
+        // the start, then each limit's restore point: what an exact refund needs
+        restore: reply.length > 4 ? reply.slice(4).map(Number) : undefined
+      }
+    }
+    if (reply[0] === "X") {
+      return {
+        _tag: "Refused",
+        delayMillis: Number(reply[1]),
+        retryAfterMillis: Number(reply[2]),
+        binding: Number(reply[3])
+      }
+    }
+  }
+  return invalid
+}
+
+/** @internal */
+export const decodeRefund: Decoder<boolean> = (reply) => reply === 1 ? true : reply === 0 ? false : invalid
+
+/** @internal */
+export const decodeVoid: Decoder<void> = () => undefined
+
+/** @internal */
+export const decodePause: Decoder<number> = (reply) => {
+  const millis = Number(reply)
+  return Number.isFinite(millis) ? millis : invalid
+}
