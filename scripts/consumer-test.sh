@@ -28,7 +28,7 @@ cleanup() {
   fi
   rm -rf "$scratch"
   if [ "$status" -eq 0 ]; then
-    echo "consumer test: passed in $((SECONDS - started)) s (5 tarballs installed with npm, compiled with tsc, run with node)"
+    echo "consumer test: passed in $((SECONDS - started)) s (6 tarballs installed with npm, compiled with tsc, run with node)"
   else
     echo "consumer test: FAILED (exit $status); see the step above" >&2
   fi
@@ -56,6 +56,7 @@ cat >"$app/package.json" <<EOF
   "type": "module",
   "dependencies": {
     "@sluice/bulkhead": "file:$(tarball bulkhead)",
+    "@sluice/bulkhead-redis": "file:$(tarball bulkhead-redis)",
     "@sluice/rate-limiter": "file:$(tarball rate-limiter)",
     "@sluice/rate-limiter-redis": "file:$(tarball rate-limiter-redis)",
     "@sluice/provider": "file:$(tarball provider)",

@@ -1,0 +1,261 @@
+/**
+ * A bulkhead shared by a fleet: K permits under a name, held by the calls of every process that
+ * uses the name, with the local bulkhead's API, errors and budgets.
+ *
+ * Waiters take a ticket from one global counter and are served in that order: a released permit
+ * goes to the oldest ticket, a heavy ticket at the head is not overtaken, a newcomer never barges.
+ * A held permit is a lease its process renews; a process that dies loses its permits when the lease
+ * ends, and they pass on. Each grant is told by one message on a shard channel; a periodic renewal
+ * is the safety net for a lost message.
+ *
+ * @since 0.1.0
+ */
+import type { Bulkhead } from "@sluice/bulkhead"
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import type * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Metric from "effect/Metric"
+import * as Predicate from "effect/Predicate"
+import type * as Scope from "effect/Scope"
+import * as internal from "./internal/redisBulkhead.js"
+import type { RedisConnection } from "./RedisConnection.js"
+
+/**
+ * What a call gets while Redis cannot answer:
+ *
+ * - `"fail-closed"` (the only policy so far): the call fails with `BulkheadStoreError` and
+ *   nothing starts that the shared bound did not allow.
+ *
+ * `"fail-open"` and `"local"` (a local bulkhead at a share of K) are not available yet.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type StoreDownPolicy = "fail-closed"
+
+/**
+ * What a holder does when it learns that its lease ended (its process was paused past the lease
+ * TTL, or Redis lost the lease): its permits may already be someone else's.
+ *
+ * - `"log"` (default): count it (`sluice_bulkhead_lease_lost_total`), log it, let the call finish.
+ * - `"interrupt"`: also interrupt the call (of `run`; a scoped `acquire` has no call to stop).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type OnLeaseLost = "log" | "interrupt"
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends Omit<Bulkhead.Settings, "order"> {
+  /** The name shared by the fleet: every process using it shares its permits. No braces. */
+  readonly name: string
+  /**
+   * K, the permits of the whole fleet. Every process of a name should give the same number: the
+   * last one to start (or to `resize`) sets it for all.
+   */
+  readonly permits: number
+  /** How many tickets may wait, fleet-wide; beyond, `BulkheadFull` at once. Default: unbounded. */
+  readonly maxWaiting?: number | undefined
+  /**
+   * How long a lease lasts without renewal; it is renewed every third of it. A dead holder's
+   * permits come back within this time. Default 10 s; at least 300 ms.
+   */
+  readonly leaseTtl?: Duration.DurationInput | undefined
+  /** Default `"log"`. */
+  readonly onLeaseLost?: OnLeaseLost | undefined
+  /** Default `"fail-closed"`. */
+  readonly storeDown?: StoreDownPolicy | undefined
+  /** Prepended to every key; no braces. Default `"sluice:bh:"`. */
+  readonly prefix?: string | undefined
+}
+
+/**
+ * The distributed bulkhead, with Redis' failures in its types. `bulkhead` is the same bulkhead as
+ * a `Bulkhead.Bulkhead`, for a `Provider` or anything else that takes a bulkhead.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface RedisBulkhead {
+  readonly name: string
+  readonly maxPermits: number
+  /** The permit-wait budget (`Duration.infinity` when unbounded). */
+  readonly maxWait: Duration.Duration
+  readonly leaseTtl: Duration.Duration
+  /** Runs `self` holding `cost` permits (default 1), given back exactly once however it ends. */
+  readonly run: <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    options?: Bulkhead.RunOptions | undefined
+  ) => Effect.Effect<A, E | Bulkhead.BulkheadError | BulkheadStoreError, R>
+  /** Takes `cost` permits for the lifetime of the current scope. */
+  readonly acquire: (
+    options?: Bulkhead.RunOptions | undefined
+  ) => Effect.Effect<void, Bulkhead.BulkheadError | BulkheadStoreError, Scope.Scope>
+  /** Sets K for the whole fleet, between 1 and `maxPermits`; shrinking pre-empts nobody. */
+  readonly resize: (permits: number) => Effect.Effect<void, BulkheadStoreError>
+  /** The fleet's counters, read from Redis: a snapshot, never a reservation. */
+  readonly stats: Effect.Effect<Bulkhead.Stats, BulkheadStoreError>
+  /**
+   * This bulkhead as a `Bulkhead.Bulkhead`, whose interface has no store errors: there a
+   * `BulkheadStoreError` is a defect (the call fails closed, with the error in its cause), and
+   * `stats` answers the last snapshot it read while Redis is down.
+   */
+  readonly bulkhead: Bulkhead.Bulkhead
+}
+
+/**
+ * @since 0.1.0
+ * @category type ids
+ */
+export const StoreErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead-redis/BulkheadStoreError")
+
+/**
+ * Redis could not answer for a bulkhead, which fails closed: the caller holds nothing.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class BulkheadStoreError extends Data.TaggedError("BulkheadStoreError")<{
+  /** The bulkhead's name. */
+  readonly bulkhead: string
+  /** What was asked of Redis: `acquire`, `release`, `renew`, `stats`, `resize`. */
+  readonly operation: string
+  readonly cause: unknown
+}> {
+  /**
+   * @since 0.1.0
+   */
+  readonly [StoreErrorTypeId]: typeof StoreErrorTypeId = StoreErrorTypeId
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
+    return `bulkhead "${this.bulkhead}": Redis did not answer its ${this.operation} (${cause}); it fails closed ` +
+      `while Redis is unreachable`
+  }
+}
+
+/**
+ * @since 0.1.0
+ * @category guards
+ */
+export const isBulkheadStoreError = (u: unknown): u is BulkheadStoreError => Predicate.hasProperty(u, StoreErrorTypeId)
+
+/**
+ * Creates the bulkhead on the `RedisConnection` of the context. It lives in the current scope: its
+ * subscription and renewal fiber end with it. Invalid options are a defect naming the option and
+ * the value. Building does not fail when Redis is unreachable; calls do, until it answers.
+ *
+ * @example
+ * ```ts
+ * import { RedisBulkhead, RedisConnection } from "@sluice/bulkhead-redis"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   // every process running this shares 8 permits
+ *   const nominatim = yield* RedisBulkhead.make({ name: "nominatim", permits: 8, maxWait: "30 seconds" })
+ *   yield* nominatim.run(Effect.succeed("Lyon"))
+ * }).pipe(Effect.scoped, Effect.provide(RedisConnection.layer({ url: "redis://127.0.0.1:6379" })))
+ * ```
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (
+  options: Options
+) => Effect.Effect<RedisBulkhead, never, Scope.Scope | RedisConnection> = internal.make
+
+/**
+ * Provides the bulkhead, as a `Bulkhead.Bulkhead`, under a bulkhead service tag: a `Provider` or
+ * any code written against `@sluice/bulkhead` uses it unchanged.
+ *
+ * @example
+ * ```ts
+ * import { Bulkhead } from "@sluice/bulkhead"
+ * import { RedisBulkhead, RedisConnection } from "@sluice/bulkhead-redis"
+ * import { Effect, Layer } from "effect"
+ *
+ * class Nominatim extends Bulkhead.Tag("nominatim")<Nominatim>() {}
+ *
+ * const NominatimLive = RedisBulkhead.layer(Nominatim, { name: "nominatim", permits: 8 }).pipe(
+ *   Layer.provide(RedisConnection.layer({ url: "redis://127.0.0.1:6379" }))
+ * )
+ *
+ * const lookup = (q: string) => Effect.flatMap(Nominatim, (bulkhead) => bulkhead.run(Effect.succeed(q)))
+ * const main = lookup("Lyon").pipe(Effect.provide(NominatimLive))
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: <I>(
+  tag: Context.Tag<I, Bulkhead.Bulkhead>,
+  options: Options
+) => Layer.Layer<I, never, RedisConnection> = internal.layer
+
+/**
+ * Provides the bulkhead under a bulkhead service tag, its options read from `Config`: e.g.
+ * `RedisBulkhead.layerConfig(Nominatim, Config.map(Config.nested(RedisBulkhead.config, "NOMINATIM"),
+ * (o) => ({ ...o, name: "nominatim" })))`.
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: <I>(
+  tag: Context.Tag<I, Bulkhead.Bulkhead>,
+  config: Config.Config<Options>
+) => Layer.Layer<I, ConfigError.ConfigError, RedisConnection> = internal.layerConfig
+
+/**
+ * The options but the name as `Config`, validated as `make` validates them (invalid data, not a
+ * defect): `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`, `MAX_WAIT` and `LEASE_TTL`
+ * (durations), `ON_LEASE_LOST` (`log` or `interrupt`), `STORE_DOWN` (`fail-closed`), `PREFIX`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<Omit<Options, "name">> = internal.config
+
+/**
+ * `sluice_bulkhead_lease_lost_total`: leases a holder found gone at its renewal, labelled `name`.
+ * Each one is a call that ran while its permits may have been someone else's.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const leaseLostTotal: Metric.Metric.Counter<number> = internal.leaseLostTotal
+
+/**
+ * `sluice_bulkhead_store_degraded`: 1 while the bulkhead cannot reach Redis, labelled `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const storeDegraded: Metric.Metric.Gauge<number> = internal.storeDegraded
+
+/**
+ * `sluice_bulkhead_store_errors_total`: commands Redis did not answer, labelled `name`.
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const storeErrorsTotal: Metric.Metric.Counter<number> = internal.storeErrorsTotal
+
+/**
+ * The Redis keys of one bulkhead (all under the hash tag `{name}`) and its grant channel.
+ *
+ * @since 0.1.0
+ * @category keys
+ */
+export const keysOf: (
+  prefix: string,
+  name: string
+) => { readonly keys: ReadonlyArray<string>; readonly channel: string } = internal.keysOf

@@ -1,0 +1,192 @@
+/**
+ * One Redis connection for every Redis structure of sluice in a process: built from a URL or
+ * ioredis options, or wrapping an ioredis `Redis` or `Cluster` the application already has.
+ *
+ * It runs Lua scripts by `EVALSHA`, sending the text again on `NOSCRIPT` (a restarted or
+ * failed-over node has no script cache), and keeps one subscriber connection for every shard
+ * channel (`SSUBSCRIBE`) of the process. A connection it builds never lets a command hang: no
+ * offline queue, a command timeout, no resending.
+ *
+ * @since 0.1.0
+ */
+import type * as Config from "effect/Config"
+import type * as ConfigError from "effect/ConfigError"
+import * as Context from "effect/Context"
+import * as Data from "effect/Data"
+import type * as Duration from "effect/Duration"
+import type * as Effect from "effect/Effect"
+import type * as Layer from "effect/Layer"
+import type * as Redacted from "effect/Redacted"
+import type * as Scope from "effect/Scope"
+import type { Cluster, Redis, RedisOptions } from "ioredis"
+import * as internal from "./internal/redisConnection.js"
+
+/**
+ * How to reach Redis: a URL and ioredis options (the connection is opened here and closed with
+ * the scope), or an ioredis `Redis` or `Cluster` instance the application owns (used as it is and
+ * never closed here; a subscriber connection duplicated from it is).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type Options = FromUrl | FromClient
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface FromUrl {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://`). Default `redis://127.0.0.1:6379`. */
+  readonly url?: string | Redacted.Redacted<string> | undefined
+  /**
+   * More ioredis options (TLS, credentials, `retryStrategy`, ...). The connection always sets
+   * `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and `commandTimeout`, which keep a
+   * command from hanging while Redis is down and a script from being sent twice.
+   */
+  readonly redis?: RedisOptions | undefined
+  /** The longest a command may take before the caller's store-down policy answers. Default 500 ms. */
+  readonly commandTimeout?: Duration.DurationInput | undefined
+  /** How long one connection attempt may take, and how long building waits for it. Default 2 s. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface FromClient {
+  /**
+   * The application's client. Give a `Redis` `enableOfflineQueue: false`, `maxRetriesPerRequest: 0`
+   * and a `commandTimeout`, so that commands fail rather than wait while Redis is down; a `Cluster`
+   * `enableOfflineQueue: false` and, in `redisOptions`, `maxRetriesPerRequest: 0` and a
+   * `commandTimeout` (its node connections keep their offline queue: ioredis opens them at their
+   * first command). A warning is logged when the client's offline queue is on.
+   */
+  readonly client: Redis | Cluster
+}
+
+/**
+ * A Lua script: its text and SHA-1, computed once.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Script {
+  readonly name: string
+  readonly lua: string
+  readonly sha: string
+}
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export interface Service {
+  /** The ioredis client, for commands of your own. */
+  readonly client: Redis | Cluster
+  /**
+   * Runs a script in one round trip (`EVALSHA`; on `NOSCRIPT` the text once more with `EVAL`).
+   * All `keys` must share a hash tag. Fails with `RedisCommandError` when Redis cannot answer.
+   */
+  readonly runScript: (
+    script: Script,
+    keys: ReadonlyArray<string>,
+    args: ReadonlyArray<string>
+  ) => Effect.Effect<unknown, RedisCommandError>
+  /**
+   * Calls `handler` with each message published (`SPUBLISH`) on a shard channel, for the
+   * lifetime of the scope. One subscriber connection serves every channel.
+   */
+  readonly subscribe: (channel: string, handler: (message: string) => void) => Effect.Effect<void, never, Scope.Scope>
+  /** Whether the client is connected and ready right now. */
+  readonly isReady: () => boolean
+}
+
+/**
+ * The connection as a service.
+ *
+ * @since 0.1.0
+ * @category tags
+ */
+export class RedisConnection extends Context.Tag("@sluice/bulkhead-redis/RedisConnection")<
+  RedisConnection,
+  Service
+>() {}
+
+/**
+ * A command that Redis did not answer (unreachable, timed out, refused), naming the command.
+ *
+ * @since 0.1.0
+ * @category errors
+ */
+export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
+  readonly command: string
+  readonly cause: unknown
+}> {
+  /**
+   * @since 0.1.0
+   */
+  override get message(): string {
+    return `Redis ${this.command} failed: ${this.cause instanceof Error ? this.cause.message : String(this.cause)}`
+  }
+}
+
+/**
+ * A script from its name and text.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const script: (name: string, lua: string) => Script = internal.script
+
+/**
+ * Opens the connection in the current scope (waiting up to `connectTimeout` for it; it does not
+ * fail when Redis is unreachable, its commands do). Invalid options are a defect naming the option.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const make: (options: Options) => Effect.Effect<Service, never, Scope.Scope> = internal.make
+
+/**
+ * The connection as a layer.
+ *
+ * @example
+ * ```ts
+ * import { RedisConnection } from "@sluice/bulkhead-redis"
+ * import { Cluster } from "ioredis"
+ *
+ * // from a URL
+ * const Single = RedisConnection.layer({ url: "redis://127.0.0.1:6379" })
+ *
+ * // from the application's Cluster client
+ * const cluster = new Cluster([{ host: "127.0.0.1", port: 7000 }], {
+ *   enableOfflineQueue: false,
+ *   redisOptions: { maxRetriesPerRequest: 0, commandTimeout: 500 }
+ * })
+ * const Clustered = RedisConnection.layer({ client: cluster })
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layer: (options: Options) => Layer.Layer<RedisConnection> = internal.layer
+
+/**
+ * The connection as a layer, its options read from `Config` (see `config`).
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerConfig: (
+  config: Config.Config<FromUrl>
+) => Layer.Layer<RedisConnection, ConfigError.ConfigError> = internal.layerConfig
+
+/**
+ * The URL options as `Config`: `URL` (read as `Redacted`), `COMMAND_TIMEOUT`, `CONNECT_TIMEOUT`
+ * (durations). Nest it: `Config.nested(RedisConnection.config, "REDIS")`.
+ *
+ * @since 0.1.0
+ * @category config
+ */
+export const config: Config.Config<FromUrl> = internal.config

@@ -1,0 +1,26 @@
+/**
+ * A bulkhead shared by a fleet: K permits under a name, held by the calls of every process that
+ * uses the name, with the local bulkhead's API, errors and budgets.
+ *
+ * Waiters take a ticket from one global counter and are served in that order: a released permit
+ * goes to the oldest ticket, a heavy ticket at the head is not overtaken, a newcomer never barges.
+ * A held permit is a lease its process renews; a process that dies loses its permits when the lease
+ * ends, and they pass on. Each grant is told by one message on a shard channel; a periodic renewal
+ * is the safety net for a lost message.
+ *
+ * @since 0.1.0
+ */
+export * as RedisBulkhead from "./RedisBulkhead.js"
+
+/**
+ * One Redis connection for every Redis structure of sluice in a process: built from a URL or
+ * ioredis options, or wrapping an ioredis `Redis` or `Cluster` the application already has.
+ *
+ * It runs Lua scripts by `EVALSHA`, sending the text again on `NOSCRIPT` (a restarted or
+ * failed-over node has no script cache), and keeps one subscriber connection for every shard
+ * channel (`SSUBSCRIBE`) of the process. A connection it builds never lets a command hang: no
+ * offline queue, a command timeout, no resending.
+ *
+ * @since 0.1.0
+ */
+export * as RedisConnection from "./RedisConnection.js"

@@ -1,0 +1,258 @@
+/**
+ * The Lua scripts of the distributed bulkhead: one script per operation, each one round trip and
+ * atomic. This module imports nothing from Effect, so that a build for another Effect major
+ * reuses it.
+ *
+ * Layout, for a bulkhead named `n` under the prefix `p` (every key and the channel share the hash
+ * tag `{n}`, so they sit in one Redis Cluster slot and one script may touch them all):
+ *
+ * - `p{n}:seq`: the ticket counter (`INCR`): the global FIFO order.
+ * - `p{n}:meta`: a hash — `permits` (K, shared by the fleet), `used` (permits held under live
+ *   leases) and `wanted` (permits the queue asks for). Invariants: `used` is the sum of the costs
+ *   in `held`, `wanted` the sum of the costs in `queue`, `used ≤ permits` except after a shrink.
+ * - `p{n}:queue`: a sorted set, waiting tickets scored by ticket number (the order of arrival).
+ * - `p{n}:wlease`: a sorted set, waiting tickets scored by their lease deadline.
+ * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline.
+ * - `p{n}:tickets`: a hash, ticket → `cost:ttl` for every waiting or granted ticket.
+ * - `p{n}:grants`: the shard channel (`SPUBLISH`) that carries each grant, members space-separated.
+ *
+ * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's random nonce makes it
+ * a lease id no other grant can have, even after Redis lost the counter (a restart without
+ * persistence). A renew or release of a member that is not there does nothing: fencing.
+ *
+ * Every script first expires what is due (held leases past their deadline give their permits
+ * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
+ * cost fits — never past a head that does not fit — and publishes the grants in one message.
+ * Deadlines are on the server's `TIME`, so processes whose clocks disagree agree on leases.
+ *
+ * ARGV of every script starts with the channel and this process's permits (used only when the
+ * shared `permits` is missing: a Redis that restarted empty, or a name that fell idle).
+ *
+ * @internal
+ */
+
+const prelude = `
+local seqKey, metaKey, queueKey, wleaseKey, heldKey, ticketsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local channel = ARGV[1]
+local t = redis.call("TIME")
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local meta = redis.call("HMGET", metaKey, "permits", "used", "wanted")
+local permits = tonumber(meta[1])
+if not permits then permits = tonumber(ARGV[2]) end
+local used = tonumber(meta[2]) or 0
+local wanted = tonumber(meta[3]) or 0
+local granted = {}
+
+local function ticketOf(member)
+  local v = redis.call("HGET", ticketsKey, member)
+  if not v then return nil, nil end
+  local c, l = string.match(v, "^(%d+):(%d+)$")
+  return tonumber(c), tonumber(l)
+end
+
+-- leases past their deadline: a dead holder's permits come back, a dead waiter leaves the queue
+local function expire()
+  local dead = redis.call("ZRANGEBYSCORE", heldKey, "-inf", now)
+  for _, m in ipairs(dead) do
+    local c = ticketOf(m)
+    used = used - (c or 0)
+    redis.call("HDEL", ticketsKey, m)
+    redis.call("ZREM", heldKey, m)
+  end
+  local gone = redis.call("ZRANGEBYSCORE", wleaseKey, "-inf", now)
+  for _, m in ipairs(gone) do
+    local c = ticketOf(m)
+    wanted = wanted - (c or 0)
+    redis.call("HDEL", ticketsKey, m)
+    redis.call("ZREM", queueKey, m)
+    redis.call("ZREM", wleaseKey, m)
+  end
+end
+
+-- strict FIFO: the head is granted when its cost fits, and nothing behind it overtakes it
+local function grant()
+  while true do
+    local head = redis.call("ZRANGE", queueKey, 0, 0)[1]
+    if not head then return end
+    local c, l = ticketOf(head)
+    if used + c > permits then return end
+    redis.call("ZREM", queueKey, head)
+    redis.call("ZREM", wleaseKey, head)
+    redis.call("ZADD", heldKey, now + l, head)
+    used = used + c
+    wanted = wanted - c
+    granted[#granted + 1] = head
+  end
+end
+
+-- writes the counters back and tells the waiters; a name with no ticket left expires in an hour
+local function finish()
+  redis.call("HSET", metaKey, "permits", permits, "used", used, "wanted", wanted)
+  if used == 0 and wanted == 0 then
+    redis.call("PEXPIRE", metaKey, 3600000)
+    redis.call("PEXPIRE", seqKey, 3600000)
+  else
+    redis.call("PERSIST", metaKey)
+    redis.call("PERSIST", seqKey)
+  end
+  if #granted > 0 then redis.call("SPUBLISH", channel, table.concat(granted, " ")) end
+end
+
+-- the earliest held deadline, in milliseconds from now (-1 when nothing is held)
+local function nextExpiry()
+  local first = redis.call("ZRANGE", heldKey, 0, 0, "WITHSCORES")
+  if first[2] == nil then return -1 end
+  return math.max(0, tonumber(first[2]) - now)
+end
+`
+
+/**
+ * ARGV: channel, permits, nonce, cost, ttl (ms), maxWaiting (-1: unbounded), queue (1: may queue;
+ * 0: `maxWait` is zero, answer at once).
+ *
+ * Reply `{kind, member, used, permits, queued, nextExpiry}`: kind 1 granted, 0 queued, 2 full (the
+ * queue holds maxWaiting tickets), 3 not granted and not allowed to queue. `queued` is the queue's
+ * length before this ticket: the callers ahead of it.
+ */
+const acquire = `${prelude}
+local nonce, cost, ttl = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+local maxWaiting, mayQueue = tonumber(ARGV[6]), ARGV[7] == "1"
+expire()
+grant()
+local queued = redis.call("ZCARD", queueKey)
+local kind, member = 0, ""
+if queued == 0 and used + cost <= permits then
+  local ticket = redis.call("INCR", seqKey)
+  member = ticket .. ":" .. nonce
+  redis.call("HSET", ticketsKey, member, cost .. ":" .. ttl)
+  redis.call("ZADD", heldKey, now + ttl, member)
+  used = used + cost
+  kind = 1
+elseif maxWaiting >= 0 and queued >= maxWaiting then
+  kind = 2
+elseif not mayQueue then
+  kind = 3
+else
+  local ticket = redis.call("INCR", seqKey)
+  member = ticket .. ":" .. nonce
+  redis.call("HSET", ticketsKey, member, cost .. ":" .. ttl)
+  redis.call("ZADD", queueKey, ticket, member)
+  redis.call("ZADD", wleaseKey, now + ttl, member)
+  wanted = wanted + cost
+end
+finish()
+return {kind, member, used, permits, queued, nextExpiry()}
+`
+
+/**
+ * ARGV: channel, permits, member, keep (1: a granted ticket is kept, for a waiter whose `maxWait`
+ * ran out just as it was granted; 0: it is released).
+ *
+ * Reply `{state, used, permits}`: state 1 the member held its permits (released, or kept with keep
+ * 1), 2 it was queued and left the queue, 0 it was not there (an expired lease: fencing).
+ */
+const leave = `${prelude}
+local member, keep = ARGV[3], ARGV[4] == "1"
+expire()
+local state = 0
+local c = ticketOf(member)
+if redis.call("ZSCORE", heldKey, member) then
+  state = 1
+  if not keep then
+    used = used - c
+    redis.call("ZREM", heldKey, member)
+    redis.call("HDEL", ticketsKey, member)
+  end
+elseif redis.call("ZSCORE", queueKey, member) then
+  state = 2
+  wanted = wanted - c
+  redis.call("ZREM", queueKey, member)
+  redis.call("ZREM", wleaseKey, member)
+  redis.call("HDEL", ticketsKey, member)
+end
+-- a heavy head that left, or permits given back, may let the tickets behind in
+grant()
+finish()
+return {state, used, permits}
+`
+
+/**
+ * ARGV: channel, permits, then members. Extends each member's lease by its own ttl.
+ *
+ * Reply `{nextExpiry, status...}`, one status per member: "h" held, "w" waiting, "x" gone (its
+ * lease expired: a holder that reads it has lost its permits).
+ */
+const renew = `${prelude}
+expire()
+grant()
+local out = {0}
+for i = 3, #ARGV do
+  local m = ARGV[i]
+  local _, l = ticketOf(m)
+  if l and redis.call("ZSCORE", heldKey, m) then
+    redis.call("ZADD", heldKey, "XX", now + l, m)
+    out[#out + 1] = "h"
+  elseif l and redis.call("ZSCORE", queueKey, m) then
+    redis.call("ZADD", wleaseKey, "XX", now + l, m)
+    out[#out + 1] = "w"
+  else
+    out[#out + 1] = "x"
+  end
+end
+finish()
+out[1] = nextExpiry()
+return out
+`
+
+/** ARGV: channel, permits. Reply `{permits, used, holders, waiting, wanted}`. */
+const stats = `${prelude}
+expire()
+grant()
+finish()
+return {permits, used, redis.call("ZCARD", heldKey), redis.call("ZCARD", queueKey), wanted}
+`
+
+/** ARGV: channel, permits (the new K for the fleet). Growing grants at once; shrinking pre-empts nobody. */
+const resize = `${prelude}
+permits = tonumber(ARGV[2])
+expire()
+grant()
+finish()
+return {permits}
+`
+
+/** @internal */
+export const scripts = { acquire, leave, renew, stats, resize } as const
+
+/** @internal */
+export type ScriptName = keyof typeof scripts
+
+/** Reply kinds of `acquire`. @internal */
+export const ACQUIRE_QUEUED = 0
+/** @internal */
+export const ACQUIRE_GRANTED = 1
+/** @internal */
+export const ACQUIRE_FULL = 2
+/** @internal */
+export const ACQUIRE_REFUSED = 3
+
+/** States in a `leave` reply. @internal */
+export const LEFT_NOTHING = 0
+/** @internal */
+export const LEFT_HELD = 1
+/** @internal */
+export const LEFT_QUEUE = 2
+
+/**
+ * The keys of one bulkhead, in the order every script takes them, then its grant channel. All
+ * share the hash tag `{name}`.
+ *
+ * @internal
+ */
+export const keysOf = (prefix: string, name: string) => {
+  const base = `${prefix}{${name}}`
+  return {
+    keys: [`${base}:seq`, `${base}:meta`, `${base}:queue`, `${base}:wlease`, `${base}:held`, `${base}:tickets`],
+    channel: `${base}:grants`
+  } as const
+}

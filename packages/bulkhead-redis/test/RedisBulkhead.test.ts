@@ -1,0 +1,302 @@
+/**
+ * The local bulkhead's behaviour, on Redis: the bound, strict FIFO across connections, a heavy
+ * head never overtaken, the queue bound and the wait budget, permits returned exactly once.
+ * Each bulkhead of a test is on a connection of its own, as a separate process would be.
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Bulkhead } from "@sluice/bulkhead"
+import { Cause, Config, ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
+import { inject } from "vitest"
+import { RedisBulkhead, RedisConnection } from "../src/index.js"
+import {
+  bulkheadOn,
+  eventually,
+  expectClean,
+  hold,
+  inspector,
+  probe,
+  stateOf,
+  uniqueName,
+  waitingIs
+} from "./utils/helpers.js"
+
+const url = inject("redisUrl")
+
+describe("RedisBulkhead", () => {
+  it.scopedLive("never runs more than K calls at once across two connections", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("bound")
+      const a = yield* bulkheadOn(url, { name, permits: 3 })
+      const b = yield* bulkheadOn(url, { name, permits: 3 })
+      const { call: probed, counts } = probe()
+      const call = probed(1, 5)
+      yield* Effect.forEach(
+        Array.from({ length: 40 }, (_, i) => i),
+        (i) => (i % 2 === 0 ? a : b).run(call),
+        { concurrency: "unbounded", discard: true }
+      )
+      assert.isAtMost(counts.peak, 3)
+      assert.strictEqual(counts.peak, 3)
+      yield* expectClean(yield* inspector(url), name)
+    }))
+
+  it.scopedLive("serves waiters in ticket order across connections", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("fifo")
+      const a = yield* bulkheadOn(url, { name, permits: 1 })
+      const b = yield* bulkheadOn(url, { name, permits: 1 })
+      const log: Array<string> = []
+      const first = yield* hold(a)
+      yield* Deferred.await(first.started)
+      const waiters = []
+      for (let i = 0; i < 6; i++) {
+        // alternate the connections; each waiter is queued before the next one asks
+        const waiter = yield* hold(i % 2 === 0 ? b : a, undefined, log, `w${i}`)
+        yield* eventually(waitingIs(a, i + 1), `waiter ${i} queued`)
+        waiters.push(waiter)
+      }
+      yield* Deferred.succeed(first.finish, undefined)
+      for (const waiter of waiters) {
+        yield* Deferred.await(waiter.started)
+        yield* Deferred.succeed(waiter.finish, undefined)
+      }
+      yield* Effect.forEach(waiters, (w) => Fiber.join(w.fiber), { discard: true })
+      assert.deepStrictEqual(log, ["w0", "w1", "w2", "w3", "w4", "w5"])
+      yield* expectClean(yield* inspector(url), name)
+    }))
+
+  it.scopedLive("a heavy waiter at the head is not overtaken, and a newcomer does not barge", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("weighted")
+      const a = yield* bulkheadOn(url, { name, permits: 3 })
+      const b = yield* bulkheadOn(url, { name, permits: 3 })
+      const log: Array<string> = []
+      const two = yield* hold(a, { cost: 2 }, log, "two")
+      yield* Deferred.await(two.started)
+      const heavy = yield* hold(b, { cost: 3 }, log, "heavy")
+      yield* eventually(waitingIs(a, 1), "heavy queued")
+      // one permit is free, but the queue is not empty: the light call queues behind the heavy one
+      const light = yield* hold(a, { cost: 1 }, log, "light")
+      yield* eventually(waitingIs(a, 2), "light queued")
+      const stats = yield* a.stats
+      assert.deepStrictEqual(
+        {
+          inFlight: stats.inFlight,
+          holders: stats.holders,
+          waiting: stats.waiting,
+          waitingPermits: stats.waitingPermits
+        },
+        { inFlight: 2, holders: 1, waiting: 2, waitingPermits: 4 }
+      )
+      yield* Deferred.succeed(two.finish, undefined)
+      yield* Deferred.await(heavy.started)
+      assert.isFalse(yield* Deferred.isDone(light.started))
+      yield* Deferred.succeed(heavy.finish, undefined)
+      yield* Deferred.await(light.started)
+      yield* Deferred.succeed(light.finish, undefined)
+      yield* Fiber.join(light.fiber)
+      assert.deepStrictEqual(log, ["two", "heavy", "light"])
+      yield* expectClean(yield* inspector(url), name)
+    }))
+
+  it.scopedLive("a caller arriving at a full queue fails at once with BulkheadFull", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("full")
+      const a = yield* bulkheadOn(url, { name, permits: 1, maxWaiting: 1 })
+      const first = yield* hold(a)
+      yield* Deferred.await(first.started)
+      const second = yield* hold(a)
+      yield* eventually(waitingIs(a, 1), "second queued")
+      const error = yield* Effect.flip(a.run(Effect.void))
+      assert.strictEqual(error._tag, "BulkheadFull")
+      assert.isTrue(Bulkhead.isBulkheadError(error))
+      if (error._tag === "BulkheadFull") {
+        assert.deepStrictEqual(
+          { bulkhead: error.bulkhead, permits: error.permits, inFlight: error.inFlight, waiting: error.waiting },
+          { bulkhead: name, permits: 1, inFlight: 1, waiting: 1 }
+        )
+        assert.include(error.message, `bulkhead "${name}" is full`)
+      }
+      yield* Deferred.succeed(first.finish, undefined)
+      yield* Deferred.await(second.started)
+      yield* Deferred.succeed(second.finish, undefined)
+      yield* Fiber.join(second.fiber)
+      yield* expectClean(yield* inspector(url), name)
+    }))
+
+  it.scopedLive("maxWait: a waiter gives up with PermitWaitTimeout and leaves the queue", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("timeout")
+      const a = yield* bulkheadOn(url, { name, permits: 1, maxWait: "200 millis" })
+      const redis = yield* inspector(url)
+      const first = yield* hold(a)
+      yield* Deferred.await(first.started)
+      const error = yield* Effect.flip(a.run(Effect.void))
+      assert.strictEqual(error._tag, "PermitWaitTimeout")
+      if (error._tag === "PermitWaitTimeout") {
+        assert.deepStrictEqual(
+          {
+            bulkhead: error.bulkhead,
+            waited: Duration.toMillis(error.waited),
+            cost: error.cost,
+            ahead: error.aheadWhenQueued
+          },
+          { bulkhead: name, waited: 200, cost: 1, ahead: 0 }
+        )
+      }
+      // a budget of zero answers at once, without queueing
+      const now = yield* Effect.flip(a.run(Effect.void, { maxWait: 0 }))
+      assert.strictEqual(now._tag, "PermitWaitTimeout")
+      const state = yield* stateOf(redis, name)
+      assert.deepStrictEqual({ queue: state.queue.length, used: state.used }, { queue: 0, used: 1 })
+      yield* Deferred.succeed(first.finish, undefined)
+      yield* Fiber.join(first.fiber)
+      yield* expectClean(redis, name)
+    }))
+
+  it.scopedLive("permits come back exactly once whether the call succeeds, fails, dies or is interrupted", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("once")
+      const a = yield* bulkheadOn(url, { name, permits: 2 })
+      const redis = yield* inspector(url)
+      assert.strictEqual(yield* a.run(Effect.succeed(1), { cost: 2 }), 1)
+      yield* expectClean(redis, name)
+      assert.deepStrictEqual(yield* Effect.flip(a.run(Effect.fail("boom"), { cost: 2 })), "boom")
+      yield* expectClean(redis, name)
+      const died = yield* Effect.exit(a.run(Effect.die("defect"), { cost: 2 }))
+      assert.isTrue(Exit.isFailure(died) && Cause.isDie(died.cause))
+      yield* expectClean(redis, name)
+      const held = yield* hold(a, { cost: 2 })
+      yield* Deferred.await(held.started)
+      yield* Fiber.interrupt(held.fiber)
+      yield* expectClean(redis, name)
+      // scoped acquire: held for the scope, given back when it closes
+      yield* Effect.scoped(Effect.gen(function*() {
+        yield* a.acquire({ cost: 2 })
+        const state = yield* stateOf(redis, name)
+        assert.strictEqual(state.used, 2)
+      }))
+      yield* expectClean(redis, name)
+      const stats = yield* a.stats
+      assert.deepStrictEqual(
+        { permits: stats.permits, inFlight: stats.inFlight, holders: stats.holders, waiting: stats.waiting },
+        { permits: 2, inFlight: 0, holders: 0, waiting: 0 }
+      )
+    }))
+
+  it.scopedLive("resize sets K for the fleet; growing grants the queue at once", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("resize")
+      const a = yield* bulkheadOn(url, { name, permits: 1, maxPermits: 3 })
+      const b = yield* bulkheadOn(url, { name, permits: 1, maxPermits: 3 })
+      const first = yield* hold(a)
+      yield* Deferred.await(first.started)
+      const second = yield* hold(b)
+      yield* eventually(waitingIs(a, 1), "second queued")
+      yield* b.resize(2)
+      yield* Deferred.await(second.started)
+      assert.strictEqual((yield* a.stats).permits, 2)
+      const defect = yield* Effect.exit(a.resize(4))
+      assert.isTrue(Exit.isFailure(defect) && Cause.isDie(defect.cause))
+      yield* Deferred.succeed(first.finish, undefined)
+      yield* Deferred.succeed(second.finish, undefined)
+      yield* Fiber.join(second.fiber)
+      yield* expectClean(yield* inspector(url), name)
+    }))
+
+  it.scopedLive("as a Bulkhead.Bulkhead (what a Provider takes), with its options", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("view")
+      const a = yield* bulkheadOn(url, { name, permits: 2, maxWait: "1 second" })
+      const bulkhead: Bulkhead.Bulkhead = a.bulkhead
+      assert.isTrue(Bulkhead.isBulkhead(bulkhead))
+      assert.strictEqual(bulkhead.name, name)
+      assert.strictEqual(bulkhead.maxPermits, 2)
+      assert.strictEqual(Duration.toMillis(a.maxWait), 1000)
+      assert.strictEqual(yield* bulkhead.run(Effect.succeed("ok")), "ok")
+      assert.strictEqual(yield* Bulkhead.withBulkhead(Effect.succeed(2), bulkhead), 2)
+      const stats = yield* bulkhead.stats
+      assert.strictEqual(stats.permits, 2)
+    }))
+
+  it.scopedLive("Redis down: fail-closed with BulkheadStoreError naming the bulkhead; a defect in the Bulkhead view", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("down")
+      // a port nobody listens on: the connection never becomes ready
+      const connection = yield* RedisConnection.make({ url: "redis://127.0.0.1:1", connectTimeout: "300 millis" })
+      const a = yield* Effect.provideService(
+        RedisBulkhead.make({ name, permits: 1 }),
+        RedisConnection.RedisConnection,
+        connection
+      )
+      const error = yield* Effect.flip(a.run(Effect.succeed(1)))
+      assert.strictEqual(error._tag, "BulkheadStoreError")
+      assert.isTrue(RedisBulkhead.isBulkheadStoreError(error))
+      assert.include(error.message, `bulkhead "${name}"`)
+      assert.include(error.message, "fails closed")
+      const viewed = yield* Effect.exit(a.bulkhead.run(Effect.succeed(1)))
+      assert.isTrue(Exit.isFailure(viewed))
+      if (Exit.isFailure(viewed)) {
+        const defect = Option.getOrUndefined(Cause.dieOption(viewed.cause))
+        assert.isTrue(RedisBulkhead.isBulkheadStoreError(defect))
+      }
+      // stats of the view answer the last snapshot instead of failing
+      assert.strictEqual((yield* a.bulkhead.stats).permits, 1)
+    }))
+
+  it.scopedLive("from Config: the connection and the bulkhead; invalid values are a ConfigError naming them", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("config")
+      class Permits extends Bulkhead.Tag("config-permits")<Permits>() {}
+      const live = RedisBulkhead.layerConfig(
+        Permits,
+        Config.map(Config.nested(RedisBulkhead.config, "UPSTREAM"), (o) => ({ ...o, name }))
+      ).pipe(Layer.provide(RedisConnection.layerConfig(Config.nested(RedisConnection.config, "REDIS"))))
+      const provider = (entries: ReadonlyArray<[string, string]>) =>
+        Layer.setConfigProvider(ConfigProvider.fromMap(new Map(entries), { pathDelim: "_" }))
+      const stats = yield* Effect.flatMap(Permits, (b) => Effect.zipRight(b.run(Effect.void), b.stats)).pipe(
+        Effect.provide(Layer.provide(
+          live,
+          provider([
+            ["REDIS_URL", url],
+            ["UPSTREAM_PERMITS", "3"],
+            ["UPSTREAM_MAX_WAIT", "2 seconds"],
+            ["UPSTREAM_LEASE_TTL", "5 seconds"]
+          ])
+        ))
+      )
+      assert.deepStrictEqual({ name: stats.name, permits: stats.permits }, { name, permits: 3 })
+      const invalid = yield* Effect.flip(
+        Effect.provide(
+          Permits,
+          Layer.provide(
+            live,
+            provider([["REDIS_URL", url], ["UPSTREAM_PERMITS", "2"], ["UPSTREAM_LEASE_TTL", "10 millis"]])
+          )
+        )
+      )
+      assert.include(String(invalid), "leaseTtl must be a finite duration ≥ 300ms")
+    }))
+
+  it("invalid options are a defect naming the bulkhead and the value", () => {
+    const cases: ReadonlyArray<[RedisBulkhead.Options, string]> = [
+      [{ name: "x", permits: 0 }, `bulkhead "x": permits must be an integer ≥ 1, got 0`],
+      [{ name: "x", permits: 1, leaseTtl: "10 millis" }, `bulkhead "x": leaseTtl must be a finite duration ≥ 300ms`],
+      [{ name: "a{b}", permits: 1 }, "without braces"],
+      [{ name: "x", permits: 1, storeDown: "fail-open" as "fail-closed" }, "not available yet"]
+    ]
+    for (const [options, message] of cases) {
+      const exit = Effect.runSyncExit(
+        Effect.scoped(
+          Effect.provideService(
+            RedisBulkhead.make(options),
+            RedisConnection.RedisConnection,
+            {} as RedisConnection.Service
+          )
+        )
+      )
+      assert.isTrue(Exit.isFailure(exit))
+      if (Exit.isFailure(exit)) assert.include(String(Cause.squash(exit.cause)), message)
+    }
+  })
+})

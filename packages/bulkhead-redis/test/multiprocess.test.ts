@@ -1,0 +1,168 @@
+/**
+ * Node processes sharing K permits through Redis, against a loopback HTTP server that counts the
+ * requests in flight from the first request byte to the last response byte. Real time throughout;
+ * the only wall-time assertion is the documented lease bound (a killed holder's permits come back
+ * within the lease TTL + 1 s).
+ */
+import { assert, describe, it } from "@effect/vitest"
+import { Deferred, Effect, Fiber } from "effect"
+import * as net from "node:net"
+import { inject } from "vitest"
+import { worker } from "./utils/child.js"
+import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
+
+const url = inject("redisUrl")
+
+/** The counting server: in flight from a request's first byte until its response's last byte is written. */
+const countingServer = Effect.acquireRelease(
+  Effect.async<
+    {
+      readonly port: number
+      readonly server: net.Server
+      readonly counts: { active: number; peak: number; total: number }
+    }
+  >(
+    (resume) => {
+      const counts = { active: 0, peak: 0, total: 0 }
+      const server = net.createServer((socket) => {
+        let seen = ""
+        let started = false
+        socket.on("data", (chunk: Buffer) => {
+          if (!started) {
+            started = true
+            counts.active++
+            counts.total++
+            counts.peak = Math.max(counts.peak, counts.active)
+          }
+          seen += chunk.toString()
+          if (!seen.includes("\r\n\r\n")) return
+          setTimeout(() => {
+            socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", () => {
+              counts.active--
+            })
+          }, 15)
+        })
+        socket.on("error", () => {})
+      })
+      server.listen(0, "127.0.0.1", (): void => {
+        const address = server.address()
+        resume(
+          Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, server, counts })
+        )
+      })
+    }
+  ),
+  ({ server }) =>
+    Effect.async<void>((resume) => {
+      server.close(() => resume(Effect.void))
+    })
+)
+
+// one at a time: each starts node processes, and a loaded machine would stretch the lease bound under test
+describe.sequential("several processes", () => {
+  it.scopedLive(
+    "three processes sharing K = 4: the server never sees more than 4 requests at once",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("fleet")
+        const { counts, port } = yield* countingServer
+        const children = yield* Effect.forEach(
+          [0, 1, 2],
+          () => worker({ url, name, permits: 4, leaseTtlMillis: 3000, mode: "calls", port, calls: 8, concurrency: 6 })
+        )
+        yield* Effect.forEach(children, (c) => c.lineMatching((l) => l === "ready", "ready"), { discard: true })
+        yield* Effect.forEach(children, (c) => c.send("go"), { discard: true })
+        const reports = yield* Effect.forEach(children, (c) => c.lineMatching((l) => l.startsWith("{"), "its report"))
+        for (const report of reports) assert.deepStrictEqual(JSON.parse(report), { done: 48, errors: 0 })
+        assert.strictEqual(counts.total, 144)
+        assert.isAtMost(counts.peak, 4)
+        assert.isAtLeast(counts.peak, 2)
+        yield* expectClean(yield* inspector(url), name)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scopedLive(
+    "a holder killed with SIGKILL gives its permits back within the lease TTL + 1 s",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("sigkill")
+        const ttl = 2000
+        const holder = yield* worker({ url, name, permits: 2, leaseTtlMillis: ttl, mode: "hold", cost: 2 })
+        yield* holder.lineMatching((l) => l === "holding", "holding")
+        const mine = yield* bulkheadOn(url, { name, permits: 2, leaseTtl: ttl })
+        const waiter = yield* hold(mine, { cost: 2 })
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "waiter queued")
+        const killedAt = Date.now()
+        holder.proc.kill("SIGKILL")
+        yield* Deferred.await(waiter.started)
+        const after = Date.now() - killedAt
+        assert.isAtMost(after, ttl + 1000, `the permits came back ${after} ms after the kill`)
+        yield* Deferred.succeed(waiter.finish, undefined)
+        yield* Fiber.join(waiter.fiber)
+        yield* expectClean(yield* inspector(url), name)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
+    "a holder paused past its lease (SIGSTOP) learns it lost it, and its release frees nothing",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("sigstop")
+        const redis = yield* inspector(url)
+        const holder = yield* worker({ url, name, permits: 1, leaseTtlMillis: 900, mode: "hold" })
+        yield* holder.lineMatching((l) => l === "holding", "holding")
+        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: 900 })
+        const waiter = yield* hold(mine)
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "waiter queued")
+        holder.proc.kill("SIGSTOP")
+        yield* Deferred.await(waiter.started)
+        const [member] = (yield* stateOf(redis, name)).held
+        holder.proc.kill("SIGCONT")
+        yield* holder.lineMatching((l) => l.includes("was lost"), "the lost lease logged")
+        yield* holder.send("finish")
+        yield* holder.lineMatching((l) => l === "released", "released")
+        const state = yield* stateOf(redis, name)
+        assert.deepStrictEqual({ held: state.held, used: state.used }, { held: [member], used: 1 })
+        yield* Deferred.succeed(waiter.finish, undefined)
+        yield* Fiber.join(waiter.fiber)
+        yield* expectClean(redis, name)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
+    "a waiter process killed loses its place within the lease TTL, and nobody waits for it",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("deadwaiter")
+        const ttl = 1500
+        const redis = yield* inspector(url)
+        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: ttl })
+        const holder = yield* hold(mine)
+        yield* Deferred.await(holder.started)
+        const child = yield* worker({ url, name, permits: 1, leaseTtlMillis: ttl, mode: "hold" })
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's ticket queued")
+        const [dead] = (yield* stateOf(redis, name)).queue
+        const behind = yield* hold(mine)
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 2), "a ticket behind it")
+        const killedAt = Date.now()
+        child.proc.kill("SIGKILL")
+        // the dead waiter's ticket leaves the queue when its lease ends; the one behind keeps its place
+        yield* eventually(
+          Effect.map(stateOf(redis, name), (state) => state.queue.length === 1 && !state.queue.includes(dead)),
+          "the dead waiter's ticket gone"
+        )
+        const after = Date.now() - killedAt
+        assert.isAtMost(after, ttl + 1000, `the dead waiter left the queue ${after} ms after the kill`)
+        yield* Deferred.succeed(holder.finish, undefined)
+        yield* Deferred.await(behind.started)
+        assert.notInclude((yield* stateOf(redis, name)).held, dead)
+        yield* Deferred.succeed(behind.finish, undefined)
+        yield* Fiber.join(behind.fiber)
+        yield* expectClean(redis, name)
+      }),
+    { timeout: 60_000 }
+  )
+})

@@ -1,0 +1,198 @@
+/**
+ * The Lua state machine against a model: random sequences of acquires (weighted, with a queue
+ * bound), releases and cancels (of live and stale lease ids), renewals, lease expiries of holders
+ * and waiters, and resizes, run on a real Redis. After every step Redis holds exactly what the
+ * model holds — the queue in ticket order, the leases, the counters — and every reply is the
+ * model's: strict FIFO, no overtaking, fencing, no permit leaked or doubled.
+ */
+import { describe, it } from "@effect/vitest"
+import { FastCheck as fc } from "effect"
+import { Redis } from "ioredis"
+import { inject } from "vitest"
+import { keysOf, scripts } from "../src/internal/scripts.js"
+import { uniqueName } from "./utils/helpers.js"
+
+const url = inject("redisUrl")
+/** Long enough that nothing expires by itself during a run: expiries are steps of their own. */
+const TTL = "600000"
+
+type Step =
+  | { readonly kind: "acquire"; readonly cost: number; readonly maxWaiting: number; readonly mayQueue: boolean }
+  | { readonly kind: "leave"; readonly pick: number; readonly keep: boolean }
+  | { readonly kind: "renew"; readonly pick: number }
+  | { readonly kind: "expireHeld"; readonly pick: number }
+  | { readonly kind: "expireWaiting"; readonly pick: number }
+  | { readonly kind: "resize"; readonly permits: number }
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant("acquire" as const),
+      cost: fc.integer({ min: 1, max: 3 }),
+      maxWaiting: fc.integer({ min: -1, max: 4 }),
+      mayQueue: fc.boolean()
+    })
+  },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("leave" as const), pick: fc.nat(), keep: fc.boolean() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("renew" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireHeld" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireWaiting" as const), pick: fc.nat() }) },
+  { weight: 1, arbitrary: fc.record({ kind: fc.constant("resize" as const), permits: fc.integer({ min: 1, max: 4 }) }) }
+)
+
+class Model {
+  queue: Array<{ readonly member: string; readonly cost: number }> = []
+  held = new Map<string, number>()
+  constructor(public permits: number) {}
+  get used(): number {
+    let sum = 0
+    for (const cost of this.held.values()) sum += cost
+    return sum
+  }
+  get wanted(): number {
+    return this.queue.reduce((sum, t) => sum + t.cost, 0)
+  }
+  /** Grants from the head while the head fits; never past it. */
+  grant(): Array<string> {
+    const granted: Array<string> = []
+    while (this.queue.length > 0 && this.used + this.queue[0].cost <= this.permits) {
+      const head = this.queue.shift()!
+      this.held.set(head.member, head.cost)
+      granted.push(head.member)
+    }
+    return granted
+  }
+}
+
+const fail = (message: string): never => {
+  throw new Error(message)
+}
+
+const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, after: string) => {
+  const [, meta, queue, wlease, held, tickets] = keys
+  const [q, w, h, t, m] = await Promise.all([
+    redis.zrange(queue, 0, -1),
+    redis.zrange(wlease, 0, -1),
+    redis.zrange(held, 0, -1),
+    redis.hgetall(tickets),
+    redis.hgetall(meta)
+  ])
+  const expected = {
+    queue: model.queue.map((t) => t.member),
+    waitingLeases: [...model.queue.map((t) => t.member)].sort(),
+    held: [...model.held.keys()].sort(),
+    tickets: [...model.queue.map((t) => t.member), ...model.held.keys()].sort(),
+    used: model.used,
+    wanted: model.wanted,
+    permits: model.permits
+  }
+  const actual = {
+    queue: q,
+    waitingLeases: [...w].sort(),
+    held: [...h].sort(),
+    tickets: Object.keys(t).sort(),
+    used: Number(m.used ?? 0),
+    wanted: Number(m.wanted ?? 0),
+    permits: Number(m.permits ?? 0)
+  }
+  if (JSON.stringify(actual) !== JSON.stringify(expected)) {
+    fail(`after ${after}: Redis ${JSON.stringify(actual)}, model ${JSON.stringify(expected)}`)
+  }
+}
+
+describe("the Lua state machine", () => {
+  it("matches the model over random sequences of steps", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.integer({ min: 1, max: 4 }),
+          fc.array(step, { minLength: 1, maxLength: 40 }),
+          async (k, steps) => {
+            const name = uniqueName("model")
+            const { channel, keys } = keysOf("sluice:bh:", name)
+            const run = (script: string, ...args: Array<string>) =>
+              redis.eval(script, keys.length, ...keys, channel, String(k), ...args) as Promise<Array<unknown>>
+            const model = new Model(k)
+            const issued: Array<string> = []
+            const pick = (n: number) => issued.length === 0 ? "0:none" : issued[n % issued.length]
+            await run(scripts.resize)
+            for (const [i, s] of steps.entries()) {
+              const at = `step ${i} ${JSON.stringify(s)}`
+              switch (s.kind) {
+                case "acquire": {
+                  const reply = await run(
+                    scripts.acquire,
+                    `n${i}`,
+                    String(s.cost),
+                    TTL,
+                    String(s.maxWaiting),
+                    s.mayQueue ? "1" : "0"
+                  )
+                  const kind = Number(reply[0])
+                  const member = String(reply[1])
+                  const ahead = model.queue.length
+                  const expected = ahead === 0 && model.used + s.cost <= model.permits
+                    ? 1
+                    : s.maxWaiting >= 0 && ahead >= s.maxWaiting
+                    ? 2
+                    : s.mayQueue
+                    ? 0
+                    : 3
+                  if (kind !== expected) fail(`${at}: kind ${kind}, model ${expected}`)
+                  if (Number(reply[4]) !== ahead) fail(`${at}: ${reply[4]} ahead, model ${ahead}`)
+                  if (kind === 1) model.held.set(member, s.cost)
+                  if (kind === 0) model.queue.push({ member, cost: s.cost })
+                  if (kind === 0 || kind === 1) issued.push(member)
+                  if (model.grant().length > 0) fail(`${at}: the model grants after an acquire, Redis did not`)
+                  break
+                }
+                case "leave": {
+                  const member = pick(s.pick)
+                  const reply = await run(scripts.leave, member, s.keep ? "1" : "0")
+                  const state = model.held.has(member) ? 1 : model.queue.some((t) => t.member === member) ? 2 : 0
+                  if (Number(reply[0]) !== state) fail(`${at}: state ${reply[0]}, model ${state}`)
+                  if (state === 1 && !s.keep) model.held.delete(member)
+                  if (state === 2) model.queue = model.queue.filter((t) => t.member !== member)
+                  model.grant()
+                  break
+                }
+                case "renew": {
+                  const member = pick(s.pick)
+                  const reply = await run(scripts.renew, member)
+                  const status = model.held.has(member) ? "h" : model.queue.some((t) => t.member === member) ? "w" : "x"
+                  if (reply[1] !== status) fail(`${at}: status ${String(reply[1])}, model ${status}`)
+                  break
+                }
+                case "expireHeld":
+                case "expireWaiting": {
+                  const member = pick(s.pick)
+                  const key = s.kind === "expireHeld" ? keys[4] : keys[3]
+                  // the lease's deadline moved into the past, as if its holder had stopped renewing
+                  await redis.zadd(key, "XX", 1, member)
+                  await run(scripts.stats)
+                  if (s.kind === "expireHeld") model.held.delete(member)
+                  else model.queue = model.queue.filter((t) => t.member !== member)
+                  model.grant()
+                  break
+                }
+                case "resize": {
+                  await redis.eval(scripts.resize, keys.length, ...keys, channel, String(s.permits))
+                  model.permits = s.permits
+                  model.grant()
+                  break
+                }
+              }
+              await check(redis, keys, model, at)
+            }
+            await redis.del(...keys)
+          }
+        ),
+        { numRuns: 60 }
+      )
+    } finally {
+      await redis.quit()
+    }
+  }, 120_000)
+})

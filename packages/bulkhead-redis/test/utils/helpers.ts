@@ -1,0 +1,147 @@
+import type { Bulkhead } from "@sluice/bulkhead"
+import type { Fiber, Scope } from "effect"
+import { Deferred, Effect, Layer, Logger } from "effect"
+import { type Cluster, Redis } from "ioredis"
+import { type RedisServer, startRedisServer } from "../../../rate-limiter-redis/test/utils/redisServer.js"
+import { RedisBulkhead, RedisConnection } from "../../src/index.js"
+
+let counter = 0
+/** A bulkhead name no other test uses: the tests of a file run concurrently on one Redis. */
+export const uniqueName = (label: string): string =>
+  `t-${label}-${++counter}-${globalThis.crypto.randomUUID().slice(0, 8)}`
+
+/** A connection of its own: a separate process, as far as Redis can tell. */
+export const connectionLayer = (url: string): Layer.Layer<RedisConnection.RedisConnection> =>
+  RedisConnection.layer({ url })
+
+/** A bulkhead on a connection of its own (from a URL: a new connection), in the current scope. */
+export const bulkheadOn = (
+  connection: string | Layer.Layer<RedisConnection.RedisConnection>,
+  options: RedisBulkhead.Options
+): Effect.Effect<RedisBulkhead.RedisBulkhead, never, Scope.Scope> =>
+  Effect.flatMap(
+    Layer.build(typeof connection === "string" ? connectionLayer(connection) : connection),
+    (context) => Effect.provide(RedisBulkhead.make(options), context)
+  )
+
+/** A plain ioredis client for inspecting Redis, closed with the scope. */
+export const inspector = (url: string): Effect.Effect<Redis, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => new Redis(url, { maxRetriesPerRequest: 1 })),
+    (redis) => Effect.promise(() => redis.quit().catch(() => redis.disconnect()))
+  )
+
+/** What Redis holds for one bulkhead. */
+export interface State {
+  readonly queue: ReadonlyArray<string>
+  readonly held: ReadonlyArray<string>
+  readonly tickets: Readonly<Record<string, string>>
+  readonly used: number
+  readonly wanted: number
+  readonly permits: number
+}
+
+export const stateOf = (redis: Redis | Cluster, name: string, prefix = "sluice:bh:"): Effect.Effect<State> =>
+  Effect.promise(async () => {
+    const { keys } = RedisBulkhead.keysOf(prefix, name)
+    const [, meta, queue, , held, tickets] = keys
+    const [q, h, t, m] = await Promise.all([
+      redis.zrange(queue, 0, -1),
+      redis.zrange(held, 0, -1),
+      redis.hgetall(tickets),
+      redis.hgetall(meta)
+    ])
+    return {
+      queue: q,
+      held: h,
+      tickets: t,
+      used: Number(m.used ?? 0),
+      wanted: Number(m.wanted ?? 0),
+      permits: Number(m.permits ?? 0)
+    }
+  })
+
+/** No ticket, no lease, counters at zero: nothing leaked. */
+export const expectClean = (redis: Redis | Cluster, name: string) =>
+  Effect.flatMap(stateOf(redis, name), (state) =>
+    Effect.sync(() => {
+      if (
+        state.queue.length !== 0 || state.held.length !== 0 || Object.keys(state.tickets).length !== 0 ||
+        state.used !== 0 || state.wanted !== 0
+      ) {
+        throw new Error(`bulkhead "${name}" left state behind: ${JSON.stringify(state)}`)
+      }
+    }))
+
+/** Polls `condition` every 20 ms until it holds (a loaded machine decides how long; the test timeout bounds it). */
+export const eventually = <E, R>(condition: Effect.Effect<boolean, E, R>, what: string): Effect.Effect<void, E, R> =>
+  Effect.gen(function*() {
+    for (let i = 0; i < 1500; i++) {
+      if (yield* condition) return
+      yield* Effect.sleep("20 millis")
+    }
+    return yield* Effect.dieMessage(`timed out waiting for: ${what}`)
+  })
+
+/** A call that holds its permits until `finish` completes, and says when it started. */
+export interface Held {
+  readonly started: Deferred.Deferred<void>
+  readonly finish: Deferred.Deferred<void, string>
+  readonly fiber: Fiber.RuntimeFiber<void, unknown>
+}
+
+export const hold = (
+  bulkhead: { readonly run: RedisBulkhead.RedisBulkhead["run"] },
+  options?: Bulkhead.RunOptions,
+  log?: Array<string>,
+  id?: string
+): Effect.Effect<Held> =>
+  Effect.gen(function*() {
+    const started = yield* Deferred.make<void>()
+    const finish = yield* Deferred.make<void, string>()
+    const fiber = yield* Effect.fork(
+      bulkhead.run(
+        Effect.zipRight(
+          Effect.suspend(() => {
+            if (id !== undefined) log?.push(id)
+            return Deferred.succeed(started, undefined)
+          }),
+          Deferred.await(finish)
+        ),
+        options
+      )
+    )
+    return { started, finish, fiber }
+  })
+
+/** Runs `effect` with a logger that records every line into `lines`. */
+export const capturingLogs = (lines: Array<string>) =>
+  Logger.replace(
+    Logger.defaultLogger,
+    Logger.make(({ logLevel, message }) => {
+      lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+    })
+  )
+
+/** A redis-server of the test's own (for tests that drop connections or restart it), stopped with the scope. */
+export const ownServer = (port?: number): Effect.Effect<RedisServer, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.promise(() => startRedisServer(port)), (server) => Effect.promise(() => server.stop()))
+
+/** Whether `n` tickets wait, fleet-wide. */
+export const waitingIs = (bulkhead: RedisBulkhead.RedisBulkhead, n: number): Effect.Effect<boolean, unknown> =>
+  Effect.map(bulkhead.stats, (stats) => stats.waiting === n)
+
+/** Counts the permits held from inside the calls: `call(cost)` holds them for `millis`; `peak` is the most at once. */
+export const probe = () => {
+  const counts = { running: 0, peak: 0 }
+  const call = (cost = 1, millis = 5): Effect.Effect<void> =>
+    Effect.acquireUseRelease(
+      Effect.sync(() => {
+        counts.running += cost
+        counts.peak = Math.max(counts.peak, counts.running)
+      }),
+      () => Effect.sleep(`${millis} millis`),
+      () => Effect.sync(() => (counts.running -= cost))
+    )
+  return { counts, call }
+}
