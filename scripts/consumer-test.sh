@@ -85,6 +85,12 @@ fi
 step "tsc: a library that emits declarations naming sluice's types"
 (cd "$app" && npx tsc -p lib/tsconfig.json)
 grep -ho 'import("@sluice/[^"]*")' "$app/lib/dist/index.d.ts" | sort -u | sed 's/^/  its declarations name /' || true
+# every package declares its public types in public modules: an internal path here is one the
+# package blocks (in the workspace) or may move, and the library's own users get TS2307
+if grep -o '@sluice/[^"'"'"']*/internal/[^"'"'"']*' "$app/lib/dist/index.d.ts" | sort -u | grep .; then
+  echo "lib/dist/index.d.ts names the internal paths above: declare those types in a public module" >&2
+  exit 1
+fi
 
 step "tsc: the app, the quickstart and the library's own consumer (strict, NodeNext, exactOptionalPropertyTypes, noUncheckedIndexedAccess, erasableSyntaxOnly, skipLibCheck false)"
 # skipLibCheck false checks every declaration, Effect's too: @effect/platform's name DOM types

@@ -17,8 +17,8 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
-import * as errors from "./internal/errors.js"
 import * as internal from "./internal/rateLimiter.js"
+import * as RateLimiterErrors from "./RateLimiterError.js"
 import type * as RateLimiterStore from "./RateLimiterStore.js"
 
 /**
@@ -175,13 +175,13 @@ export type Options = Settings & {
  * @since 0.1.0
  * @category errors
  */
-export const RateLimitExceeded: typeof errors.RateLimitExceeded = errors.RateLimitExceeded
+export const RateLimitExceeded: typeof RateLimiterErrors.RateLimitExceeded = RateLimiterErrors.RateLimitExceeded
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface RateLimitExceeded extends InstanceType<typeof errors.RateLimitExceeded> {}
+export interface RateLimitExceeded extends RateLimiterErrors.RateLimitExceeded {}
 
 /**
  * @since 0.1.0
@@ -199,7 +199,7 @@ export const isRateLimiter: (u: unknown) => u is RateLimiter = internal.isRateLi
  * @since 0.1.0
  * @category guards
  */
-export const isRateLimiterError: (u: unknown) => u is RateLimiterError = errors.isRateLimiterError
+export const isRateLimiterError: (u: unknown) => u is RateLimiterError = RateLimiterErrors.isRateLimiterError
 
 /**
  * Creates a rate limiter. It holds no fiber and no timer of its own. The store is

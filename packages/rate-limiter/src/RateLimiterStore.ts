@@ -17,8 +17,8 @@
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
-import * as errors from "./internal/errors.js"
 import * as internal from "./internal/memoryStore.js"
+import * as RateLimiterErrors from "./RateLimiterError.js"
 
 /**
  * - `"gcra"`: the generic cell rate algorithm, a token bucket that refills one unit every
@@ -178,13 +178,14 @@ export class RateLimiterStore extends Context.Tag("@sluice/rate-limiter/RateLimi
  * @since 0.1.0
  * @category errors
  */
-export const RateLimiterStoreError: typeof errors.RateLimiterStoreError = errors.RateLimiterStoreError
+export const RateLimiterStoreError: typeof RateLimiterErrors.RateLimiterStoreError =
+  RateLimiterErrors.RateLimiterStoreError
 
 /**
  * @since 0.1.0
  * @category errors
  */
-export interface RateLimiterStoreError extends InstanceType<typeof errors.RateLimiterStoreError> {}
+export interface RateLimiterStoreError extends RateLimiterErrors.RateLimiterStoreError {}
 
 /**
  * An in-process store on Effect's `Clock`.

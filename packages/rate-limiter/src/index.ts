@@ -12,6 +12,17 @@
 export * as RateLimiter from "./RateLimiter.js"
 
 /**
+ * The errors of a rate limiter and of its store: a take refused because its start is beyond the
+ * wait budget, or a store that failed to decide.
+ *
+ * The classes are declared here, in a public module, so that the declarations a library emits
+ * when it narrows with `instanceof` point at a path the package exports.
+ *
+ * @since 0.2.0
+ */
+export * as RateLimiterError from "./RateLimiterError.js"
+
+/**
  * Where a rate limiter's decisions are made and its state is kept.
  *
  * A store decides each take in one call, atomically: given the limits, the cost and the wait

@@ -6,7 +6,9 @@ import {
   callTimeout,
   permitWaitTimeout,
   providerPermitWait,
+  providerStoreFailed,
   rateLimited,
+  storeFailed,
   withDefaults
 } from "../lib/dist/index.js"
 
@@ -23,6 +25,8 @@ export const explain = (error: unknown): string => {
   if (slow !== undefined) return `${slow.provider}: attempt ${slow.attempt} passed ${Duration.format(slow.timeout)}`
   const limited = rateLimited(error)
   if (limited !== undefined) return `${limited.name}: retry after ${Duration.format(limited.retryAfter)}`
+  const store = storeFailed(error) ?? providerStoreFailed(error)
+  if (store !== undefined) return `store: ${store.message}`
   return String(error)
 }
 

@@ -1,14 +1,6 @@
 /** @internal */
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
-import * as Predicate from "effect/Predicate"
 import type * as RateLimiter from "../RateLimiter.js"
-
-/** @internal */
-export const ErrorTypeId: unique symbol = Symbol.for("@sluice/rate-limiter/RateLimiterError")
-
-/** @internal */
-export type ErrorTypeId = typeof ErrorTypeId
 
 /**
  * Milliseconds as a short human figure: `340ms`, `3.4s`, `2min`, `1d`.
@@ -35,39 +27,3 @@ export const describeLimit = (limit: RateLimiter.ResolvedLimit): string => {
   const shape = limit.algorithm === "gcra" ? `burst ${limit.burst}` : limit.algorithm.replace("-", " ")
   return `${limit.limit} per ${window} (${shape})`
 }
-
-/** @internal */
-export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
-  readonly name: string
-  readonly reason: "quota" | "paused"
-  readonly retryAfter: Duration.Duration
-  readonly limit: RateLimiter.ResolvedLimit | undefined
-  readonly cost: number
-  readonly maxWait: Duration.Duration
-}> {
-  /** @internal */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-
-  override get message(): string {
-    const maxWait = Duration.toMillis(this.maxWait)
-    const within = maxWait === 0 ? "a start now" : `a start within ${formatMillis(maxWait)}`
-    const cost = this.cost === 1 ? "" : ` for cost ${this.cost}`
-    const cause = this.limit === undefined ? "while paused" : `under ${describeLimit(this.limit)}`
-    return `rate limiter "${this.name}": ${within}${cost} is impossible ${cause}; retry after ${
-      formatMillis(Duration.toMillis(this.retryAfter))
-    }`
-  }
-}
-
-/** @internal */
-export class RateLimiterStoreError extends Data.TaggedError("RateLimiterStoreError")<{
-  readonly message: string
-  readonly cause?: unknown
-}> {
-  /** @internal */
-  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
-}
-
-/** @internal */
-export const isRateLimiterError = (u: unknown): u is RateLimitExceeded | RateLimiterStoreError =>
-  Predicate.hasProperty(u, ErrorTypeId)

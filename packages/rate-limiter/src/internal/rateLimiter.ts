@@ -13,6 +13,7 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Predicate from "effect/Predicate"
 import type * as Tracer from "effect/Tracer"
 import type * as RateLimiter from "../RateLimiter.js"
+import { RateLimitExceeded } from "../RateLimiterError.js"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import * as errors from "./errors.js"
@@ -263,7 +264,7 @@ const makeWith = (
       const paused = refusal.binding < 0
       rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
       return Effect.fail(
-        new errors.RateLimitExceeded({
+        new RateLimitExceeded({
           name,
           reason: paused ? "paused" : "quota",
           retryAfter: Duration.millis(refusal.retryAfterMillis),

@@ -1,0 +1,89 @@
+/**
+ * The errors of a rate limiter and of its store: a take refused because its start is beyond the
+ * wait budget, or a store that failed to decide.
+ *
+ * The classes are declared here, in a public module, so that the declarations a library emits
+ * when it narrows with `instanceof` point at a path the package exports.
+ *
+ * @since 0.2.0
+ */
+import * as Data from "effect/Data"
+import * as Duration from "effect/Duration"
+import * as Predicate from "effect/Predicate"
+import { describeLimit, formatMillis } from "./internal/errors.js"
+import type * as RateLimiter from "./RateLimiter.js"
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export const ErrorTypeId: unique symbol = Symbol.for("@sluice/rate-limiter/RateLimiterError")
+
+/**
+ * @since 0.2.0
+ * @category type ids
+ */
+export type ErrorTypeId = typeof ErrorTypeId
+
+/**
+ * The start would come later than the wait budget allows; nothing was consumed. `retryAfter` is
+ * how long to wait before a take with the same budget can succeed; `limit` is the limit that set
+ * the start, `undefined` when the pause did (`reason: "paused"`).
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
+  /** The name of the limiter that refused. */
+  readonly name: string
+  readonly reason: "quota" | "paused"
+  readonly retryAfter: Duration.Duration
+  readonly limit: RateLimiter.ResolvedLimit | undefined
+  readonly cost: number
+  readonly maxWait: Duration.Duration
+}> {
+  /**
+   * @since 0.2.0
+   */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /**
+   * @since 0.2.0
+   */
+  override get message(): string {
+    const maxWait = Duration.toMillis(this.maxWait)
+    const within = maxWait === 0 ? "a start now" : `a start within ${formatMillis(maxWait)}`
+    const cost = this.cost === 1 ? "" : ` for cost ${this.cost}`
+    const cause = this.limit === undefined ? "while paused" : `under ${describeLimit(this.limit)}`
+    return `rate limiter "${this.name}": ${within}${cost} is impossible ${cause}; retry after ${
+      formatMillis(Duration.toMillis(this.retryAfter))
+    }`
+  }
+}
+
+/**
+ * A store failed to decide (for example Redis is unreachable). The memory store never fails.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export class RateLimiterStoreError extends Data.TaggedError("RateLimiterStoreError")<{
+  readonly message: string
+  readonly cause?: unknown
+}> {
+  /**
+   * @since 0.2.0
+   */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+}
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type RateLimiterError = RateLimitExceeded | RateLimiterStoreError
+
+/**
+ * @since 0.2.0
+ * @category guards
+ */
+export const isRateLimiterError = (u: unknown): u is RateLimiterError => Predicate.hasProperty(u, ErrorTypeId)
