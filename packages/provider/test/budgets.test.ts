@@ -151,36 +151,24 @@ describe("budgets: each fires with its own tag and no other", () => {
       yield* expectIdle(provider.bulkhead)
     }))
 
-  it.scoped("a permit wait and the total expiring at once: PermitWaitTimeout", () =>
-    Effect.gen(function*() {
-      const provider = yield* Provider.make({
-        name: uniqueName("tie-permit"),
-        bulkhead: { permits: 1, maxWait: "1 second" },
-        totalTimeout: "1 second"
-      })
-      const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
-      yield* settle()
-      const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
-      yield* settle()
-      yield* TestClock.adjust("1 second")
-      assert.strictEqual((yield* Fiber.join(waiter))._tag, "PermitWaitTimeout")
-      yield* Fiber.interrupt(holder)
-      yield* expectIdle(provider.bulkhead)
-    }))
-
-  it.scoped("the same tie with a bulkhead given as an instance: its own maxWait still wins", () =>
-    Effect.gen(function*() {
-      const bulkhead = yield* Bulkhead.make({ name: uniqueName("tie-instance"), permits: 1, maxWait: "1 second" })
-      const provider = yield* Provider.make({ name: uniqueName("tie-instance"), bulkhead, totalTimeout: "1 second" })
-      const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
-      yield* settle()
-      const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
-      yield* settle()
-      yield* TestClock.adjust("1 second")
-      assert.strictEqual((yield* Fiber.join(waiter))._tag, "PermitWaitTimeout")
-      yield* Fiber.interrupt(holder)
-      yield* expectIdle(provider.bulkhead)
-    }))
+  // the bulkhead given as settings or as an instance: either way its own maxWait is the inner budget
+  for (const given of ["settings", "an instance"] as const) {
+    it.scoped(`a permit wait and the total expiring at once: PermitWaitTimeout (bulkhead given as ${given})`, () =>
+      Effect.gen(function*() {
+        const name = uniqueName("tie-permit")
+        const settings = { permits: 1, maxWait: "1 second" } as const
+        const bulkhead = given === "settings" ? settings : yield* Bulkhead.make({ name, ...settings })
+        const provider = yield* Provider.make({ name, bulkhead, totalTimeout: "1 second" })
+        const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
+        yield* settle()
+        const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
+        yield* settle()
+        yield* TestClock.adjust("1 second")
+        assert.strictEqual((yield* Fiber.join(waiter))._tag, "PermitWaitTimeout")
+        yield* Fiber.interrupt(holder)
+        yield* expectIdle(provider.bulkhead)
+      }))
+  }
 
   it.scoped("the limiter's wait is capped by what is left of the total: RateLimitExceeded at once", () =>
     Effect.gen(function*() {
