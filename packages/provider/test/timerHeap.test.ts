@@ -1,17 +1,12 @@
 import { assert, describe, it } from "@effect/vitest"
 import { type Timed, TimerHeap } from "../src/internal/timerHeap.js"
+import { seeded } from "./chaos.js"
 
 interface Entry extends Timed {
   readonly id: number
 }
 
 const entry = (id: number): Entry => ({ id, at: Infinity, seq: 0, index: -1 })
-
-/** A seeded generator, so that a failure can be replayed. */
-const random = (seed: number) => () => {
-  seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648
-  return seed / 2_147_483_648
-}
 
 describe("TimerHeap", () => {
   it("pops the earliest instant first, equal instants in the order they were set", () => {
@@ -42,7 +37,7 @@ describe("TimerHeap", () => {
   })
 
   it("agrees with a sorted list over random sets, moves, removals and pops", () => {
-    const next = random(42)
+    const next = seeded(42)
     const heap = new TimerHeap<Entry>()
     const entries = Array.from({ length: 64 }, (_, i) => entry(i))
     // the model: entries in the heap with the order in which they were set
