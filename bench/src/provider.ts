@@ -19,7 +19,7 @@
 import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
-import { Effect } from "effect"
+import { Effect, Fiber } from "effect"
 import { spawnSync } from "node:child_process"
 import { existsSync } from "node:fs"
 import { dirname, join } from "node:path"
@@ -133,6 +133,28 @@ const variants: ReadonlyArray<Variant> = [
       return rounds(n, count, (k) => loop(k, call))
     }
   },
+  {
+    suite: "sequential",
+    name: "withSpan + bulkhead.run",
+    run: (n, count) => {
+      const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
+      const call = Effect.withSpan(bulkhead.run(succeed), "call", { captureStackTrace: false })
+      return rounds(n, count, (k) => loop(k, call))
+    }
+  },
+  {
+    suite: "sequential",
+    name: "withSpan + child fiber + bulkhead.run",
+    run: (n, count) => {
+      const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
+      const child = Effect.flatMap(
+        Effect.fork(succeed),
+        (fiber) => Effect.flatMap(Fiber.await(fiber), (exit) => Effect.as(Fiber.inheritAll(fiber), exit))
+      )
+      const call = Effect.withSpan(bulkhead.run(child), "call", { captureStackTrace: false })
+      return rounds(n, count, (k) => loop(k, call))
+    }
+  },
   { suite: "sequential", name: "provider: bulkhead", run: throughProvider(bulkheadOnly, loop, succeed) },
   { suite: "sequential", name: "+ limiter", run: throughProvider(withLimiter, loop, succeed) },
   { suite: "sequential", name: "+ attemptTimeout", run: throughProvider(withAttempt, loop, succeed) },
@@ -230,6 +252,7 @@ const budgets = (
   const all = row("+ circuit breaker")
   const bulkhead = row("provider: bulkhead")
   const span = row("useSpan + bulkhead.run")
+  const floor = row("withSpan + child fiber + bulkhead.run")
   const lines: Array<string> = []
   if (all?.baseline !== undefined) {
     lines.push(`budget: every feature costs ${formatRatio(all.ns / all.baseline)} the baseline's (target at most 1.5x)`)
@@ -237,6 +260,12 @@ const budgets = (
   if (bulkhead !== undefined && span !== undefined) {
     lines.push(
       `budget: a bulkhead only costs ${formatRatio(bulkhead.ns / span.ns)} useSpan + bulkhead.run (target at most 1.2x)`
+    )
+  }
+  if (bulkhead !== undefined && floor !== undefined) {
+    lines.push(
+      `a bulkhead only costs ${formatRatio(bulkhead.ns / floor.ns)} its mandated parts: the span as the parent of ` +
+        `the call's spans and the attempt in a child fiber the provider can end (withSpan + child fiber + bulkhead.run)`
     )
   }
   return lines

@@ -21,6 +21,7 @@ import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Cause, Duration, Effect, Exit, Fiber, Option, Supervisor } from "effect"
 import { monitorEventLoopDelay } from "node:perf_hooks"
+import { Flaky, seeded } from "../../packages/provider/test/chaos.js"
 import { formatBytes, machineLine, markdownTable, textTable, writeSection } from "./lib/report.js"
 
 const CALLS = Number(process.env.SLUICE_SOAK_CALLS ?? 100_000)
@@ -53,19 +54,6 @@ const settings = {
   },
   circuitBreaker: { consecutiveFailures: 8, openFor: "30 millis" }
 } as const
-
-/** mulberry32: a small seeded generator, so that every run makes the same choices. */
-const generator = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-
-class Flaky {
-  readonly _tag = "Flaky"
-  readonly [Provider.RetryableTypeId] = true
-}
 
 const kinds = ["ok", "ok", "ok", "ok", "ok", "fail", "defect", "hang", "slow", "slow"] as const
 type Kind = typeof kinds[number]
@@ -134,139 +122,144 @@ const busiestWindow = (starts: Float64Array, length: number): { readonly count: 
   return { count: best, at }
 }
 
+const makeProvider = Provider.make({ name: "soak", ...settings })
+
 const soak = Effect.gen(function*() {
-  const random = generator(SEED)
+  const random = seeded(SEED)
   const pick = <A>(choices: ReadonlyArray<A>): A => choices[Math.floor(random() * choices.length)]
   const everything = yield* Supervisor.track
   const calls = yield* Supervisor.track
 
   const wallStart = performance.now()
-  const run = Effect.gen(function*() {
-    const provider = yield* Provider.make({ name: "soak", ...settings })
-    const startsBuffer = new Float64Array(CALLS * MAX_ATTEMPTS)
-    let startCount = 0
-    const bodies: Record<Kind, number> = { ok: 0, fail: 0, defect: 0, hang: 0, slow: 0 }
-    const seen = Object.fromEntries(Object.keys((yield* provider.stats).outcomes).map((k) => [k, 0])) as Record<
-      Provider.Outcome,
-      number
-    >
-    let defects = 0
-    let interruptsPlanned = 0
-    const budgetMix = new Map<string, number>()
+  // the calls' own fibers are tracked apart from the provider's (its watchdog timer lives as long as it)
+  const run = (provider: Effect.Effect.Success<typeof makeProvider>) =>
+    Effect.gen(function*() {
+      const startsBuffer = new Float64Array(CALLS * MAX_ATTEMPTS)
+      let startCount = 0
+      const bodies: Record<Kind, number> = { ok: 0, fail: 0, defect: 0, hang: 0, slow: 0 }
+      const seen = Object.fromEntries(Object.keys((yield* provider.stats).outcomes).map((k) => [k, 0])) as Record<
+        Provider.Outcome,
+        number
+      >
+      let defects = 0
+      let interruptsPlanned = 0
+      const budgetMix = new Map<string, number>()
 
-    const body = (plan: Planned): Effect.Effect<number, Flaky> =>
-      Effect.flatMap(nowMillis, (now) => {
-        startsBuffer[startCount++] = now
-        bodies[plan.kind]++
-        switch (plan.kind) {
-          case "fail":
-            return Effect.fail(new Flaky())
-          case "defect":
-            return Effect.die("boom")
-          case "hang":
-            return Effect.never
-          case "slow":
-            return Effect.as(Effect.sleep(plan.slowMillis), 1)
-          default:
-            return Effect.succeed(1)
+      const body = (plan: Planned): Effect.Effect<number, Flaky> =>
+        Effect.flatMap(nowMillis, (now) => {
+          startsBuffer[startCount++] = now
+          bodies[plan.kind]++
+          switch (plan.kind) {
+            case "fail":
+              return Effect.fail(new Flaky())
+            case "defect":
+              return Effect.die("boom")
+            case "hang":
+              return Effect.never
+            case "slow":
+              return Effect.as(Effect.sleep(plan.slowMillis), 1)
+            default:
+              return Effect.succeed(1)
+          }
+        })
+
+      const heap: Array<{ readonly calls: number; readonly bytes: number }> = []
+      const waves = Math.ceil(CALLS / WAVE)
+      const warmUpWaves = Math.max(1, Math.round(waves * WARM_UP_SHARE))
+      const sampleEvery = Math.max(1, Math.round(waves / 10))
+      let done = 0
+      heap.push({ calls: 0, bytes: heapUsed() })
+
+      for (let wave = 0; wave < waves; wave++) {
+        const size = Math.min(WAVE, CALLS - done)
+        const plans: Array<Planned> = []
+        for (let i = 0; i < size; i++) {
+          const kind = pick(kinds)
+          const slowMillis = Math.floor(random() * 40)
+          const budget = Math.floor(random() * budgets.length)
+          const arrival = Math.floor(random() * ARRIVAL_MILLIS)
+          const interruptAfter = random() < INTERRUPT_SHARE
+            ? INTERRUPT_MIN_MILLIS + Math.floor(random() * (INTERRUPT_MAX_MILLIS - INTERRUPT_MIN_MILLIS))
+            : -1
+          plans.push({ kind, slowMillis, budget, arrival, interruptAfter })
         }
-      })
-
-    const heap: Array<{ readonly calls: number; readonly bytes: number }> = []
-    const waves = Math.ceil(CALLS / WAVE)
-    const warmUpWaves = Math.max(1, Math.round(waves * WARM_UP_SHARE))
-    const sampleEvery = Math.max(1, Math.round(waves / 10))
-    let done = 0
-    heap.push({ calls: 0, bytes: heapUsed() })
-
-    for (let wave = 0; wave < waves; wave++) {
-      const size = Math.min(WAVE, CALLS - done)
-      const plans: Array<Planned> = []
-      for (let i = 0; i < size; i++) {
-        const kind = pick(kinds)
-        const slowMillis = Math.floor(random() * 40)
-        const budget = Math.floor(random() * budgets.length)
-        const arrival = Math.floor(random() * ARRIVAL_MILLIS)
-        const interruptAfter = random() < INTERRUPT_SHARE
-          ? INTERRUPT_MIN_MILLIS + Math.floor(random() * (INTERRUPT_MAX_MILLIS - INTERRUPT_MIN_MILLIS))
-          : -1
-        plans.push({ kind, slowMillis, budget, arrival, interruptAfter })
-      }
-      plans.sort((a, b) => a.arrival - b.arrival)
-      const fibers: Array<Fiber.RuntimeFiber<number, unknown>> = []
-      const interrupters: Array<Fiber.RuntimeFiber<unknown>> = []
-      const waveStart = yield* nowMillis
-      for (const plan of plans) {
-        const wait = waveStart + plan.arrival - (yield* nowMillis)
-        if (wait >= 1) yield* Effect.sleep(Duration.millis(wait))
-        const { label, options } = budgets[plan.budget]
-        budgetMix.set(label, (budgetMix.get(label) ?? 0) + 1)
-        const fiber = yield* Effect.fork(provider.call(body(plan), options))
-        fibers.push(fiber)
-        if (plan.interruptAfter >= 0) {
-          interruptsPlanned++
-          interrupters.push(
-            yield* Effect.fork(Effect.zipRight(Effect.sleep(plan.interruptAfter), Fiber.interrupt(fiber)))
-          )
+        plans.sort((a, b) => a.arrival - b.arrival)
+        const fibers: Array<Fiber.RuntimeFiber<number, unknown>> = []
+        const interrupters: Array<Fiber.RuntimeFiber<unknown>> = []
+        const waveStart = yield* nowMillis
+        for (const plan of plans) {
+          const wait = waveStart + plan.arrival - (yield* nowMillis)
+          if (wait >= 1) yield* Effect.sleep(Duration.millis(wait))
+          const { label, options } = budgets[plan.budget]
+          budgetMix.set(label, (budgetMix.get(label) ?? 0) + 1)
+          const fiber = yield* Effect.fork(provider.call(body(plan), options))
+          fibers.push(fiber)
+          if (plan.interruptAfter >= 0) {
+            interruptsPlanned++
+            interrupters.push(
+              yield* Effect.fork(Effect.zipRight(Effect.sleep(plan.interruptAfter), Fiber.interrupt(fiber)))
+            )
+          }
+        }
+        for (const fiber of fibers) {
+          const exit = yield* Fiber.await(fiber)
+          const outcome = outcomeOf(exit)
+          seen[outcome]++
+          if (Exit.isFailure(exit) && Cause.isDie(exit.cause) && Option.isNone(Cause.failureOption(exit.cause))) {
+            defects++
+          }
+        }
+        // an interrupter whose call ended first has nothing left to do
+        yield* Fiber.interruptAll(interrupters)
+        done += size
+        if (wave + 1 === warmUpWaves || ((wave + 1) % sampleEvery === 0 && wave + 1 > warmUpWaves)) {
+          heap.push({ calls: done, bytes: heapUsed() })
         }
       }
-      for (const fiber of fibers) {
-        const exit = yield* Fiber.await(fiber)
-        const outcome = outcomeOf(exit)
-        seen[outcome]++
-        if (Exit.isFailure(exit) && Cause.isDie(exit.cause) && Option.isNone(Cause.failureOption(exit.cause))) {
-          defects++
-        }
+      if (heap[heap.length - 1].calls !== done) heap.push({ calls: done, bytes: heapUsed() })
+      const runMillis = performance.now() - wallStart
+
+      // the run is over: nothing may be left
+      yield* Effect.sleep(Duration.millis(5))
+      const stats = yield* provider.stats
+      const alive = (yield* calls.value).filter((fiber) => fiber.unsafePoll() === null).length
+
+      // the limiter lost no slot: one window after the last start, a take that may not wait starts
+      yield* Effect.sleep(Duration.millis(WINDOW_MILLIS + 10))
+      const limiterFree = provider.rateLimiter === undefined
+        ? false
+        : Exit.isSuccess(yield* Effect.exit(provider.rateLimiter.take({ maxWait: 0 })))
+      // the breaker, after its open time, lets a probe through and closes on its success
+      yield* Effect.sleep(Duration.millis(40))
+      const circuitBefore = (yield* provider.stats).circuit
+      const probe = yield* Effect.exit(provider.call(Effect.succeed(1), { retry: false }))
+      const circuitAfter = (yield* provider.stats).circuit
+
+      const starts = startsBuffer.subarray(0, startCount).sort()
+      return {
+        stats,
+        seen,
+        defects,
+        alive,
+        bodies,
+        budgetMix,
+        interruptsPlanned,
+        startCount,
+        busiest: busiestWindow(starts, WINDOW_MILLIS),
+        firstStart: starts[0] ?? 0,
+        lastStart: starts[starts.length - 1] ?? 0,
+        limiterFree,
+        circuitBefore,
+        circuitAfter,
+        probe: Exit.isSuccess(probe) ? "succeeded" : `failed: ${Cause.pretty(probe.cause).split("\n")[0]}`,
+        heap,
+        runMillis,
+        done
       }
-      // an interrupter whose call ended first has nothing left to do
-      yield* Fiber.interruptAll(interrupters)
-      done += size
-      if (wave + 1 === warmUpWaves || ((wave + 1) % sampleEvery === 0 && wave + 1 > warmUpWaves)) {
-        heap.push({ calls: done, bytes: heapUsed() })
-      }
-    }
-    if (heap[heap.length - 1].calls !== done) heap.push({ calls: done, bytes: heapUsed() })
-    const runMillis = performance.now() - wallStart
-
-    // the run is over: nothing may be left
-    yield* Effect.sleep(Duration.millis(5))
-    const stats = yield* provider.stats
-    const alive = (yield* calls.value).filter((fiber) => fiber.unsafePoll() === null).length
-
-    // the limiter lost no slot: one window after the last start, a take that may not wait starts
-    yield* Effect.sleep(Duration.millis(WINDOW_MILLIS + 10))
-    const limiterFree = provider.rateLimiter === undefined
-      ? false
-      : Exit.isSuccess(yield* Effect.exit(provider.rateLimiter.take({ maxWait: 0 })))
-    // the breaker, after its open time, lets a probe through and closes on its success
-    yield* Effect.sleep(Duration.millis(40))
-    const circuitBefore = (yield* provider.stats).circuit
-    const probe = yield* Effect.exit(provider.call(Effect.succeed(1), { retry: false }))
-    const circuitAfter = (yield* provider.stats).circuit
-
-    const starts = startsBuffer.subarray(0, startCount).sort()
-    return {
-      stats,
-      seen,
-      defects,
-      alive,
-      bodies,
-      budgetMix,
-      interruptsPlanned,
-      startCount,
-      busiest: busiestWindow(starts, WINDOW_MILLIS),
-      firstStart: starts[0] ?? 0,
-      lastStart: starts[starts.length - 1] ?? 0,
-      limiterFree,
-      circuitBefore,
-      circuitAfter,
-      probe: Exit.isSuccess(probe) ? "succeeded" : `failed: ${Cause.pretty(probe.cause).split("\n")[0]}`,
-      heap,
-      runMillis,
-      done
-    }
-  })
-  const result = yield* Effect.scoped(Effect.supervised(run, calls)).pipe(
+    })
+  const result = yield* Effect.scoped(
+    Effect.flatMap(makeProvider, (provider) => Effect.supervised(run(provider), calls))
+  ).pipe(
     Effect.provide(RateLimiterStore.layerMemory),
     Effect.supervised(everything)
   )
@@ -347,7 +340,7 @@ const main = async () => {
       check(r.stats.inFlight === 0, `${r.stats.inFlight} calls in flight`)
     ],
     [
-      "fibers alive after the run (calls, attempts, watchdogs, interrupters)",
+      "fibers alive after the run (calls, attempts, interrupters)",
       n(r.alive),
       "0",
       check(r.alive === 0, `${r.alive} fibers alive after the run`)

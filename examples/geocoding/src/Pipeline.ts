@@ -75,7 +75,7 @@ export const run = <R>(options: Options<R>) =>
   Effect.scoped(Effect.gen(function*() {
     const geocoders = yield* Geocoders
     const calls = yield* Calls
-    const router = Router.make(geocoders)
+    const router = yield* Router.make(geocoders)
     const dedup = yield* Dedup.make(router, options.cacheCapacity)
     const output = yield* Output.open(options.output)
     const counts = { rows: 0, skipped: 0, ok: 0, notFound: 0, failed: 0, invalid: 0 }

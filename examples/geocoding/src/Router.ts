@@ -12,9 +12,11 @@
  */
 import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Queue from "effect/Queue"
 import * as Schedule from "effect/Schedule"
 import { clientRate, type Geocoder, type Place, type ProviderName, type SearchError } from "./providers/Geocoder.js"
 
@@ -55,108 +57,122 @@ export interface Router {
   readonly refusals: () => ReadonlyMap<ProviderName, ReadonlyMap<string, number>>
 }
 
-export const make = (geocoders: ReadonlyArray<Geocoder>): Router => {
-  // Join the shortest queue, queues measured in seconds of work. A provider that said when it will
-  // take calls again (an open circuit, a spent quota, a paused limiter) is asked last until then.
-  const rates = geocoders.map((geocoder) => clientRate(geocoder.settings))
-  const inHand = geocoders.map(() => 0)
-  const awayUntil = geocoders.map(() => 0)
-  const order = (now: number): Array<number> =>
-    geocoders.map((_, i) => i).sort((a, b) =>
-      Number(awayUntil[a] > now) - Number(awayUntil[b] > now) ||
-      (inHand[a] + 1) / rates[a] - (inHand[b] + 1) / rates[b] ||
-      a - b
-    )
+export const make = (geocoders: ReadonlyArray<Geocoder>): Effect.Effect<Router> =>
+  Effect.map(Queue.unbounded<Deferred.Deferred<void>>(), (waiting) => {
+    // Join the shortest queue, queues measured in seconds of work. A provider that said when it will
+    // take calls again (an open circuit, a spent quota, a paused limiter) is asked last until then.
+    const rates = geocoders.map((geocoder) => clientRate(geocoder.settings))
+    const inHand = geocoders.map(() => 0)
+    const awayUntil = geocoders.map(() => 0)
+    const order = (now: number): Array<number> =>
+      geocoders.map((_, i) => i).sort((a, b) =>
+        Number(awayUntil[a] > now) - Number(awayUntil[b] > now) ||
+        (inHand[a] + 1) / rates[a] - (inHand[b] + 1) / rates[b] ||
+        a - b
+      )
 
-  // A provider holds at most its permits plus its bulkhead's queue; past that it would answer
-  // BulkheadFull at once. When every provider that is not away is that full, a lookup waits here
-  // for the first one to free a place (first come, first served) instead of bouncing off all of
-  // them and sleeping between rounds.
-  const capacity = geocoders.map((geocoder) => geocoder.settings.permits + geocoder.settings.maxWaiting)
-  const waiters: Array<() => void> = []
-  const release = (index: number) => {
-    inHand[index]--
-    waiters.shift()?.()
-  }
-  const placeFreed = Effect.async<void>((resume) => {
-    const waiter = () => resume(Effect.void)
-    waiters.push(waiter)
-    return Effect.sync(() => {
-      const at = waiters.indexOf(waiter)
-      if (at >= 0) waiters.splice(at, 1)
-    })
-  })
-  /** Every provider that is not away is full, or others already wait their turn. */
-  const mustWait = (now: number, woken: boolean): boolean => {
-    let present = false
-    for (let i = 0; i < geocoders.length; i++) {
-      if (awayUntil[i] > now) continue
-      present = true
-      if (inHand[i] < capacity[i]) return !woken && waiters.length > 0
-    }
-    return present
-  }
-  /** Until when a refusal says the provider will refuse again, in Clock milliseconds, or 0. */
-  const awayFor = (error: SearchError, now: number): number => {
-    switch (error._tag) {
-      case "QuotaExhausted":
-        return error.resetAt
-      case "CircuitOpen":
-        return now + Duration.toMillis(error.retryAfter)
-      case "RateLimitExceeded":
-        return error.reason === "paused" ? now + Duration.toMillis(error.retryAfter) : 0
-      default:
-        return 0
-    }
-  }
-  const counts = new Map<ProviderName, Map<string, number>>(geocoders.map((g) => [g.name, new Map()]))
-  const count = (provider: ProviderName, reason: string) => {
-    const reasons = counts.get(provider)
-    if (reasons !== undefined) reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
-  }
-
-  const reasonOf = (error: SearchError): string => error._tag === "UpstreamStatus" ? `${error.status}` : error._tag
-
-  const round = (query: string, woken = false): Effect.Effect<Resolution, Unresolved> =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      if (mustWait(now, woken)) return Effect.zipRight(placeFreed, round(query, true))
-      const providers = order(now)
-      const refusals: Array<Refusal> = []
-      const attempt = (n: number): Effect.Effect<Resolution, Unresolved> => {
-        if (n === providers.length) return Effect.fail(new Unresolved({ refusals }))
-        const index = providers[n]
-        const geocoder = geocoders[index]
-        return Effect.acquireUseRelease(
-          Effect.sync(() => inHand[index]++),
-          () => geocoder.search(query),
-          () => Effect.sync(() => release(index))
-        ).pipe(
-          Effect.map((place): Resolution =>
-            Option.match(place, {
-              onNone: () => ({ _tag: "NotFound", provider: geocoder.name }),
-              onSome: (place) => ({ _tag: "Found", provider: geocoder.name, place })
-            })
+    // A provider holds at most its permits plus its bulkhead's queue; past that it would answer
+    // BulkheadFull at once. When every provider that is not away is that full, a lookup waits in
+    // `waiting` for the first one to free a place (first come, first served) instead of bouncing off
+    // all of them and sleeping between rounds. A waiter interrupted in the queue completes its own
+    // Deferred, so that a freed place passes it over; `waiters` counts the ones still waiting.
+    const capacity = geocoders.map((geocoder) => geocoder.settings.permits + geocoder.settings.maxWaiting)
+    let waiters = 0
+    /** A freed place goes to the oldest lookup still waiting, if any. */
+    const handOn: Effect.Effect<void> = Effect.flatMap(Queue.poll(waiting), (next) =>
+      Option.match(next, {
+        onNone: () => Effect.void,
+        onSome: (waiter) =>
+          Effect.flatMap(Deferred.succeed(waiter, undefined), (handed) => handed ? Effect.void : handOn)
+      }))
+    const release = (index: number) =>
+      Effect.suspend(() => {
+        inHand[index]--
+        return handOn
+      })
+    const placeFreed = Effect.flatMap(Deferred.make<void>(), (waiter) =>
+      Effect.acquireUseRelease(
+        Effect.sync(() => waiters++),
+        () =>
+          Effect.zipRight(Queue.offer(waiting, waiter), Deferred.await(waiter)).pipe(
+            // a place handed over as the lookup was interrupted goes to the next one
+            Effect.onInterrupt(() =>
+              Effect.flatMap(Deferred.interrupt(waiter), (stillWaiting) => stillWaiting ? Effect.void : handOn)
+            )
           ),
-          Effect.catchAll((error) =>
-            Effect.flatMap(Clock.currentTimeMillis, (now) => {
-              const reason = reasonOf(error)
-              count(geocoder.name, reason)
-              refusals.push({ provider: geocoder.name, reason, message: error.message })
-              awayUntil[index] = Math.max(awayUntil[index], awayFor(error, now))
-              return attempt(n + 1)
-            })
-          )
-        )
+        () => Effect.sync(() => waiters--)
+      ))
+    /** Every provider that is not away is full, or others already wait their turn. */
+    const mustWait = (now: number, woken: boolean): boolean => {
+      let present = false
+      for (let i = 0; i < geocoders.length; i++) {
+        if (awayUntil[i] > now) continue
+        present = true
+        if (inHand[i] < capacity[i]) return !woken && waiters > 0
       }
-      return attempt(0)
-    })
+      return present
+    }
+    /** Until when a refusal says the provider will refuse again, in Clock milliseconds, or 0. */
+    const awayFor = (error: SearchError, now: number): number => {
+      switch (error._tag) {
+        case "QuotaExhausted":
+          return error.resetAt
+        case "CircuitOpen":
+          return now + Duration.toMillis(error.retryAfter)
+        case "RateLimitExceeded":
+          return error.reason === "paused" ? now + Duration.toMillis(error.retryAfter) : 0
+        default:
+          return 0
+      }
+    }
+    const counts = new Map<ProviderName, Map<string, number>>(geocoders.map((g) => [g.name, new Map()]))
+    const count = (provider: ProviderName, reason: string) => {
+      const reasons = counts.get(provider)
+      if (reasons !== undefined) reasons.set(reason, (reasons.get(reason) ?? 0) + 1)
+    }
 
-  // another round only while some provider refused for being busy
-  const resolve = (query: string): Effect.Effect<Resolution, Unresolved> =>
-    Effect.retry(round(query), {
-      schedule: rounds,
-      while: (unresolved) => unresolved.refusals.some((refusal) => busy.has(refusal.reason))
-    })
+    const reasonOf = (error: SearchError): string => error._tag === "UpstreamStatus" ? `${error.status}` : error._tag
 
-  return { resolve, refusals: () => counts }
-}
+    const round = (query: string, woken = false): Effect.Effect<Resolution, Unresolved> =>
+      Effect.flatMap(Clock.currentTimeMillis, (now) => {
+        if (mustWait(now, woken)) return Effect.zipRight(placeFreed, round(query, true))
+        const providers = order(now)
+        const refusals: Array<Refusal> = []
+        const attempt = (n: number): Effect.Effect<Resolution, Unresolved> => {
+          if (n === providers.length) return Effect.fail(new Unresolved({ refusals }))
+          const index = providers[n]
+          const geocoder = geocoders[index]
+          return Effect.acquireUseRelease(
+            Effect.sync(() => inHand[index]++),
+            () => geocoder.search(query),
+            () => release(index)
+          ).pipe(
+            Effect.map((place): Resolution =>
+              Option.match(place, {
+                onNone: () => ({ _tag: "NotFound", provider: geocoder.name }),
+                onSome: (place) => ({ _tag: "Found", provider: geocoder.name, place })
+              })
+            ),
+            Effect.catchAll((error) =>
+              Effect.flatMap(Clock.currentTimeMillis, (now) => {
+                const reason = reasonOf(error)
+                count(geocoder.name, reason)
+                refusals.push({ provider: geocoder.name, reason, message: error.message })
+                awayUntil[index] = Math.max(awayUntil[index], awayFor(error, now))
+                return attempt(n + 1)
+              })
+            )
+          )
+        }
+        return attempt(0)
+      })
+
+    // another round only while some provider refused for being busy
+    const resolve = (query: string): Effect.Effect<Resolution, Unresolved> =>
+      Effect.retry(round(query), {
+        schedule: rounds,
+        while: (unresolved) => unresolved.refusals.some((refusal) => busy.has(refusal.reason))
+      })
+
+    return { resolve, refusals: () => counts }
+  })

@@ -43,7 +43,7 @@ const oneProvider = (hold: Effect.Effect<void>) =>
           return provider.call(Effect.as(hold, Option.some({ lat: 0, lon: 0, displayName: query })))
         })
     }
-    return { router: Router.make([geocoder]), geocoder, searches }
+    return { router: yield* Router.make([geocoder]), geocoder, searches }
   })
 
 describe("Router rounds", () => {
@@ -97,10 +97,36 @@ describe("Router rounds", () => {
             return Effect.fail(new QuotaExhausted({ provider: "photon", resetAt: 0 }))
           })
       }
-      const result = yield* Effect.either(Router.make([spent]).resolve("Paris"))
+      const result = yield* Effect.either(Effect.flatMap(Router.make([spent]), (router) => router.resolve("Paris")))
       expect(Either.isLeft(result) && result.left.refusals.map((refusal) => refusal.reason)).toEqual([
         "QuotaExhausted"
       ])
       expect(searches).toBe(1)
+    }))
+
+  it.scoped("when every provider is full, lookups wait for a freed place in arrival order; one interrupted is passed over", () =>
+    Effect.gen(function*() {
+      const gate = yield* Deferred.make<void>()
+      const { geocoder } = yield* oneProvider(Deferred.await(gate))
+      const asked: Array<string> = []
+      // the router knows the provider holds one lookup at a time: the others wait in its queue
+      const single: Geocoder = {
+        ...geocoder,
+        settings: { ...geocoder.settings, permits: 1, maxWaiting: 0 },
+        search: (query) => Effect.zipRight(Effect.sync(() => asked.push(query)), geocoder.search(query))
+      }
+      const router = yield* Router.make([single])
+      const first = yield* Effect.fork(router.resolve("Paris"))
+      yield* Effect.yieldNow()
+      const second = yield* Effect.fork(router.resolve("Lyon"))
+      const third = yield* Effect.fork(router.resolve("Nice"))
+      yield* Effect.yieldNow()
+      expect(asked).toEqual(["Paris"])
+      yield* Fiber.interrupt(second)
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(first)
+      const answer = yield* Fiber.join(third)
+      expect(answer).toEqual({ _tag: "Found", provider: "photon", place: { lat: 0, lon: 0, displayName: "Nice" } })
+      expect(asked).toEqual(["Paris", "Nice"])
     }))
 })

@@ -2,20 +2,8 @@ import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Effect, Exit, Fiber, Supervisor, TestClock } from "effect"
+import { Flaky, seeded } from "./chaos.js"
 import { expectIdle, settle, uniqueName } from "./utils.js"
-
-/** mulberry32: a small seeded generator, so that every run of the soak makes the same choices. */
-const generator = (seed: number) => () => {
-  seed = (seed + 0x6d2b79f5) | 0
-  let t = Math.imul(seed ^ (seed >>> 15), 1 | seed)
-  t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
-  return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-}
-
-class Flaky {
-  readonly _tag = "Flaky"
-  readonly [Provider.RetryableTypeId] = true
-}
 
 const CALLS = Number(process.env.SOAK_CALLS ?? 10_000)
 const WAVE = 100
@@ -27,7 +15,7 @@ describe("soak", () => {
     `${CALLS} calls with random interrupts, failures, defects, hangs, budgets and retries leave nothing behind`,
     () =>
       Effect.gen(function*() {
-        const random = generator(20_261_201)
+        const random = seeded(20_261_201)
         const pick = <A>(choices: ReadonlyArray<A>): A => choices[Math.floor(random() * choices.length)]
         const provider = yield* Provider.make({
           name: uniqueName("soak"),

@@ -4,8 +4,8 @@ import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Fiber, Supervisor, TestClock } from "effect"
 import { expectIdle, now, settle, uniqueName } from "./utils.js"
 
-/** The one timer of a call watches its attempt and total budgets from outside (internal/watchdog.ts). */
-describe("watchdog: the budgets of a call, watched by one timer", () => {
+/** One timer per provider watches every call's attempt and total budgets from outside (internal/watchdog.ts). */
+describe("watchdog: the budgets of every call, watched by one timer", () => {
   it.scoped("an attempt budget counts from the call's start, not from the permit wait before it", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({ name: uniqueName("wd-permit"), bulkhead: { permits: 1 } })
@@ -66,5 +66,48 @@ describe("watchdog: the budgets of a call, watched by one timer", () => {
       const alive = (yield* tracker.value).filter((fiber) => fiber.unsafePoll() === null)
       assert.deepStrictEqual(alive, [])
       assert.deepInclude((yield* provider.stats).outcomes, { success: 5, call_timeout: 0, total_timeout: 0 })
+    }))
+
+  it.scoped("a later call with a shorter budget wakes the timer early; each call ends at its own instant", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("wd-early"),
+        bulkhead: { permits: 4 },
+        totalTimeout: "10 seconds"
+      })
+      const ended: Array<[string, number]> = []
+      const track = (label: string, options?: Provider.CallOptions) =>
+        Effect.fork(
+          Effect.flip(provider.call(Effect.never, options)).pipe(
+            Effect.tap(() => Effect.flatMap(now, (t) => Effect.sync(() => ended.push([label, t]))))
+          )
+        )
+      const long = yield* track("long")
+      yield* settle()
+      // the timer sleeps until 10 s; this call's budget ends first
+      const short = yield* track("short", { totalTimeout: "1 second" })
+      const attempt = yield* track("attempt", { attemptTimeout: "2500 millis" })
+      yield* settle()
+      yield* TestClock.adjust("10 seconds")
+      const errors = [yield* Fiber.join(short), yield* Fiber.join(attempt), yield* Fiber.join(long)]
+      assert.deepStrictEqual(errors.map((e) => e._tag), ["TotalTimeout", "CallTimeout", "TotalTimeout"])
+      assert.deepStrictEqual(ended, [["short", 1000], ["attempt", 2500], ["long", 10000]])
+      yield* expectIdle(provider.bulkhead)
+    }))
+
+  it.effect("the timer is the provider's own fiber: it goes with the provider's scope", () =>
+    Effect.gen(function*() {
+      const tracker = yield* Supervisor.track
+      yield* Effect.scoped(Effect.gen(function*() {
+        const provider = yield* Provider.make({
+          name: uniqueName("wd-scope"),
+          bulkhead: { permits: 1 },
+          totalTimeout: "1 second"
+        })
+        yield* provider.call(Effect.void)
+      })).pipe(Effect.supervised(tracker))
+      yield* settle()
+      const alive = (yield* tracker.value).filter((fiber) => fiber.unsafePoll() === null)
+      assert.deepStrictEqual(alive, [])
     }))
 })

@@ -1,7 +1,6 @@
 /** @internal */
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import type * as Tracer from "effect/Tracer"
 import type * as Api from "../Provider.js"
@@ -10,7 +9,7 @@ import { unwrap } from "./callFailed.js"
 import { outcomeOf } from "./metrics.js"
 import { type PerCall, perCall } from "./options.js"
 import { Call, type ProviderState } from "./state.js"
-import { interruptAttempt, watchdog } from "./watchdog.js"
+import { interruptAttempt } from "./watchdog.js"
 
 /**
  * `Provider.call`: the span, then the call's lifecycle. The caller runs the attempts; each attempt
@@ -60,17 +59,11 @@ const lifecycle = <A, E, R>(
     return Effect.uninterruptibleMask((restore) => {
       provider.inFlight++
       provider.active.add(call)
-      const timer = watched ? Effect.fork(watchdog(provider, call, clock)) : Effect.succeed(undefined)
-      return Effect.flatMap(timer, (timer) =>
-        attempts(provider, self, call, clock, restore).pipe(
-          Effect.onExit((exit) =>
-            Effect.zipRight(
-              timer === undefined ? Effect.void : Fiber.interrupt(timer),
-              Effect.sync(() => end(provider, call, exit))
-            )
-          ),
-          Effect.mapError(unwrap)
-        ))
+      if (watched) provider.watchdog.watch(call, now)
+      return attempts(provider, self, call, clock, restore).pipe(
+        Effect.onExit((exit) => Effect.sync(() => end(provider, call, exit))),
+        Effect.mapError(unwrap)
+      )
     })
   })
 

@@ -62,6 +62,8 @@ export const make = (
         ? settings
         : yield* RateLimiter.make({ ...settings, name: resolved.name })
       const state = new ProviderState(resolved, bulkhead, permitWaitMillis, limiter)
+      // forked before shutdown's finalizer is added, so it is interrupted after the calls drained
+      yield* Effect.forkScoped(Effect.interruptible(Effect.clockWith(state.watchdog.run)))
       // added after the limiter's own finalizers, so it runs first: calls drain while the limiter still works
       yield* Effect.addFinalizer(() => shutdown(state))
       let traced = false

@@ -23,6 +23,7 @@ import {
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
 import { Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
+import { Watchdog } from "./watchdog.js"
 
 /**
  * One call in flight: where it is (read by its total budget's timer and by shutdown), and how the
@@ -31,6 +32,11 @@ import { shortestWindowRate, verdict } from "./verdict.js"
  * @internal
  */
 export class Call {
+  // its place in the provider's watchdog (see `TimerHeap`)
+  at = Infinity
+  seq = 0
+  index = -1
+
   phase: ProviderError.Phase = "circuit"
   attempt = 0
   /** When the own budget of the current phase ends (permit wait or attempt); `Infinity` without one. */
@@ -88,6 +94,8 @@ export class ProviderState {
   closing = false
   readonly drained = Deferred.unsafeMake<void>(FiberId.none)
   readonly active = new Set<Call>()
+  /** Every call's budgets, watched by one timer fiber the provider's scope owns. */
+  readonly watchdog: Watchdog = new Watchdog(this)
 
   constructor(
     readonly resolved: Resolved,
@@ -125,6 +133,7 @@ export class ProviderState {
   finish(call: Call, outcome: Api.Outcome): void {
     call.done = true
     this.active.delete(call)
+    this.watchdog.unwatch(call)
     this.inFlight--
     this.count(outcome)
     if (this.closing && this.inFlight === 0) Deferred.unsafeDone(this.drained, Exit.void)

@@ -1,41 +1,92 @@
 /** @internal */
 import type * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
+import * as FiberId from "effect/FiberId"
 import * as ProviderError from "../ProviderError.js"
 import type { Call, ProviderState } from "./state.js"
+import { TimerHeap } from "./timerHeap.js"
 
 /**
- * The budgets of one call, watched from outside its attempts: one timer fiber per call (not one
- * per attempt, as `Effect.timeoutFail` would fork with its own race). It sleeps until the nearest
- * deadline it knows: the total's, the current call's attempt budget, or, before an attempt reaches
- * its call, the earliest that budget could end. On waking it ends what is due: the attempt with
- * `CallTimeout`, or the call with `TotalTimeout`. When the attempt's own budget (its call, or its
- * permit wait) ends at the instant the total does, the innermost wins.
+ * The budgets of a provider's calls, watched from outside their attempts by one timer fiber for
+ * the whole provider: not one per attempt, as `Effect.timeoutFail` forks with its own race, nor
+ * one per call. Each watched call waits in a heap by the nearest instant a budget of it could end:
+ * the total's, the current call's attempt budget, or, before an attempt reaches its call, the
+ * earliest that budget could end. The fiber sleeps until the earliest instant of all, then ends
+ * what is due: an attempt with `CallTimeout`, a call with `TotalTimeout`. When the attempt's own
+ * budget (its call, or its permit wait) ends at the instant the total does, the innermost wins.
  *
  * @internal
  */
-export const watchdog = (provider: ProviderState, call: Call, clock: Clock.Clock): Effect.Effect<void> => {
-  const attemptBudget = call.perCall.attemptTimeoutMillis
-  const watch: Effect.Effect<void> = Effect.suspend(() => {
+export class Watchdog {
+  private readonly heap = new TimerHeap<Call>()
+  /** The instant the fiber sleeps until (`Infinity`: until woken); `-Infinity` while it is awake. */
+  private sleepingUntil = -Infinity
+  /** Completed to wake the fiber early, for an instant before the one it sleeps until. */
+  private wake = Deferred.unsafeMake<void>(FiberId.none)
+
+  constructor(private readonly provider: ProviderState) {}
+
+  /** Starts watching a call that has just begun at `now`. */
+  watch(call: Call, now: number): void {
+    const attemptBudget = call.perCall.attemptTimeoutMillis
+    this.schedule(call, Math.min(call.deadline, attemptBudget === undefined ? Infinity : now + attemptBudget))
+  }
+
+  /** Stops watching a call that has ended. */
+  unwatch(call: Call): void {
+    this.heap.remove(call)
+  }
+
+  /** The timer fiber's work, forever: the provider's scope forks it and interrupts it last. */
+  readonly run = (clock: Clock.Clock): Effect.Effect<never> => {
+    const turn: Effect.Effect<void> = Effect.suspend(() => {
+      const now = clock.unsafeCurrentTimeMillis()
+      const endings: Array<Effect.Effect<void>> = []
+      for (let call = this.heap.popDue(now); call !== undefined; call = this.heap.popDue(now)) {
+        endings.push(this.step(call, now))
+      }
+      const next = this.heap.peek()?.at ?? Infinity
+      this.wake = Deferred.unsafeMake<void>(FiberId.none)
+      this.sleepingUntil = next
+      const woken = Deferred.await(this.wake)
+      const sleep = next === Infinity ? woken : Effect.race(clock.sleep(Duration.millis(next - now)), woken)
+      return Effect.zipRight(
+        Effect.forEach(endings, (ending) => ending, { discard: true }),
+        Effect.zipRight(sleep, Effect.sync(() => this.sleepingUntil = -Infinity))
+      )
+    })
+    return Effect.forever(turn)
+  }
+
+  private schedule(call: Call, at: number): void {
+    if (at === Infinity) return
+    this.heap.set(call, at)
+    if (at < this.sleepingUntil) {
+      this.sleepingUntil = -Infinity
+      Deferred.unsafeDone(this.wake, Exit.void)
+    }
+  }
+
+  /** A call whose instant has come: end what is due, and watch it again until its next instant. */
+  private step(call: Call, now: number): Effect.Effect<void> {
     if (call.done) return Effect.void
-    const now = clock.unsafeCurrentTimeMillis()
+    const attemptBudget = call.perCall.attemptTimeoutMillis
     const inCall = call.phase === "call"
     if (inCall && call.phaseDeadline <= now) {
       // the attempt's own budget: the attempt ends, the call goes on to its retry decision
       // the next attempt's budget ends a whole budget from now at the earliest
       const next = attemptBudget === undefined ? Infinity : now + attemptBudget
-      return Effect.zipRight(
-        endAttempt(call, attemptTimeout(provider, call)),
-        call.deadline <= now ? Effect.void : sleepUntil(Math.min(call.deadline, next), now)
-      )
+      if (call.deadline > now) this.schedule(call, Math.min(call.deadline, next))
+      return endAttempt(call, attemptTimeout(this.provider, call))
     }
     if (call.deadline <= now) {
       // a permit wait whose own budget ends now reports itself
       if (call.phase === "permit_wait" && call.phaseDeadline <= now) return Effect.void
-      call.ending = Exit.fail(provider.totalTimeout(call, now, call.phase))
+      call.ending = Exit.fail(this.provider.totalTimeout(call, now, call.phase))
       return interruptAttempt(call)
     }
     const nextAttemptDeadline = inCall
@@ -43,12 +94,9 @@ export const watchdog = (provider: ProviderState, call: Call, clock: Clock.Clock
       : attemptBudget === undefined || attemptBudget === Infinity
       ? Infinity
       : now + attemptBudget
-    return sleepUntil(Math.min(call.deadline, nextAttemptDeadline), now)
-  })
-  const sleepUntil = (at: number, now: number): Effect.Effect<void> =>
-    at === Infinity ? Effect.void : Effect.zipRight(clock.sleep(Duration.millis(at - now)), watch)
-  // interruptible even for a caller that is not: the timer goes as soon as the call has ended
-  return Effect.interruptible(watch)
+    this.schedule(call, Math.min(call.deadline, nextAttemptDeadline))
+    return Effect.void
+  }
 }
 
 const attemptTimeout = (provider: ProviderState, call: Call): ProviderError.CallTimeout =>
