@@ -123,7 +123,7 @@ describe("layers", () => {
           { PERMITS: "1152921504606846976" },
           /PERMITS must be an integer ≥ 1, got "1152921504606846976" \(not a safe integer/
         ],
-        [{ PERMITS: "4", MAX_PERMITS: "2" }, /at MAX_PERMITS: "MAX_PERMITS must be an integer ≥ permits \(4\), got 2/],
+        [{ PERMITS: "4", MAX_PERMITS: "2" }, /at MAX_PERMITS: "MAX_PERMITS must be an integer ≥ PERMITS \(4\), got 2/],
         [{ PERMITS: "4", ORDER: "random" }, /ORDER/],
         [{ PERMITS: "4", MAX_WAITING: "-1" }, /at MAX_WAITING: "MAX_WAITING must be an integer ≥ 0 .*got "-1"/],
         [{ PERMITS: "4", MAX_WAIT: "-5 seconds" }, /at MAX_WAIT: "MAX_WAIT must be a duration ≥ 0, got "-5 seconds"/],

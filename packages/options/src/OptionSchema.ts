@@ -150,6 +150,18 @@ export const decodeEither: <A, I>(
 ) => (input: unknown) => Either.Either<A, string> = internal.decodeEither
 
 /**
+ * A decoder of one option on its own: `<option> must be <rule>, got <value>`, for a caller that
+ * adds its owner.
+ *
+ * @since 0.1.0
+ * @category decoding
+ */
+export const decodeOption: <A, I>(
+  schema: Schema.Schema<A, I>,
+  option: string
+) => (input: unknown) => Either.Either<A, string> = internal.decodeOption
+
+/**
  * As `decodeEither`, throwing the refusal as an `IllegalArgumentException` (a defect: options
  * are the program's own, not its input).
  *

@@ -161,6 +161,11 @@ describe("decodeSync and paths", () => {
     assert.throws(() => decode({ limits: [{ limit: 1 }, { limit: 0 }] }), `provider "geo": limits[1].limit must be`)
     assert.throws(() => decode({ retry: { backoff: {} } }), `provider "geo": retry.backoff.initial is missing`)
   })
+  it("decodeOption: one option on its own", () => {
+    const decode = OptionSchema.decodeOption(OptionSchema.integer({ min: 1 }), "workers")
+    assert.deepStrictEqual(decode(2), Either.right(2))
+    assert.deepStrictEqual(decode(NaN), Either.left("workers must be an integer ≥ 1, got NaN"))
+  })
   it("throws an IllegalArgumentException", () => {
     try {
       decode({ retry: { backoff: { initial: NaN } } })

@@ -183,6 +183,15 @@ export const decodeEither = <A, I>(
 }
 
 /** @internal */
+export const decodeOption = <A, I>(
+  schema: Schema.Schema<A, I>,
+  option: string
+): (input: unknown) => Either.Either<A, string> => {
+  const decode = Schema.decodeUnknownEither(schema)
+  return (input) => Either.mapLeft(decode(input), (error) => `${option} ${firstIssue(error).message}`)
+}
+
+/** @internal */
 export const decodeSync = <A, I>(schema: Schema.Schema<A, I>, who: string): (input: unknown) => A => {
   const decode = decodeEither(schema, who)
   return (input) => Either.getOrThrowWith(decode(input), (message) => new Cause.IllegalArgumentException(message))
@@ -282,11 +291,17 @@ export const config = <A, I>(schema: Schema.Schema<A, I>, what: string): Config.
         const leaf = leaves[index]
         const text = Option.getOrElse(texts[index], () => "")
         const value = leaf.rule.fromText(text)
-        // the key's own rule, shown with the text as written; a rule across keys keeps its sentence
+        // the key's own rule, shown with the text as written; a rule across keys keeps its
+        // sentence, with the options it names written as their keys
         return ConfigError.InvalidData(
           [leaf.key],
           `${leaf.key} ${
-            issue.message === refusal(leaf.rule, value) ? refusal(leaf.rule, value, show(text)) : issue.message
+            issue.message === refusal(leaf.rule, value)
+              ? refusal(leaf.rule, value, show(text))
+              : leaves.reduce(
+                (message, other) => message.replace(new RegExp(`\\b${other.path.join("\\.")}\\b`, "g"), other.key),
+                issue.message
+              )
           }`
         )
       })
