@@ -209,3 +209,29 @@ describe("layers", () => {
       assert.include(nested, { name, permits: 7, maxPermits: 7, maxWaiting: Infinity })
     }))
 })
+
+describe("options and Config decode through one schema", () => {
+  it.effect("a value the options accept, Config accepts as text, and the other way round", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [Partial<Bulkhead.Settings>, Record<string, string>]> = [
+        [{ maxWaiting: Infinity }, { MAX_WAITING: "Infinity" }],
+        [{ maxWaiting: 0 }, { MAX_WAITING: "0" }],
+        [{ maxWait: 0 }, { MAX_WAIT: "0 millis" }],
+        [{ maxWait: Infinity }, { MAX_WAIT: "Infinity" }],
+        [{ maxWaiting: -1 }, { MAX_WAITING: "-1" }],
+        [{ maxWait: "-1 millis" }, { MAX_WAIT: "-1 millis" }],
+        [{ permits: Infinity }, { PERMITS: "Infinity" }],
+        [{ permits: 2 ** 60 }, { PERMITS: String(2 ** 60) }]
+      ]
+      for (const [options, env] of cases) {
+        const fromOptions = yield* Effect.exit(Bulkhead.make({ name: uniqueName("agree"), permits: 2, ...options }))
+        const fromConfig = yield* Effect.exit(
+          Effect.withConfigProvider(
+            Bulkhead.config,
+            ConfigProvider.fromMap(new Map(Object.entries({ PERMITS: "2", ...env })))
+          )
+        )
+        assert.strictEqual(Exit.isSuccess(fromConfig), Exit.isSuccess(fromOptions), JSON.stringify(env))
+      }
+    }))
+})
