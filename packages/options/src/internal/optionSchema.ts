@@ -6,6 +6,7 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
+import * as Predicate from "effect/Predicate"
 import * as Schema from "effect/Schema"
 import * as AST from "effect/SchemaAST"
 import type * as Api from "../OptionSchema.js"
@@ -204,7 +205,7 @@ const ruleOf = (ast: AST.AST): Api.Rule | undefined => {
   return AST.isUnion(ast) ? ast.types.map(ruleOf).find((r) => r !== undefined) : undefined
 }
 
-const rulesOf = (schema: Schema.Schema.Any, key: string): Api.Rule => {
+const requireRule = (schema: Schema.Schema.Any, key: string): Api.Rule => {
   const rule = ruleOf(schema.ast)
   if (rule === undefined) throw new Cause.IllegalArgumentException(`${key}: a Config key needs an OptionSchema schema`)
   return rule
@@ -212,7 +213,7 @@ const rulesOf = (schema: Schema.Schema.Any, key: string): Api.Rule => {
 
 /** @internal */
 export const configKey = <A, I>(schema: Schema.Schema<A, I>, key: string): Config.Config<A> => {
-  const rule = rulesOf(schema, key)
+  const rule = requireRule(schema, key)
   const decode = Schema.decodeUnknownEither(schema)
   return Config.mapOrFail(Config.string(key), (text) => {
     const value = rule.fromText(text)
@@ -255,8 +256,10 @@ const setIn = (target: Record<string, unknown>, path: ReadonlyArray<string>, val
     target[head] = value
     return
   }
-  const child = (target[head] ??= {})
-  if (typeof child === "object" && child !== null) setIn(child as Record<string, unknown>, rest, value)
+  const existing = target[head]
+  const child: Record<string, unknown> = Predicate.isRecord(existing) ? existing : {}
+  target[head] = child
+  setIn(child, rest, value)
 }
 
 /** @internal */
