@@ -77,6 +77,24 @@ describe("ProviderHttpClient.config", () => {
     }))
 })
 
+describe("ProviderHttpClient.config and the options decode through one schema", () => {
+  it.effect("strict text, and a rule of the options (min ≤ max with the defaults) holds in Config too", () =>
+    Effect.gen(function*() {
+      const refused = (env: Record<string, string>) =>
+        Effect.map(Effect.flip(read(geo, { GEO_BASE_URL: "http://127.0.0.1:1", ...env })), String)
+      assert.include(
+        yield* refused({ GEO_MAX_BODY_SIZE: "12abc" }),
+        `MAX_BODY_SIZE must be an integer ≥ 1, got "12abc"`
+      )
+      assert.include(yield* refused({ GEO_PRECONNECT: "maybe" }), `PRECONNECT must be true or false, got "maybe"`)
+      // the default max is 5 minutes: a min above it is refused as the option is
+      assert.include(
+        yield* refused({ GEO_RETRY_AFTER_MIN: "10 minutes" }),
+        `RETRY_AFTER_MIN must not exceed RETRY_AFTER_MAX, got 600000 ms > 300000 ms`
+      )
+    }))
+})
+
 describe("Tag.layerConfig", () => {
   it.live("builds the client from Config over its provider, whose stats it reaches", () =>
     Effect.gen(function*() {
