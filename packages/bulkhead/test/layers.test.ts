@@ -116,19 +116,19 @@ describe("layers", () => {
   it.effect("layerConfig refuses invalid values with a ConfigError naming the key", () =>
     Effect.gen(function*() {
       const cases: Array<[Record<string, string>, RegExp]> = [
-        [{ PERMITS: "0" }, /at PERMITS: "PERMITS must be an integer from 1 to \d+, got "0"/],
+        [{ PERMITS: "0" }, /at PERMITS: "PERMITS must be an integer ≥ 1, got "0"/],
         [{ PERMITS: "abc" }, /at PERMITS: "PERMITS must be an integer .*got "abc"/],
         [{ PERMITS: "12abc" }, /at PERMITS: "PERMITS must be an integer .*got "12abc"/],
         [
           { PERMITS: "1152921504606846976" },
-          /PERMITS must be an integer from 1 to 9007199254740991, got "1152921504606846976"/
+          /PERMITS must be an integer ≥ 1, got "1152921504606846976" \(not a safe integer/
         ],
-        [{ PERMITS: "4", MAX_PERMITS: "2" }, /at MAX_PERMITS: "MAX_PERMITS must be ≥ PERMITS \(4\), got 2/],
+        [{ PERMITS: "4", MAX_PERMITS: "2" }, /at MAX_PERMITS: "MAX_PERMITS must be an integer ≥ PERMITS \(4\), got 2/],
         [{ PERMITS: "4", ORDER: "random" }, /ORDER/],
-        [{ PERMITS: "4", MAX_WAITING: "-1" }, /at MAX_WAITING: "MAX_WAITING must be an integer from 0 .*got "-1"/],
-        [{ PERMITS: "4", MAX_WAIT: "-5 seconds" }, /at MAX_WAIT: "MAX_WAIT must be a duration ≥ 0 .*got "-5 seconds"/],
-        [{ PERMITS: "4", MAX_WAIT: "-1 millis" }, /MAX_WAIT must be a duration ≥ 0 .*got "-1 millis"/],
-        [{ PERMITS: "4", MAX_WAIT: "soon" }, /MAX_WAIT must be a duration ≥ 0 .*got "soon"/],
+        [{ PERMITS: "4", MAX_WAITING: "-1" }, /at MAX_WAITING: "MAX_WAITING must be an integer ≥ 0 .*got "-1"/],
+        [{ PERMITS: "4", MAX_WAIT: "-5 seconds" }, /at MAX_WAIT: "MAX_WAIT must be a duration ≥ 0, got "-5 seconds"/],
+        [{ PERMITS: "4", MAX_WAIT: "-1 millis" }, /MAX_WAIT must be a duration ≥ 0, got "-1 millis"/],
+        [{ PERMITS: "4", MAX_WAIT: "soon" }, /MAX_WAIT must be a duration ≥ 0, got "soon"/],
         [{ MAX_WAIT: "2 seconds" }, /at PERMITS: "PERMITS is missing while MAX_WAIT is set/],
         [{}, /Missing data at PERMITS/]
       ]
@@ -188,7 +188,7 @@ describe("layers", () => {
       if (Exit.isSuccess(exit)) return assert.fail("built a bulkhead with MAX_WAIT=-5 seconds")
       const failure = Cause.failureOption(exit.cause)
       assert.isTrue(Option.isSome(failure) && ConfigError.isConfigError(failure.value), String(exit.cause))
-      assert.include(String(exit.cause), `MAX_WAIT must be a duration ≥ 0 such as "2 seconds", got "-5 seconds"`)
+      assert.include(String(exit.cause), `MAX_WAIT must be a duration ≥ 0, got "-5 seconds"`)
     }))
 
   it.effect("Bulkhead.layer and layerConfig provide any tag; a nested config reads a provider's section", () =>
@@ -207,5 +207,31 @@ describe("layers", () => {
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["PHOTON.PERMITS", "7"]])))
       )
       assert.include(nested, { name, permits: 7, maxPermits: 7, maxWaiting: Infinity })
+    }))
+})
+
+describe("options and Config decode through one schema", () => {
+  it.effect("a value the options accept, Config accepts as text, and the other way round", () =>
+    Effect.gen(function*() {
+      const cases: ReadonlyArray<readonly [Partial<Bulkhead.Settings>, Record<string, string>]> = [
+        [{ maxWaiting: Infinity }, { MAX_WAITING: "Infinity" }],
+        [{ maxWaiting: 0 }, { MAX_WAITING: "0" }],
+        [{ maxWait: 0 }, { MAX_WAIT: "0 millis" }],
+        [{ maxWait: Infinity }, { MAX_WAIT: "Infinity" }],
+        [{ maxWaiting: -1 }, { MAX_WAITING: "-1" }],
+        [{ maxWait: "-1 millis" }, { MAX_WAIT: "-1 millis" }],
+        [{ permits: Infinity }, { PERMITS: "Infinity" }],
+        [{ permits: 2 ** 60 }, { PERMITS: String(2 ** 60) }]
+      ]
+      for (const [options, env] of cases) {
+        const fromOptions = yield* Effect.exit(Bulkhead.make({ name: uniqueName("agree"), permits: 2, ...options }))
+        const fromConfig = yield* Effect.exit(
+          Effect.withConfigProvider(
+            Bulkhead.config,
+            ConfigProvider.fromMap(new Map(Object.entries({ PERMITS: "2", ...env })))
+          )
+        )
+        assert.strictEqual(Exit.isSuccess(fromConfig), Exit.isSuccess(fromOptions), JSON.stringify(env))
+      }
     }))
 })

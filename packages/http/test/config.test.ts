@@ -44,7 +44,7 @@ describe("ProviderHttpClient.config", () => {
       const error = yield* Effect.flip(read(Config.option(geo), env))
       assert.strictEqual(
         String(error),
-        `(Invalid data at GEO.BASE_URL: "BASE_URL is missing, while USER_AGENT, PRECONNECT are set: the client is configured in part")`
+        `(Invalid data at GEO.BASE_URL: "BASE_URL is missing while USER_AGENT, PRECONNECT are set: an http client is configured whole or not at all")`
       )
       // wholly absent: not configured
       assert.deepStrictEqual(yield* read(Config.option(geo), { OTHER_BASE_URL: "http://x" }), Option.none())
@@ -64,7 +64,7 @@ describe("ProviderHttpClient.config", () => {
       )
       assert.strictEqual(
         yield* refused({ GEO_MAX_BODY_SIZE: "0" }),
-        `(Invalid data at GEO.MAX_BODY_SIZE: "MAX_BODY_SIZE must be an integer ≥ 1, got 0")`
+        `(Invalid data at GEO.MAX_BODY_SIZE: "MAX_BODY_SIZE must be an integer ≥ 1, got "0"")`
       )
       assert.strictEqual(
         yield* refused({ GEO_BASE_URL: "mailto:x" }),
@@ -72,7 +72,25 @@ describe("ProviderHttpClient.config", () => {
       )
       assert.strictEqual(
         yield* refused({ GEO_RETRY_AFTER_MIN: "2 seconds", GEO_RETRY_AFTER_MAX: "1 second" }),
-        `(Invalid data at GEO.RETRY_AFTER_MIN: "RETRY_AFTER_MIN must not exceed RETRY_AFTER_MAX, got 2 seconds > 1 second")`
+        `(Invalid data at GEO.RETRY_AFTER_MIN: "RETRY_AFTER_MIN must not exceed RETRY_AFTER_MAX, got 2000 ms > 1000 ms")`
+      )
+    }))
+})
+
+describe("ProviderHttpClient.config and the options decode through one schema", () => {
+  it.effect("strict text, and a rule of the options (min ≤ max with the defaults) holds in Config too", () =>
+    Effect.gen(function*() {
+      const refused = (env: Record<string, string>) =>
+        Effect.map(Effect.flip(read(geo, { GEO_BASE_URL: "http://127.0.0.1:1", ...env })), String)
+      assert.include(
+        yield* refused({ GEO_MAX_BODY_SIZE: "12abc" }),
+        `MAX_BODY_SIZE must be an integer ≥ 1, got "12abc"`
+      )
+      assert.include(yield* refused({ GEO_PRECONNECT: "maybe" }), `PRECONNECT must be true or false, got "maybe"`)
+      // the default max is 5 minutes: a min above it is refused as the option is
+      assert.include(
+        yield* refused({ GEO_RETRY_AFTER_MIN: "10 minutes" }),
+        `RETRY_AFTER_MIN must not exceed RETRY_AFTER_MAX, got 600000 ms > 300000 ms`
       )
     }))
 })

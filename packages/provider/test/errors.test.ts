@@ -176,6 +176,45 @@ describe("Provider.config: a section set in part is an error, never a bound sile
       assert.include(String(missing), "MAX_ATTEMPTS")
     }))
 
+  it.effect("each key decodes through the option's own schema: strict text, the value as written", () =>
+    Effect.gen(function*() {
+      for (
+        const [key, text, message] of [
+          ["MAX_ATTEMPTS", "3x", `MAX_ATTEMPTS must be an integer ≥ 1, got "3x"`],
+          ["MAX_ATTEMPTS", "2.5", `MAX_ATTEMPTS must be an integer ≥ 1, got "2.5"`],
+          ["RETRY_BACKOFF_FACTOR", "2x", `BACKOFF_FACTOR must be a finite number ≥ 1, got "2x"`],
+          [
+            "RETRY_BUDGET_MIN_RETRIES",
+            "1e20",
+            `BUDGET_MIN_RETRIES must be an integer ≥ 0, got "1e20" (not a safe integer`
+          ],
+          ["RETRY_BACKOFF_INITIAL", "-1 millis", `BACKOFF_INITIAL must be a duration ≥ 0, got "-1 millis"`]
+        ] as const
+      ) {
+        const error = yield* Effect.flip(
+          fromEnv({ P_BULKHEAD_PERMITS: "2", P_MAX_ATTEMPTS: "2", [`P_${key}`]: text })(
+            Config.nested(Provider.config, "P")
+          )
+        )
+        assert.include(String(error), message)
+      }
+    }))
+
+  it.effect("a call's own options are refused in the same style", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ name: "calls", bulkhead: { permits: 1 } })
+      for (
+        const [options, message] of [
+          [{ cost: 2 ** 60 }, `provider "calls": cost must be an integer ≥ 1, got 1152921504606847000 (not a safe`],
+          [{ permits: NaN }, `provider "calls": permits must be an integer ≥ 1, got NaN`],
+          [{ totalTimeout: [-1, 0] as const }, `provider "calls": totalTimeout must be a duration > 0, got [-1, 0]`]
+        ] as const
+      ) {
+        const exit = yield* Effect.exit(provider.call(Effect.void, options))
+        assert.include(String(Exit.isFailure(exit) ? exit.cause : "succeeded"), message)
+      }
+    }).pipe(Effect.scoped))
+
   it.effect("a negative duration is a ConfigError naming the key and the value", () =>
     Effect.gen(function*() {
       for (const key of ["ATTEMPT_TIMEOUT", "TOTAL_TIMEOUT", "CIRCUIT_OPEN_FOR", "GRACE_PERIOD"]) {

@@ -16,14 +16,15 @@ import * as Predicate from "effect/Predicate"
 import * as Stream from "effect/Stream"
 import type * as Api from "../Bulkhead.js"
 import { isBulkhead } from "./bulkhead.js"
-import { illegal, isPositiveInteger, show, unsafe } from "./validation.js"
+import { decodeRunOptions } from "./validation.js"
 
-const workerCount = (bulkhead: Api.Bulkhead, options: Api.BatchOptions | undefined): number => {
-  const workers = options?.workers ?? bulkhead.maxPermits
-  if (!isPositiveInteger(workers)) {
-    throw illegal(`bulkhead "${bulkhead.name}": workers must be an integer ≥ 1, got ${show(workers)}${unsafe(workers)}`)
-  }
-  return workers
+const countsOf = (
+  bulkhead: Api.Bulkhead,
+  options: Api.BatchOptions | undefined
+): { readonly workers: number; readonly buffer: number } => {
+  const decoded = options === undefined ? undefined : decodeRunOptions(bulkhead.name)(options)
+  const workers = decoded?.workers ?? bulkhead.maxPermits
+  return { workers, buffer: decoded?.buffer ?? workers }
 }
 
 const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | undefined =>
@@ -49,7 +50,7 @@ export const forEach = dual<
   options?: Api.BatchOptions | undefined
 ) =>
   Effect.suspend(() => {
-    const workers = workerCount(bulkhead, options)
+    const { workers } = countsOf(bulkhead, options)
     const runOptions = runOptionsOf(options)
     // the iterator is the bounded queue: a worker pulls the next item only when it is free
     const iterator = items[Symbol.iterator]()
@@ -87,13 +88,7 @@ export const mapStream = dual<
   options?: Api.BatchOptions | undefined
 ) =>
   Stream.unwrapScoped(Effect.gen(function*() {
-    const workers = workerCount(bulkhead, options)
-    const buffer = options?.buffer ?? workers
-    if (!isPositiveInteger(buffer)) {
-      return yield* Effect.die(
-        illegal(`bulkhead "${bulkhead.name}": buffer must be an integer ≥ 1, got ${show(buffer)}${unsafe(buffer)}`)
-      )
-    }
+    const { buffer, workers } = countsOf(bulkhead, options)
     const runOptions = runOptionsOf(options)
     type Err = E | E2 | Api.BulkheadError
 

@@ -18,7 +18,7 @@ import type * as Scope from "effect/Scope"
 import type * as Api from "../Bulkhead.js"
 import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
 import { PermitQueue, Ticket } from "./permitQueue.js"
-import { decodeMaxWait, illegal, isPositiveInteger, show, unsafe } from "./validation.js"
+import { decodeRunOptions, decodeSettings, illegal, isPositiveInteger, show } from "./validation.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
@@ -82,6 +82,8 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly maxPermits: number
   readonly maxWaiting: number
   readonly maxWait: Duration.Duration
+  /** A call's own options, decoded only when it sets `maxWait`. */
+  readonly decodeRunOptions: (options: Api.RunOptions) => { readonly maxWait?: Duration.Duration | undefined }
   /** Who holds permits and who is next: the pure core, which knows nothing of fibers. */
   readonly queue: PermitQueue<Waiter>
 
@@ -96,40 +98,19 @@ class BulkheadImpl implements Api.Bulkhead {
     if (typeof name !== "string" || name.length === 0) {
       throw illegal(`a bulkhead needs a non-empty name, got ${show(name)}`)
     }
-    if (!isPositiveInteger(options.permits)) {
-      throw illegal(
-        `bulkhead "${name}": permits must be an integer ≥ 1, got ${show(options.permits)}${unsafe(options.permits)}`
-      )
-    }
-    const maxPermits = options.maxPermits ?? options.permits
-    if (!isPositiveInteger(maxPermits) || maxPermits < options.permits) {
-      throw illegal(
-        `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ` +
-          `${show(options.maxPermits)}${unsafe(options.maxPermits)}`
-      )
-    }
-    const maxWaiting = options.maxWaiting ?? Infinity
-    if (!(maxWaiting === Infinity || (Number.isSafeInteger(maxWaiting) && maxWaiting >= 0))) {
-      throw illegal(
-        `bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${show(options.maxWaiting)}${
-          unsafe(options.maxWaiting)
-        }`
-      )
-    }
-    const order = options.order ?? "fifo"
-    if (order !== "fifo" && order !== "lifo") {
-      throw illegal(`bulkhead "${name}": order must be "fifo" or "lifo", got ${show(order)}`)
-    }
+    const settings = decodeSettings(name)(options)
+    const order = settings.order ?? "fifo"
     this.name = name
-    this.maxPermits = maxPermits
-    this.maxWaiting = maxWaiting
-    this.maxWait = decodeMaxWait(name, options.maxWait, "maxWait")
+    this.maxPermits = settings.maxPermits ?? settings.permits
+    this.maxWaiting = settings.maxWaiting ?? Infinity
+    this.maxWait = settings.maxWait ?? Duration.infinity
+    this.decodeRunOptions = decodeRunOptions(name)
     const nameLabel = MetricLabel.make("name", name)
     const labels = [nameLabel]
     this.labels = labels
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
-    this.queue = new PermitQueue<Waiter>(options.permits, order, {
+    this.queue = new PermitQueue<Waiter>(settings.permits, order, {
       granted: (waiter) => {
         if (waiter.resume !== undefined) waiter.resume(resumeWith)
       },
@@ -137,7 +118,7 @@ class BulkheadImpl implements Api.Bulkhead {
       waiting: (n) => waitingGauge.unsafeUpdate(n, labels)
     })
     this.releaseOne = releasing(this.queue, 1)
-    permitsGauge.unsafeUpdate(options.permits, labels)
+    permitsGauge.unsafeUpdate(settings.permits, labels)
     inFlightGauge.unsafeUpdate(0, labels)
     waitingGauge.unsafeUpdate(0, labels)
   }
@@ -168,7 +149,7 @@ class BulkheadImpl implements Api.Bulkhead {
     let maxWait: Duration.Duration
     try {
       cost = this.costOf(options)
-      maxWait = options?.maxWait === undefined ? this.maxWait : decodeMaxWait(this.name, options.maxWait, "maxWait")
+      maxWait = options?.maxWait === undefined ? this.maxWait : this.decodeRunOptions(options).maxWait ?? this.maxWait
     } catch (defect) {
       return Effect.die(defect)
     }

@@ -1,59 +1,78 @@
+/**
+ * The client's options, declared once as a schema on `@sluice/options`: `ProviderHttpClient.make`
+ * decodes them and `ProviderHttpClient.config` reads the same schema, so they can never disagree.
+ *
+ * @internal
+ */
+import { OptionSchema } from "@sluice/options"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 
-/**
- * A value as an error message shows it: strings quoted, NaN and Infinity as themselves (where
- * `JSON.stringify` would print `null`).
- */
-export const show = (value: unknown): string => {
-  if (typeof value === "string") return JSON.stringify(value)
-  if (typeof value === "bigint") return `${value}n`
-  if (Array.isArray(value)) return `[${value.map(show).join(", ")}]`
-  return String(value)
-}
-
-/** Effect's decoding reads a negative duration as zero; an option refuses it instead. */
-const negative = (value: unknown): boolean => {
-  if (typeof value === "number") return !(value >= 0)
-  if (typeof value === "bigint") return value < 0n
-  if (typeof value === "string") return value.trim().startsWith("-")
-  if (Array.isArray(value)) return value.some(negative)
-  return false
-}
-
-/** The milliseconds of a duration option, or why it is refused: `label` names the option. */
-export const durationMillis = (
-  label: string,
-  value: unknown,
-  allowZero: boolean
-): Either.Either<number, string> => {
-  const decoded = negative(value) ? Option.none() : Duration.decodeUnknown(value)
-  const ms = Option.match(decoded, { onNone: () => Number.NaN, onSome: Duration.toMillis })
-  return (ms > 0 || (allowZero && ms === 0)) && Number.isFinite(ms)
-    ? Either.right(ms)
-    : Either.left(`${label} must be a finite duration ${allowZero ? "≥ 0" : "> 0"}, got ${show(value)}`)
-}
-
-/** A count option: a safe integer ≥ 1, or why it is refused. */
-export const positiveInteger = (label: string, value: unknown): Either.Either<number, string> =>
-  typeof value === "number" && Number.isSafeInteger(value) && value >= 1
-    ? Either.right(value)
-    : Either.left(`${label} must be an integer ≥ 1, got ${show(value)}`)
-
-/**
- * The origin of an http(s) URL (scheme, host and port: what a pool is kept per), or why `url` has
- * none: only http and https reach an HTTP upstream, and any other scheme has no origin to pool on.
- */
-export const httpOrigin = (label: string, url: unknown): Either.Either<string, string> => {
-  const refused = (why: string) => Either.left(`${label} must be an absolute http(s) URL, got ${show(url)} (${why})`)
-  if (typeof url !== "string") return refused("not a string")
+/** Why `url` has no http(s) origin (what a pool is kept per), or undefined when it has one. */
+const notHttp = (url: unknown): string | undefined => {
+  if (typeof url !== "string") return "not a string"
   let parsed: URL
   try {
     parsed = new URL(url)
   } catch {
-    return refused("not an absolute URL")
+    return "not an absolute URL"
   }
-  if (parsed.protocol !== "http:" && parsed.protocol !== "https:") return refused(`its scheme is ${parsed.protocol}`)
-  return Either.right(parsed.origin)
+  // only http and https reach an HTTP upstream; any other scheme has no origin to pool on
+  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `its scheme is ${parsed.protocol}`
 }
+
+/** @internal */
+export const HttpUrl: Schema.Schema<string> = OptionSchema.make(
+  Schema.String.pipe(Schema.filter((url) => notHttp(url) === undefined)),
+  {
+    rule: "an absolute http(s) URL",
+    note: (url) => {
+      const why = notHttp(url)
+      return why === undefined ? "" : ` (${why})`
+    },
+    fromText: (text) => text
+  }
+)
+
+/** A timeout: 0 would end everything at once, and infinity would hold a connection for good. */
+const Timeout = OptionSchema.duration({ zero: false, infinite: false })
+/** A bound on a pause, which may be none. */
+const Pause = OptionSchema.duration({ zero: true, infinite: false })
+const Size = OptionSchema.integer({ min: 1 })
+
+/** @internal */
+export const retryAfterDefaults = { fallbackMillis: 1_000, minMillis: 100, maxMillis: 300_000 }
+
+/** @internal */
+export const ClientOptions = Schema.Struct({
+  baseUrl: HttpUrl,
+  userAgent: Schema.optional(OptionSchema.string),
+  maxBodySize: Schema.optional(Size),
+  errorBodyLimit: Schema.optional(Size),
+  retryAfter: Schema.optional(Schema.Struct({
+    fallback: Schema.optional(Pause),
+    min: Schema.optional(Pause),
+    max: Schema.optional(Timeout)
+  })),
+  streamIdleTimeout: Schema.optional(Timeout),
+  tracePropagation: Schema.optional(OptionSchema.boolean),
+  preconnect: Schema.optional(OptionSchema.boolean)
+}).pipe(Schema.filter(({ retryAfter }) => {
+  const min = retryAfter?.min === undefined ? retryAfterDefaults.minMillis : Duration.toMillis(retryAfter.min)
+  const max = retryAfter?.max === undefined ? retryAfterDefaults.maxMillis : Duration.toMillis(retryAfter.max)
+  return min <= max || {
+    path: ["retryAfter", "min"],
+    message: `must not exceed retryAfter.max, got ${min} ms > ${max} ms`
+  }
+}))
+
+/** The milliseconds of a duration option, or why it is refused: `label` names the option. */
+export const durationMillis = (label: string, value: unknown, allowZero: boolean): Either.Either<number, string> =>
+  Either.map(OptionSchema.decodeOption(allowZero ? Pause : Timeout, label)(value), Duration.toMillis)
+
+/**
+ * The origin of an http(s) URL (scheme, host and port), or why `url` has none.
+ */
+export const httpOrigin = (label: string, url: unknown): Either.Either<string, string> =>
+  Either.map(OptionSchema.decodeOption(HttpUrl, label)(url), (valid) => new URL(valid).origin)

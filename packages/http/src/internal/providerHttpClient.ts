@@ -2,6 +2,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { OptionSchema } from "@sluice/options"
 import type * as Provider from "@sluice/provider/Provider"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
@@ -28,7 +29,7 @@ import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
-import { durationMillis, httpOrigin, positiveInteger } from "./options.js"
+import { ClientOptions, retryAfterDefaults } from "./options.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
@@ -58,9 +59,6 @@ const EXCERPT_BYTES = 512
 
 const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
 
-const illegal = (provider: string, message: string) =>
-  new Cause.IllegalArgumentException(`http client of provider "${provider}": ${message}`)
-
 const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
   const out = new Uint8Array(size)
   let offset = 0
@@ -72,39 +70,27 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
 }
 
 /** The options checked, defaults filled in: `Left` says what is wrong, naming the option and value. */
-const check = (options: Api.Options): Either.Either<Settings, string> =>
-  Either.gen(function*() {
-    const optional = <A>(value: unknown, fallback: A, f: (value: unknown) => Either.Either<A, string>) =>
-      value === undefined ? Either.right(fallback) : f(value)
-    const origin = yield* httpOrigin("baseUrl", options.baseUrl)
-    const retryAfter = {
-      fallbackMillis: yield* optional(
-        options.retryAfter?.fallback,
-        1_000,
-        (v) => durationMillis("retryAfter.fallback", v, true)
-      ),
-      minMillis: yield* optional(options.retryAfter?.min, 100, (v) => durationMillis("retryAfter.min", v, true)),
-      maxMillis: yield* optional(options.retryAfter?.max, 300_000, (v) => durationMillis("retryAfter.max", v, false))
+const check = (provider: string, options: Api.Options): Either.Either<Settings, string> =>
+  Either.map(
+    OptionSchema.decodeEither(ClientOptions, `http client of provider ${OptionSchema.show(provider)}`)(options),
+    (
+      checked
+    ) => {
+      const millis = (d: Duration.Duration | undefined, fallback: number) =>
+        d === undefined ? fallback : Duration.toMillis(d)
+      return {
+        origin: new URL(checked.baseUrl).origin,
+        maxBodySize: checked.maxBodySize ?? DEFAULT_MAX_BODY,
+        errorBodyLimit: checked.errorBodyLimit ?? DEFAULT_ERROR_BODY_LIMIT,
+        retryAfter: {
+          fallbackMillis: millis(checked.retryAfter?.fallback, retryAfterDefaults.fallbackMillis),
+          minMillis: millis(checked.retryAfter?.min, retryAfterDefaults.minMillis),
+          maxMillis: millis(checked.retryAfter?.max, retryAfterDefaults.maxMillis)
+        },
+        idleTimeout: checked.streamIdleTimeout ?? Duration.seconds(30)
+      }
     }
-    if (retryAfter.minMillis > retryAfter.maxMillis) {
-      return yield* Either.left(
-        `retryAfter.min must not exceed retryAfter.max, got ${retryAfter.minMillis} ms > ${retryAfter.maxMillis} ms`
-      )
-    }
-    return {
-      origin,
-      maxBodySize: yield* optional(options.maxBodySize, DEFAULT_MAX_BODY, (v) => positiveInteger("maxBodySize", v)),
-      errorBodyLimit: yield* optional(
-        options.errorBodyLimit,
-        DEFAULT_ERROR_BODY_LIMIT,
-        (v) => positiveInteger("errorBodyLimit", v)
-      ),
-      retryAfter,
-      idleTimeout: Duration.millis(
-        yield* optional(options.streamIdleTimeout, 30_000, (v) => durationMillis("streamIdleTimeout", v, false))
-      )
-    }
-  })
+  )
 
 interface Settings {
   readonly origin: string
@@ -130,8 +116,8 @@ export const make = <Err>(
 > =>
   Effect.gen(function*() {
     const name = provider.name
-    const settings = yield* Either.match(check(options), {
-      onLeft: (why) => Effect.die(illegal(name, why)),
+    const settings = yield* Either.match(check(name, options), {
+      onLeft: (why) => Effect.die(new Cause.IllegalArgumentException(why)),
       onRight: Effect.succeed
     })
     const origin = settings.origin

@@ -1,41 +1,16 @@
 /** @internal */
 import { Bulkhead } from "@sluice/bulkhead"
+import { OptionSchema } from "@sluice/options"
 import { RateLimiter } from "@sluice/rate-limiter"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as Api from "../Provider.js"
-import { show } from "./format.js"
+import { Count, Factor, Fraction, MinRetries, Timeout, Wait } from "./options.js"
 
-/**
- * A duration key. Effect's `Config.duration` reads `"-5 seconds"` as zero; a budget written with a
- * minus sign is a mistake, so it is a `ConfigError` naming the key and the value.
- */
-const duration = (key: string, options: { readonly allowZero: boolean }): Config.Config<Duration.Duration> =>
-  Config.string(key).pipe(Config.mapOrFail((text) => {
-    const decoded = text.trim().startsWith("-") ? Option.none() : Duration.decodeUnknown(text.trim())
-    const bound = options.allowZero ? "≥ 0" : "> 0"
-    if (Option.isSome(decoded) && (options.allowZero || Duration.toMillis(decoded.value) > 0)) {
-      return Either.right(decoded.value)
-    }
-    return Either.left(
-      ConfigError.InvalidData([], `${key} must be a duration ${bound} such as "5 seconds", got ${show(text)}`)
-    )
-  }))
-
-const number = (key: string, valid: (n: number) => boolean, rule: string): Config.Config<number> =>
-  Config.number(key).pipe(
-    Config.mapOrFail((n) =>
-      valid(n) ? Either.right(n) : Either.left(ConfigError.InvalidData([], `${key} must be ${rule}, got ${show(n)}`))
-    )
-  )
-
-const integerAtLeast = (key: string, min: number): Config.Config<number> =>
-  number(key, (n) => Number.isSafeInteger(n) && n >= min, `an integer ≥ ${min}`)
-
-const fraction = (key: string): Config.Config<number> => number(key, (n) => n >= 0 && n <= 1, "a number from 0 to 1")
+/** A key read as text and decoded through the option's own schema (see ./options.ts). */
+const key = OptionSchema.configKey
 
 const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)
@@ -73,20 +48,20 @@ const limiterKeys = ["LIMIT", "WINDOW", "BURST", "ALGORITHM", "MAX_WAIT"]
 /** Backoff and retry budget, under `RETRY_`: they refine `MAX_ATTEMPTS`, and need it. */
 const retryTuning = Config.nested(
   Config.all({
-    initial: optional(duration("BACKOFF_INITIAL", { allowZero: true })),
-    max: optional(duration("BACKOFF_MAX", { allowZero: true })),
-    factor: optional(number("BACKOFF_FACTOR", (n) => n >= 1 && Number.isFinite(n), "a finite number ≥ 1")),
-    jitter: optional(fraction("BACKOFF_JITTER")),
-    budget: optional(Config.boolean("BUDGET")),
-    ratio: optional(fraction("BUDGET_RATIO")),
-    minRetries: optional(integerAtLeast("BUDGET_MIN_RETRIES", 0)),
-    window: optional(duration("BUDGET_WINDOW", { allowZero: false }))
+    initial: optional(key(Wait, "BACKOFF_INITIAL")),
+    max: optional(key(Wait, "BACKOFF_MAX")),
+    factor: optional(key(Factor, "BACKOFF_FACTOR")),
+    jitter: optional(key(Fraction, "BACKOFF_JITTER")),
+    budget: optional(key(OptionSchema.boolean, "BUDGET")),
+    ratio: optional(key(Fraction, "BUDGET_RATIO")),
+    minRetries: optional(key(MinRetries, "BUDGET_MIN_RETRIES")),
+    window: optional(key(Timeout, "BUDGET_WINDOW"))
   }),
   "RETRY"
 )
 
 const retry: Config.Config<Api.RetryOptions | undefined> = Config.all({
-  maxAttempts: optional(integerAtLeast("MAX_ATTEMPTS", 1)),
+  maxAttempts: optional(key(Count, "MAX_ATTEMPTS")),
   tuning: retryTuning
 }).pipe(Config.mapOrFail(({ maxAttempts, tuning }) => {
   const set = Object.entries(tuning).filter(([, v]) => v !== undefined).map(([k]) => k)
@@ -110,12 +85,12 @@ const retry: Config.Config<Api.RetryOptions | undefined> = Config.all({
 export const config: Config.Config<Api.Settings> = Config.all({
   bulkhead: Config.nested(Bulkhead.config, "BULKHEAD"),
   rateLimiter: section("RATE_LIMIT", RateLimiter.config, limiterKeys),
-  attemptTimeout: optional(duration("ATTEMPT_TIMEOUT", { allowZero: false })),
-  totalTimeout: optional(duration("TOTAL_TIMEOUT", { allowZero: false })),
+  attemptTimeout: optional(key(Timeout, "ATTEMPT_TIMEOUT")),
+  totalTimeout: optional(key(Timeout, "TOTAL_TIMEOUT")),
   retry,
-  consecutiveFailures: optional(integerAtLeast("CIRCUIT_CONSECUTIVE_FAILURES", 1)),
-  openFor: optional(duration("CIRCUIT_OPEN_FOR", { allowZero: false })),
-  gracePeriod: optional(duration("GRACE_PERIOD", { allowZero: true }))
+  consecutiveFailures: optional(key(Count, "CIRCUIT_CONSECUTIVE_FAILURES")),
+  openFor: optional(key(Timeout, "CIRCUIT_OPEN_FOR")),
+  gracePeriod: optional(key(Wait, "GRACE_PERIOD"))
 }).pipe(
   Config.map(({ consecutiveFailures, openFor, ...rest }): Api.Settings => ({
     ...rest,

@@ -1,12 +1,12 @@
 /** @internal */
+import { OptionSchema } from "@sluice/options"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
-import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 import type * as Api from "../Provider.js"
 import * as ProviderError from "../ProviderError.js"
 import type { BreakerSettings } from "./circuitBreaker.js"
-import { show } from "./format.js"
 import { RetryBudget } from "./retryBudget.js"
 
 /** @internal */
@@ -22,62 +22,68 @@ export const isRetryable = (error: unknown): boolean =>
   (Predicate.hasProperty(error, RetryableTypeId) && error[RetryableTypeId] === true)
 
 const illegal = (name: string, message: string): Cause.IllegalArgumentException =>
-  new Cause.IllegalArgumentException(`provider ${JSON.stringify(name)}: ${message}`)
+  new Cause.IllegalArgumentException(`${OptionSchema.owner("provider", name)}: ${message}`)
+
+/** A budget or a window: 0 would mean "no time at all", a mistake; infinity is "no bound". */
+export const Timeout = OptionSchema.duration({ zero: false, infinite: true })
+/** A wait that may be none: backoff, the grace period. */
+export const Wait = OptionSchema.duration({ zero: true, infinite: true })
+export const Count = OptionSchema.integer({ min: 1 })
+export const Fraction = OptionSchema.number({ min: 0, max: 1 })
+export const Factor = OptionSchema.number({ min: 1 })
+export const MinRetries = OptionSchema.integer({ min: 0 })
 
 /**
- * A duration option in milliseconds. Effect's `Duration` reads negative and NaN inputs as zero; a
- * budget written as `-5` or `NaN` is a mistake, so it is refused instead of meaning "no time".
+ * The options a provider checks, declared once: `resolve` decodes them, and `Provider.config`
+ * reads its keys through the same schemas. (Functions and the bulkhead and limiter, which check
+ * their own, are taken from the options as given.)
  */
-export const millisOf = (
-  name: string,
-  label: string,
-  input: Duration.DurationInput,
-  options: { readonly allowZero: boolean }
-): number => {
-  const negative = (typeof input === "number" && !(input >= 0)) ||
-    (typeof input === "bigint" && input < BigInt(0)) ||
-    (typeof input === "string" && input.trim().startsWith("-")) ||
-    (Array.isArray(input) && !(Number(input[0]) >= 0 && Number(input[1]) >= 0))
-  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
-  const millis = decoded === undefined ? Number.NaN : Duration.toMillis(decoded)
-  if (!(millis > 0 || (millis === 0 && options.allowZero))) {
-    throw illegal(name, `${label} must be a duration ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
-  }
-  return millis
-}
+const Checked = Schema.Struct({
+  attemptTimeout: Schema.optional(Timeout),
+  totalTimeout: Schema.optional(Timeout),
+  retry: Schema.optional(Schema.Struct({
+    maxAttempts: Schema.optional(Count),
+    backoff: Schema.optional(Schema.Struct({
+      initial: Schema.optional(Wait),
+      max: Schema.optional(Wait),
+      factor: Schema.optional(Factor),
+      jitter: Schema.optional(Fraction)
+    })),
+    budget: Schema.optional(Schema.Union(
+      Schema.Literal(false),
+      Schema.Struct({
+        ratio: Schema.optional(Fraction),
+        minRetries: Schema.optional(MinRetries),
+        window: Schema.optional(Timeout)
+      })
+    ))
+  })),
+  circuitBreaker: Schema.optional(Schema.Struct({
+    consecutiveFailures: Schema.optional(Count),
+    failureRatio: Schema.optional(Schema.Struct({
+      ratio: Schema.optional(OptionSchema.number({ greaterThan: 0, max: 1 })),
+      window: Schema.optional(Count),
+      minimumCalls: Schema.optional(Count)
+    })),
+    openFor: Schema.optional(Timeout)
+  })),
+  gracePeriod: Schema.optional(Wait),
+  sampleSize: Schema.optional(Count)
+})
 
-const optionalMillis = (
-  name: string,
-  label: string,
-  input: Duration.DurationInput | undefined
-): number | undefined => input === undefined ? undefined : millisOf(name, label, input, { allowZero: false })
+/** A call's own options, decoded only when it sets one. */
+const CallChecked = Schema.Struct({
+  permits: Schema.optional(Count),
+  cost: Schema.optional(Count),
+  attemptTimeout: Schema.optional(Timeout),
+  totalTimeout: Schema.optional(Timeout)
+})
 
-const isPositiveInteger = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 1
+const millis = (d: Duration.Duration | undefined, fallback: number): number =>
+  d === undefined ? fallback : Duration.toMillis(d)
 
-export const positiveInteger = (name: string, label: string, u: unknown, fallback: number): number => {
-  const value = u === undefined ? fallback : u
-  if (!isPositiveInteger(value)) throw illegal(name, `${label} must be an integer ≥ 1, got ${show(u)}`)
-  return value
-}
-
-const fraction = (
-  name: string,
-  label: string,
-  u: unknown,
-  fallback: number,
-  range: { readonly min: number; readonly minInclusive: boolean }
-): number => {
-  const value = u === undefined ? fallback : u
-  if (
-    typeof value !== "number" || !(value <= 1) || !(range.minInclusive ? value >= range.min : value > range.min)
-  ) {
-    throw illegal(
-      name,
-      `${label} must be a number ${range.minInclusive ? "≥" : ">"} ${range.min} and ≤ 1, got ${show(u)}`
-    )
-  }
-  return value
-}
+const optionalMillis = (d: Duration.Duration | undefined): number | undefined =>
+  d === undefined ? undefined : Duration.toMillis(d)
 
 export interface BackoffPolicy {
   readonly initialMillis: number
@@ -99,6 +105,7 @@ export interface Resolved {
   readonly gracePeriodMillis: number
   readonly isUpstream: (error: unknown) => boolean
   readonly sampleSize: number
+  readonly decodeCall: (options: Api.CallOptions) => Schema.Schema.Type<typeof CallChecked>
 }
 
 const yes = (): boolean => true
@@ -107,60 +114,27 @@ const no = (): boolean => false
 export const resolve = (options: Api.Options): Resolved => {
   const name: unknown = options.name
   if (typeof name !== "string" || name.length === 0) {
-    throw new Cause.IllegalArgumentException(`a provider needs a non-empty name, got ${show(name)}`)
+    throw new Cause.IllegalArgumentException(`a provider needs a non-empty name, got ${OptionSchema.show(name)}`)
   }
   if (options.bulkhead === undefined || options.bulkhead === null) {
     throw illegal(name, "bulkhead is required: a bulkhead or its settings ({ permits, maxWait?, maxWaiting? })")
   }
-  const retry = options.retry
-  const maxAttempts = retry === undefined ? 1 : positiveInteger(name, "retry.maxAttempts", retry.maxAttempts, 1)
+  const checked = OptionSchema.decodeSync(Checked, OptionSchema.owner("provider", name))(options)
+  const retry = checked.retry
   const backoff = retry?.backoff
-  const initialMillis = backoff?.initial === undefined
-    ? 100
-    : millisOf(name, "retry.backoff.initial", backoff.initial, { allowZero: true })
-  const maxMillis = backoff?.max === undefined
-    ? Math.max(10_000, initialMillis)
-    : millisOf(name, "retry.backoff.max", backoff.max, { allowZero: true })
-  const factor = backoff?.factor ?? 2
-  if (typeof factor !== "number" || !(factor >= 1) || !Number.isFinite(factor)) {
-    throw illegal(name, `retry.backoff.factor must be a finite number ≥ 1, got ${show(backoff?.factor)}`)
-  }
-  const jitter = fraction(name, "retry.backoff.jitter", backoff?.jitter, 0.2, { min: 0, minInclusive: true })
+  const initialMillis = millis(backoff?.initial, 100)
   const budgetOptions = retry === undefined || retry.budget === false ? undefined : retry.budget ?? {}
-  const budget = budgetOptions === undefined ? undefined : new RetryBudget({
-    ratio: fraction(name, "retry.budget.ratio", budgetOptions.ratio, 0.1, { min: 0, minInclusive: true }),
-    minRetries: budgetOptions.minRetries === undefined
-      ? 3
-      : budgetOptions.minRetries === 0
-      ? 0
-      : positiveInteger(name, "retry.budget.minRetries", budgetOptions.minRetries, 3),
-    windowMillis: budgetOptions.window === undefined
-      ? 10_000
-      : millisOf(name, "retry.budget.window", budgetOptions.window, { allowZero: false })
-  })
-  const cb = options.circuitBreaker
+  const cb = checked.circuitBreaker
   let breaker: Resolved["breaker"] = undefined
   if (cb !== undefined) {
     const ratio = cb.failureRatio
-    const window = ratio === undefined
-      ? 0
-      : positiveInteger(name, "circuitBreaker.failureRatio.window", ratio.window, 1)
+    const window = ratio === undefined ? 0 : ratio.window ?? 1
     breaker = {
-      consecutiveFailures: cb.consecutiveFailures === undefined && ratio === undefined
-        ? 5
-        : cb.consecutiveFailures === undefined
-        ? undefined
-        : positiveInteger(name, "circuitBreaker.consecutiveFailures", cb.consecutiveFailures, 5),
-      ratio: ratio === undefined
-        ? undefined
-        : fraction(name, "circuitBreaker.failureRatio.ratio", ratio.ratio, 0.5, { min: 0, minInclusive: false }),
+      consecutiveFailures: cb.consecutiveFailures ?? (ratio === undefined ? 5 : undefined),
+      ratio: ratio === undefined ? undefined : ratio.ratio ?? 0.5,
       window,
-      minimumCalls: ratio === undefined
-        ? 0
-        : positiveInteger(name, "circuitBreaker.failureRatio.minimumCalls", ratio.minimumCalls, window),
-      openForMillis: cb.openFor === undefined
-        ? 30_000
-        : millisOf(name, "circuitBreaker.openFor", cb.openFor, { allowZero: false })
+      minimumCalls: ratio === undefined ? 0 : ratio.minimumCalls ?? window,
+      openForMillis: millis(cb.openFor, 30_000)
     }
     if (breaker.minimumCalls > window && ratio !== undefined) {
       throw illegal(
@@ -169,22 +143,29 @@ export const resolve = (options: Api.Options): Resolved => {
       )
     }
   }
-  const sampleSize = positiveInteger(name, "sampleSize", options.sampleSize, 1024)
   return {
     name,
-    attemptTimeoutMillis: optionalMillis(name, "attemptTimeout", options.attemptTimeout),
-    totalTimeoutMillis: optionalMillis(name, "totalTimeout", options.totalTimeout),
-    maxAttempts,
-    backoff: { initialMillis, maxMillis, factor, jitter },
-    isRetryable: retry?.isRetryable ?? isRetryable,
-    budget,
+    attemptTimeoutMillis: optionalMillis(checked.attemptTimeout),
+    totalTimeoutMillis: optionalMillis(checked.totalTimeout),
+    maxAttempts: retry?.maxAttempts ?? 1,
+    backoff: {
+      initialMillis,
+      maxMillis: millis(backoff?.max, Math.max(10_000, initialMillis)),
+      factor: backoff?.factor ?? 2,
+      jitter: backoff?.jitter ?? 0.2
+    },
+    isRetryable: options.retry?.isRetryable ?? isRetryable,
+    budget: budgetOptions === undefined ? undefined : new RetryBudget({
+      ratio: budgetOptions.ratio ?? 0.1,
+      minRetries: budgetOptions.minRetries ?? 3,
+      windowMillis: millis(budgetOptions.window, 10_000)
+    }),
     breaker,
-    isFailure: cb?.isFailure ?? yes,
-    gracePeriodMillis: options.gracePeriod === undefined
-      ? 10_000
-      : millisOf(name, "gracePeriod", options.gracePeriod, { allowZero: true }),
+    isFailure: options.circuitBreaker?.isFailure ?? yes,
+    gracePeriodMillis: millis(checked.gracePeriod, 10_000),
     isUpstream: options.isUpstreamError ?? no,
-    sampleSize
+    sampleSize: checked.sampleSize ?? 1024,
+    decodeCall: OptionSchema.decodeSync(CallChecked, OptionSchema.owner("provider", name))
   }
 }
 
@@ -218,16 +199,16 @@ export const perCall = (resolved: Resolved, defaults: PerCall, options: Api.Call
     (options.permits === undefined && options.cost === undefined && options.attemptTimeout === undefined &&
       options.totalTimeout === undefined && options.retry !== false)
   ) return defaults
-  const name = resolved.name
+  const call = resolved.decodeCall(options)
   return {
-    permits: positiveInteger(name, "permits", options.permits, 1),
-    cost: positiveInteger(name, "cost", options.cost, 1),
-    attemptTimeoutMillis: options.attemptTimeout === undefined
+    permits: call.permits ?? 1,
+    cost: call.cost ?? 1,
+    attemptTimeoutMillis: call.attemptTimeout === undefined
       ? defaults.attemptTimeoutMillis
-      : millisOf(name, "attemptTimeout", options.attemptTimeout, { allowZero: false }),
-    totalTimeoutMillis: options.totalTimeout === undefined
+      : Duration.toMillis(call.attemptTimeout),
+    totalTimeoutMillis: call.totalTimeout === undefined
       ? defaults.totalTimeoutMillis
-      : millisOf(name, "totalTimeout", options.totalTimeout, { allowZero: false }),
+      : Duration.toMillis(call.totalTimeout),
     maxAttempts: options.retry === false ? 1 : defaults.maxAttempts
   }
 }
