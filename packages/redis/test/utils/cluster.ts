@@ -25,6 +25,8 @@ export interface RedisCluster {
    * every node and the two in sync. Answers the ports before and after. Needs replicas.
    */
   readonly failover: (key: string) => Promise<{ readonly from: number; readonly to: number }>
+  /** `INFO <section>` of the node on `port`, asked directly (no Cluster client's stale slot map). */
+  readonly info: (port: number, section: string) => Promise<string>
   readonly stop: () => Promise<void>
 }
 
@@ -193,6 +195,7 @@ export const startCluster = async (options?: {
   return {
     nodes: ports.map((port) => ({ host: "127.0.0.1", port })),
     failover,
+    info: (port, section) => cli(port, "INFO", section),
     stop: async () => {
       process.off("exit", killOnExit)
       await stop()
