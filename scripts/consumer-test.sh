@@ -28,7 +28,7 @@ cleanup() {
   fi
   rm -rf "$scratch"
   if [ "$status" -eq 0 ]; then
-    echo "consumer test: passed in $((SECONDS - started)) s (6 tarballs installed with npm, compiled with tsc, run with node)"
+    echo "consumer test: passed in $((SECONDS - started)) s (7 tarballs installed with npm, compiled with tsc, run with node)"
   else
     echo "consumer test: FAILED (exit $status); see the step above" >&2
   fi
@@ -59,6 +59,7 @@ cat >"$app/package.json" <<EOF
     "@sluice/bulkhead-redis": "file:$(tarball bulkhead-redis)",
     "@sluice/rate-limiter": "file:$(tarball rate-limiter)",
     "@sluice/rate-limiter-redis": "file:$(tarball rate-limiter-redis)",
+    "@sluice/redis": "file:$(tarball redis)",
     "@sluice/provider": "file:$(tarball provider)",
     "@sluice/http": "file:$(tarball http)",
     "effect": "~3.22.4",
@@ -80,7 +81,7 @@ if find "$app/node_modules/@sluice" -mindepth 1 -maxdepth 1 -type l | grep -q .;
   ls -l "$app/node_modules/@sluice" >&2
   exit 1
 fi
-(cd "$app" && npm ls --depth=0 @sluice/bulkhead @sluice/rate-limiter @sluice/provider effect typescript)
+(cd "$app" && npm ls --depth=0 @sluice/bulkhead @sluice/rate-limiter @sluice/redis @sluice/provider effect typescript)
 
 step "tsc: a library that emits declarations naming sluice's types"
 (cd "$app" && npx tsc -p lib/tsconfig.json)
