@@ -190,8 +190,10 @@ describe("options", () => {
       )
     }))
 
-  it.effect("a Cluster without nodes is refused", () =>
+  it.effect("a Cluster without nodes, or a client that is no ioredis client, is refused", () =>
     Effect.gen(function*() {
       expect(yield* defectOf({ cluster: [] })).toContain("cluster must name at least one node, got []")
+      const notAClient = { client: "redis://127.0.0.1:6379" } as unknown as RedisConnection.Options
+      expect(yield* defectOf(notAClient)).toContain("client must be an ioredis Redis or Cluster, got redis://")
     }))
 })

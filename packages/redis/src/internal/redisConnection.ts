@@ -94,9 +94,10 @@ const resolveTimeouts = (options: Api.Timeouts): Either.Either<Resolved, string>
 /** @internal */
 export const check = <O extends Api.Options>(options: O): Either.Either<O, string> => {
   if ("client" in options) {
-    return options.client instanceof Redis || options.client instanceof Cluster
+    const client: unknown = options.client
+    return typeof client === "object" && client !== null && "evalsha" in client
       ? Either.right(options)
-      : Either.left(`client must be an ioredis Redis or Cluster, got ${String(options.client)}`)
+      : Either.left(`client must be an ioredis Redis or Cluster, got ${String(client)}`)
   }
   if ("cluster" in options) {
     if (!Array.isArray(options.cluster) || options.cluster.length === 0) {
