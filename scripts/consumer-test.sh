@@ -60,6 +60,7 @@ cat >"$app/package.json" <<EOF
     "@sluice/options": "file:$(tarball options)",
     "@sluice/rate-limiter": "file:$(tarball rate-limiter)",
     "@sluice/rate-limiter-redis": "file:$(tarball rate-limiter-redis)",
+    "@sluice/redis": "file:$(tarball redis)",
     "@sluice/provider": "file:$(tarball provider)",
     "@sluice/http": "file:$(tarball http)",
     "effect": "~3.22.4",
@@ -81,7 +82,7 @@ if find "$app/node_modules/@sluice" -mindepth 1 -maxdepth 1 -type l | grep -q .;
   ls -l "$app/node_modules/@sluice" >&2
   exit 1
 fi
-(cd "$app" && npm ls --depth=0 @sluice/options @sluice/bulkhead @sluice/rate-limiter @sluice/provider effect typescript)
+(cd "$app" && npm ls --depth=0 @sluice/options @sluice/bulkhead @sluice/rate-limiter @sluice/redis @sluice/provider effect typescript)
 
 step "tsc: a library that emits declarations naming sluice's types"
 (cd "$app" && npx tsc -p lib/tsconfig.json)

@@ -5,9 +5,9 @@ import shared from "../../vitest.shared.js"
 const config: ViteUserConfig = {
   test: {
     include: ["test/**/*.test.ts"],
-    // The Redis limiter store's setup: a real redis-server on a free loopback port (and a failed
+    // @sluice/redis's test setup: a real redis-server on a free loopback port (and a failed
     // run if there is none), its URL given to the tests as inject("redisUrl").
-    globalSetup: [path.join(import.meta.dirname, "..", "rate-limiter-redis", "test", "globalSetup.ts")],
+    globalSetup: [path.join(import.meta.dirname, "..", "redis", "test", "globalSetup.ts")],
     // One file at a time: the multi-process tests load every core for seconds.
     fileParallelism: false,
     testTimeout: 60_000,

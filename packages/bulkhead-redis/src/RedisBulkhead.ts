@@ -11,6 +11,7 @@
  * @since 0.1.0
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import type { RedisConnection } from "@sluice/redis/RedisConnection"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
@@ -22,7 +23,6 @@ import type * as Metric from "effect/Metric"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import * as internal from "./internal/redisBulkhead.js"
-import type { RedisConnection } from "./RedisConnection.js"
 
 /**
  * What a call gets while Redis cannot answer:
@@ -156,7 +156,8 @@ export const isBulkheadStoreError = (u: unknown): u is BulkheadStoreError => Pre
  *
  * @example
  * ```ts
- * import { RedisBulkhead, RedisConnection } from "@sluice/bulkhead-redis"
+ * import { RedisBulkhead } from "@sluice/bulkhead-redis"
+ * import { RedisConnection } from "@sluice/redis"
  * import { Effect } from "effect"
  *
  * const program = Effect.gen(function*() {
@@ -180,7 +181,8 @@ export const make: (
  * @example
  * ```ts
  * import { Bulkhead } from "@sluice/bulkhead"
- * import { RedisBulkhead, RedisConnection } from "@sluice/bulkhead-redis"
+ * import { RedisBulkhead } from "@sluice/bulkhead-redis"
+ * import { RedisConnection } from "@sluice/redis"
  * import { Effect, Layer } from "effect"
  *
  * class Nominatim extends Bulkhead.Tag("nominatim")<Nominatim>() {}

@@ -11,16 +11,3 @@
  * @since 0.1.0
  */
 export * as RedisBulkhead from "./RedisBulkhead.js"
-
-/**
- * One Redis connection for every Redis structure of sluice in a process: built from a URL or
- * ioredis options, or wrapping an ioredis `Redis` or `Cluster` the application already has.
- *
- * It runs Lua scripts by `EVALSHA`, sending the text again on `NOSCRIPT` (a restarted or
- * failed-over node has no script cache), and keeps one subscriber connection for every shard
- * channel (`SSUBSCRIBE`) of the process. A connection it builds never lets a command hang: no
- * offline queue, a command timeout, no resending.
- *
- * @since 0.1.0
- */
-export * as RedisConnection from "./RedisConnection.js"

@@ -5,9 +5,10 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
+import { RedisConnection } from "@sluice/redis"
 import { Cause, Config, ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Layer, Option } from "effect"
 import { inject } from "vitest"
-import { RedisBulkhead, RedisConnection } from "../src/index.js"
+import { RedisBulkhead } from "../src/index.js"
 import {
   bulkheadOn,
   eventually,

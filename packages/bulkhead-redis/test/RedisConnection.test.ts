@@ -1,14 +1,13 @@
 /**
- * The connection: scripts survive a flushed script cache (NOSCRIPT), an application's own ioredis
- * client is used as it is and left open, and one that would queue commands while Redis is down
- * is warned about.
+ * The bulkhead on its connection: its scripts survive a flushed script cache (NOSCRIPT), and a
+ * Redis restart fails calls closed and recovers without a restart. The connection's own behaviour
+ * (an application's client left open, the offline-queue warning) is tested in @sluice/redis.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Effect, Exit, Layer, Metric, Scope } from "effect"
-import { Redis } from "ioredis"
-import { inject } from "vitest"
-import { startRedisServer } from "../../rate-limiter-redis/test/utils/redisServer.js"
-import { RedisBulkhead, RedisConnection } from "../src/index.js"
+import { RedisConnection } from "@sluice/redis"
+import { Effect, Metric } from "effect"
+import { startRedisServer } from "../../redis/test/utils/redisServer.js"
+import { RedisBulkhead } from "../src/index.js"
 import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,
@@ -19,8 +18,6 @@ import {
   ownServer,
   uniqueName
 } from "./utils/helpers.js"
-
-const url = inject("redisUrl")
 
 const degradedValue = (name: string) =>
   Effect.map(Metric.value(RedisBulkhead.storeDegraded.pipe(Metric.tagged("name", name))), (s) => s.value)
@@ -41,34 +38,6 @@ describe("RedisConnection", () => {
       )) as Array<number>
       assert.strictEqual(cached, 1)
       yield* expectClean(redis, name)
-    }))
-
-  it.scopedLive("an application's client is used as it is, and left open when the scope closes", () =>
-    Effect.gen(function*() {
-      const client = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
-      yield* Effect.addFinalizer(() => Effect.promise(() => client.quit()))
-      const lines: Array<string> = []
-      const scope = yield* Scope.make()
-      const name = uniqueName("client")
-      const bulkhead = yield* Layer.build(RedisConnection.layer({ client })).pipe(
-        Effect.flatMap((context) => Effect.provide(RedisBulkhead.make({ name, permits: 1 }), context)),
-        Effect.provideService(Scope.Scope, scope),
-        Effect.provide(capturingLogs(lines))
-      )
-      assert.strictEqual(yield* bulkhead.run(Effect.succeed("ok")), "ok")
-      yield* Scope.close(scope, Exit.void)
-      assert.strictEqual(client.status, "ready")
-      assert.strictEqual(yield* Effect.promise(() => client.ping()), "PONG")
-      assert.isUndefined(lines.find((l) => l.includes("enableOfflineQueue")))
-    }))
-
-  it.scopedLive("a client with the offline queue on is warned about", () =>
-    Effect.gen(function*() {
-      const client = new Redis(url)
-      yield* Effect.addFinalizer(() => Effect.promise(() => client.quit()))
-      const lines: Array<string> = []
-      yield* RedisConnection.make({ client }).pipe(Effect.provide(capturingLogs(lines)))
-      assert.isDefined(lines.find((l) => l.startsWith("WARN") && l.includes("enableOfflineQueue")))
     }))
 
   const restartLines: Array<string> = []

@@ -1,49 +1,30 @@
 /**
- * The distributed bulkhead's core tests on a real Redis Cluster (three masters, started here),
- * through ioredis `Cluster` clients given to `RedisConnection`: every key of a name in one slot,
- * `SPUBLISH` from a script on the slot's node, `NOSCRIPT` answered on every node.
+ * The distributed bulkhead's core tests on a real Redis Cluster (three masters with a replica each,
+ * started here), through ioredis `Cluster` clients given to `RedisConnection`: every key of a name
+ * in one slot, `SPUBLISH` from a script on the slot's node, `NOSCRIPT` answered on every node, and
+ * a failover of the name's shard while calls run.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { RedisConnection } from "@sluice/redis"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
-import { Cluster } from "ioredis"
-import { RedisBulkhead, RedisConnection } from "../src/index.js"
-import { type RedisCluster, startCluster } from "./utils/cluster.js"
+import { clusterClient, clusterInspector } from "../../redis/test/utils/clients.js"
+import { type RedisCluster, startCluster } from "../../redis/test/utils/cluster.js"
+import { RedisBulkhead } from "../src/index.js"
 import { bulkheadOn, eventually, expectClean, hold, probe, stateOf, uniqueName, waitingIs } from "./utils/helpers.js"
 
 let cluster: RedisCluster
 beforeAll(async () => {
   cluster = await startCluster()
-}, 60_000)
+}, 120_000)
 afterAll(async () => {
   await cluster?.stop()
 })
 
-/**
- * An ioredis Cluster client as an application would configure it, closed with the scope. ioredis
- * opens a node's connection at its first command, so the nodes keep their offline queue (a
- * command waits for that connection, bounded by the command timeout) while the cluster has none.
- */
-const clusterClient = Effect.acquireRelease(
-  Effect.sync(() => {
-    const client = new Cluster([...cluster.nodes], {
-      enableOfflineQueue: false,
-      redisOptions: { maxRetriesPerRequest: 0, commandTimeout: 1000 }
-    })
-    client.on("error", () => {})
-    return client
-  }),
-  (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
-)
-
 /** A connection of its own over a Cluster client: another process, for Redis. */
 const onCluster = (options: RedisBulkhead.Options) =>
-  Effect.flatMap(clusterClient, (client) => bulkheadOn(RedisConnection.layer({ client }), options))
+  Effect.flatMap(clusterClient(cluster.nodes), (client) => bulkheadOn(RedisConnection.layer({ client }), options))
 
-/** A Cluster client for inspecting, ready. */
-const inspectorClient = Effect.tap(
-  clusterClient,
-  (client) => eventually(Effect.sync(() => client.status === "ready"), "the inspecting Cluster client ready")
-)
+const inspectorClient = Effect.suspend(() => clusterInspector(cluster.nodes))
 
 describe("on a Redis Cluster", () => {
   it.scopedLive("every key of a name hashes to one slot, and names spread over the masters", () =>
@@ -154,5 +135,51 @@ describe("on a Redis Cluster", () => {
       yield* Effect.promise(() => Promise.all(redis.nodes("master").map((node) => node.script("FLUSH"))))
       assert.strictEqual(yield* a.run(Effect.succeed(2)), 2)
       yield* expectClean(redis, name)
+    }))
+
+  it.scopedLive("a failover mid-run (CLUSTER FAILOVER on the name's replica): K holds, only store errors, NOSCRIPT answered", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("cfailover")
+      const redis = yield* inspectorClient
+      const options = { name, permits: 3, leaseTtl: "3 seconds" } as const
+      const a = yield* onCluster(options)
+      const b = yield* onCluster(options)
+      const { call: probed, counts } = probe()
+      const call = probed(1, 5)
+      let running = true
+      let ran = 0
+      const errors: Array<string> = []
+      const worker = (bulkhead: RedisBulkhead.RedisBulkhead) =>
+        Effect.gen(function*() {
+          while (running) {
+            const result = yield* Effect.either(bulkhead.run(call))
+            if (result._tag === "Right") ran++
+            else errors.push(result.left._tag)
+          }
+        })
+      const workers = yield* Effect.fork(
+        Effect.all(Array.from({ length: 8 }, (_, i) => worker(i % 2 === 0 ? a : b)), {
+          concurrency: "unbounded",
+          discard: true
+        })
+      )
+      yield* eventually(Effect.sync(() => ran >= 20), "calls before the failover")
+      const { keys } = RedisBulkhead.keysOf("sluice:bh:", name)
+      const { to } = yield* Effect.promise(() => cluster.failover(keys[0]))
+      const atFailover = ran
+      yield* eventually(Effect.sync(() => ran >= atFailover + 20), "calls after the failover")
+      running = false
+      yield* Fiber.join(workers)
+      assert.isAtMost(counts.peak, 3)
+      // a command that timed out while the shard changed hands fails closed, and nothing else
+      assert.deepStrictEqual([...new Set(errors)].filter((tag) => tag !== "BulkheadStoreError"), [])
+      // a grant whose reply was lost is a lease nobody renews: it ends within the TTL
+      yield* eventually(
+        Effect.map(stateOf(redis, name), (s) => s.used === 0 && s.wanted === 0 && s.held.length === 0),
+        "every lease given back or expired"
+      )
+      yield* expectClean(redis, name)
+      // the new master had no script cache: its first call was NOSCRIPT, answered by EVAL
+      assert.match(yield* Effect.promise(() => cluster.info(to, "commandstats")), /cmdstat_eval:calls=[1-9]/)
     }))
 })

@@ -3,9 +3,10 @@
  * a stale holder, whose release or renewal cannot free another's permit; the holder learns it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { RedisConnection } from "@sluice/redis"
 import { Deferred, Effect, Exit, Fiber, Layer, Metric, Scope } from "effect"
 import { inject } from "vitest"
-import { RedisBulkhead, RedisConnection } from "../src/index.js"
+import { RedisBulkhead } from "../src/index.js"
 import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,

@@ -5,7 +5,10 @@
  * of the limiter, on the server's `TIME`: processes whose clocks disagree still agree on the
  * quota. The limiter-wide pause lives in Redis too, so a cooldown one process learned from a
  * `Retry-After` holds every process back. Each key expires once its state can no longer change a
- * decision; the keys of one limiter share a hash tag, so Redis Cluster works.
+ * decision; the keys of one limiter share a hash tag, so each script touches one slot of a Redis
+ * Cluster. The store runs on `@sluice/redis`'s `RedisConnection`: its own (from a URL), or one of
+ * the context shared with other Redis structures (`layerFromConnection`: a Cluster, an ioredis
+ * client of the application).
  *
  * The connection never lets a take hang: no offline queue, a command timeout, no resending. When
  * Redis cannot answer, each limiter's store-down policy answers instead (`"fail-closed"`,
@@ -15,6 +18,7 @@
  * @since 0.1.0
  */
 import type * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import type * as RedisConnection from "@sluice/redis/RedisConnection"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Duration from "effect/Duration"
@@ -55,19 +59,12 @@ export interface LimiterPolicy {
 }
 
 /**
+ * The store's own options, for a store on a `RedisConnection` of the context (`layerFromConnection`).
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** `redis://[user:password@]host:port[/db]` (or `rediss://`). Default `redis://127.0.0.1:6379`. */
-  readonly url?: string | Redacted.Redacted<string> | undefined
-  /**
-   * More ioredis options (TLS, credentials, `retryStrategy`, ...). Auto-pipelining is off by
-   * default: the store sends the takes of one tick in one socket write itself. The store always sets
-   * `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and `commandTimeout`, which keep a take
-   * from hanging and a decision from being sent twice.
-   */
-  readonly redis?: RedisOptions | undefined
+export interface StoreOptions {
   /** Prepended to every key; no braces. Default `"sluice:rl:"`. */
   readonly prefix?: string | undefined
   /** The store-down policy of every limiter not named in `limiters`. Default `"fail-closed"`. */
@@ -76,6 +73,32 @@ export interface Options {
   readonly localShare?: number | undefined
   /** Store-down policies by limiter name (the limiter's store key). */
   readonly limiters?: { readonly [name: string]: LimiterPolicy } | undefined
+  /**
+   * The clock that decides. `"server"` (default): Redis' `TIME`, the only sound choice across
+   * processes. `"client"`: Effect's `Clock` of the caller, sent with each command — for tests
+   * under `TestClock` (the rate limiter's contract suite) only; keys then live a minute longer
+   * than their state needs.
+   */
+  readonly clock?: "server" | "client" | undefined
+}
+
+/**
+ * The store with a connection of its own, opened from a URL (see `@sluice/redis`'s
+ * `RedisConnection` for a Cluster or an ioredis client you have, with `layerFromConnection`).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface Options extends StoreOptions {
+  /** `redis://[user:password@]host:port[/db]` (or `rediss://`). Default `redis://127.0.0.1:6379`. */
+  readonly url?: string | Redacted.Redacted<string> | undefined
+  /**
+   * More ioredis options (TLS, credentials, `retryStrategy`, ...). Auto-pipelining is best left
+   * off (ioredis' default): the store sends the takes of one tick in one socket write itself. The
+   * connection always sets `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and
+   * `commandTimeout`, which keep a take from hanging and a decision from being sent twice.
+   */
+  readonly redis?: RedisOptions | undefined
   /**
    * The longest a command may take before the store-down policy answers instead (the command may
    * still run in Redis: its reservation is then lost, which errs on the side of the quota).
@@ -87,13 +110,6 @@ export interface Options {
    * connection (it then starts degraded rather than failing). Default 2 s.
    */
   readonly connectTimeout?: Duration.DurationInput | undefined
-  /**
-   * The clock that decides. `"server"` (default): Redis' `TIME`, the only sound choice across
-   * processes. `"client"`: Effect's `Clock` of the caller, sent with each command — for tests
-   * under `TestClock` (the rate limiter's contract suite) only; keys then live a minute longer
-   * than their state needs.
-   */
-  readonly clock?: "server" | "client" | undefined
 }
 
 /**
@@ -107,7 +123,20 @@ export interface Options {
 export const make: (options: Options) => Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> = internal.make
 
 /**
- * The store as the `RateLimiterStore` service.
+ * Creates the store on the `RedisConnection` of the context (a URL, a Cluster, or an ioredis client
+ * of the application: see `@sluice/redis`), which it shares with every other Redis structure of
+ * the process and leaves open. Invalid options are a defect naming the option and the value.
+ *
+ * @since 0.1.0
+ * @category constructors
+ */
+export const makeFromConnection: (
+  options: StoreOptions
+) => Effect.Effect<RateLimiterStore.Service, never, Scope.Scope | RedisConnection.RedisConnection> =
+  internal.makeFromConnection
+
+/**
+ * The store as the `RateLimiterStore` service, with a connection of its own.
  *
  * @example
  * ```ts
@@ -134,6 +163,34 @@ export const make: (options: Options) => Effect.Effect<RateLimiterStore.Service,
 export const layer: (options: Options) => Layer.Layer<RateLimiterStore.RateLimiterStore> = internal.layer
 
 /**
+ * The store as the `RateLimiterStore` service, on the `RedisConnection` of the context: the way to
+ * a Redis Cluster, or to one connection shared with the distributed bulkhead.
+ *
+ * @example
+ * ```ts
+ * import { RateLimiter } from "@sluice/rate-limiter"
+ * import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+ * import { RedisConnection } from "@sluice/redis"
+ * import { Layer } from "effect"
+ *
+ * class Nominatim extends RateLimiter.Tag("nominatim")<Nominatim>() {}
+ *
+ * // every key of a limiter shares one hash tag: one slot, one node per script
+ * const NominatimLive = Nominatim.layer({ limit: 1, window: "1 second" }).pipe(
+ *   Layer.provide(RedisRateLimiterStore.layerFromConnection({ storeDown: "fail-closed" })),
+ *   Layer.provide(RedisConnection.layer({ cluster: [{ host: "127.0.0.1", port: 7000 }] }))
+ * )
+ * ```
+ *
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerFromConnection: (
+  options: StoreOptions
+) => Layer.Layer<RateLimiterStore.RateLimiterStore, never, RedisConnection.RedisConnection> =
+  internal.layerFromConnection
+
+/**
  * The store as the `RateLimiterStore` service, its options read from `Config` (see `config`).
  *
  * @since 0.1.0
@@ -145,7 +202,8 @@ export const layerConfig: (
 
 /**
  * The options as `Config`, validated: `URL` (redacted), `PREFIX`, `STORE_DOWN` (`fail-closed`,
- * `fail-open` or `local`), `LOCAL_SHARE` (required with `local`), `COMMAND_TIMEOUT` (a duration).
+ * `fail-open` or `local`), `LOCAL_SHARE` (required with `local`), `COMMAND_TIMEOUT` and
+ * `CONNECT_TIMEOUT` (durations; the URL and both durations as `RedisConnection.config` reads them).
  * Nest it: `Config.nested(RedisRateLimiterStore.config, "REDIS")`.
  *
  * @since 0.1.0

@@ -7,6 +7,7 @@ import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+import { RedisConnection } from "@sluice/redis"
 import { Config, ConfigProvider, Console, Data, Duration, Effect, Layer, Schema } from "effect"
 import { Redis } from "ioredis"
 import { upstream } from "./upstream.js"
@@ -139,12 +140,17 @@ const scenarios = (served: { readonly tooMany: number }, redisUrl: string) =>
       concurrency: "unbounded"
     })
     yield* check(burst.length === 8, "8 calls through the Redis-backed limiter served")
-    const keys = yield* Effect.acquireUseRelease(
-      Effect.sync(() => new Redis(redisUrl, { lazyConnect: true })),
-      (redis) => Effect.promise(() => redis.keys("sluice-consumer:*")),
-      (redis) => Effect.promise(() => redis.quit())
+    // @sluice/redis's connection over an ioredis client of the app's own, which it leaves open
+    const client = new Redis(redisUrl, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 500 })
+    const keys = yield* Effect.scoped(
+      Effect.flatMap(RedisConnection.make({ client }), (connection) =>
+        Effect.promise(() => connection.client.keys("sluice-consumer:*")))
     )
     yield* check(keys.length > 0, `the limiter's state is in Redis (${keys.join(", ")})`)
+    yield* check(client.status === "ready", "the app's own ioredis client is left open by RedisConnection")
+    yield* Effect.promise(() =>
+      client.quit()
+    )
 
     yield* Console.log("stats")
     const alphaStats = yield* alpha.provider.stats

@@ -1,5 +1,6 @@
 /** @internal */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as Connection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Config from "effect/Config"
@@ -18,7 +19,6 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 import * as Api from "../RedisBulkhead.js"
-import * as Connection from "../RedisConnection.js"
 import * as S from "./scripts.js"
 
 // -----------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 import type { Bulkhead } from "@sluice/bulkhead"
+import { RedisConnection } from "@sluice/redis"
 import type { Fiber, Scope } from "effect"
 import { Deferred, Effect, Layer, Logger } from "effect"
 import { type Cluster, Redis } from "ioredis"
-import { type RedisServer, startRedisServer } from "../../../rate-limiter-redis/test/utils/redisServer.js"
-import { RedisBulkhead, RedisConnection } from "../../src/index.js"
+import { type RedisServer, startRedisServer } from "../../../redis/test/utils/redisServer.js"
+import { RedisBulkhead } from "../../src/index.js"
 
 let counter = 0
 /** A bulkhead name no other test uses: the tests of a file run concurrently on one Redis. */

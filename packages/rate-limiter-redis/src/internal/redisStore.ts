@@ -1,17 +1,16 @@
 /** @internal */
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as Scope from "effect/Scope"
-import { Redis } from "ioredis"
-import { createHash } from "node:crypto"
+import { type Cluster, Redis } from "ioredis"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
 import {
   decodePause,
@@ -24,7 +23,6 @@ import {
   errorText,
   gcraIncrements,
   invalid,
-  isNoScript,
   keysOf,
   maxWaitArgument,
   nowArgument,
@@ -33,7 +31,7 @@ import {
   stateKeyOf
 } from "./commands.js"
 import { type ScriptName, scripts } from "./scripts.js"
-import { clientClockTtlPadMillis, maxReconnectDelayMillis, type Policy, resolve, type Resolved } from "./settings.js"
+import { clientClockTtlPadMillis, type Policy, resolve, type Resolved, resolveStore } from "./settings.js"
 
 /** @internal */
 export { keysOf } from "./commands.js"
@@ -60,18 +58,10 @@ export const errorsTotal = Metric.counter("sluice_limiter_store_errors_total", {
 // the store
 // -----------------------------------------------------------------------------
 
-interface Script {
-  readonly name: ScriptName
-  readonly lua: string
-  readonly sha: string
-}
+type Script = RedisConnection.Script
 
 const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
-  const make = (name: ScriptName): Script => ({
-    name,
-    lua: scripts[name],
-    sha: createHash("sha1").update(scripts[name]).digest("hex")
-  })
+  const make = (name: ScriptName): Script => RedisConnection.script(name, scripts[name])
   return {
     reserveGcra: make("reserveGcra"),
     reserve: make("reserve"),
@@ -80,35 +70,6 @@ const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
     readPause: make("readPause")
   }
 }
-
-const connect = (settings: Resolved): Effect.Effect<Redis, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const redis = new Redis(settings.url, {
-        retryStrategy: (times) => Math.min(times * 100, maxReconnectDelayMillis),
-        connectTimeout: settings.connectTimeoutMillis,
-        // The store batches its writes itself (see `writeBatcher`), which ioredis' auto-pipelining
-        // would only slow down.
-        enableAutoPipelining: false,
-        ...settings.redis,
-        // What keeps a take from hanging while Redis is down: fail at once when disconnected, give
-        // up on a command after the timeout, never resend a decision (it may have been made).
-        enableOfflineQueue: false,
-        commandTimeout: settings.commandTimeoutMillis,
-        maxRetriesPerRequest: 0
-      })
-      // Failures reach the caller through the commands; without a listener ioredis prints each one.
-      redis.on("error", () => {})
-      return redis
-    }),
-    (redis) =>
-      Effect.zipRight(
-        redis.status === "ready"
-          ? Effect.ignore(Effect.tryPromise({ try: () => redis.quit(), catch: (cause) => cause }))
-          : Effect.void,
-        Effect.sync(() => redis.disconnect())
-      )
-  )
 
 /**
  * Batches the commands sent in one tick into a few socket writes: the first command of a tick
@@ -124,7 +85,10 @@ const connect = (settings: Resolved): Effect.Effect<Redis, never, Scope.Scope> =
  * per command, and holds a batch back until the previous one's replies are in: with 64 takes in
  * flight, a take cost 1.5x the client CPU it costs with this.
  */
-const writeBatcher = (redis: Redis): () => void => {
+const writeBatcher = (client: Redis | Cluster): () => void => {
+  // a Cluster writes to one socket per node: ioredis' own pipelining is the batching there
+  if (!(client instanceof Redis)) return () => {}
+  const redis = client
   let corked: Redis["stream"] | undefined
   let written = 0
   const uncork = () => {
@@ -157,16 +121,6 @@ const writeBatcher = (redis: Redis): () => void => {
  */
 const WRITE_GROUP = 16
 
-/** Waits (bounded) for the first connection, so that the first take does not find it still opening. */
-const awaitReady = (redis: Redis, millis: number): Effect.Effect<boolean> =>
-  redis.status === "ready" ? Effect.succeed(true) : Effect.async<boolean>((resume) => {
-    const onReady = () => resume(Effect.succeed(true))
-    redis.once("ready", onReady)
-    return Effect.sync(() => {
-      redis.off("ready", onReady)
-    })
-  }).pipe(Effect.timeoutTo({ duration: Duration.millis(millis), onSuccess: (ready) => ready, onTimeout: () => false }))
-
 /** @internal */
 export const make = (
   options: RedisRateLimiterStore.Options
@@ -175,28 +129,39 @@ export const make = (
     const resolved = resolve(options)
     return Either.isLeft(resolved)
       ? Effect.die(new Cause.IllegalArgumentException(`Redis rate limiter store: ${resolved.left}`))
-      : makeWith(resolved.right)
+      : Effect.flatMap(
+        RedisConnection.make(resolved.right.connection),
+        (connection) => makeWith(resolved.right.store, connection)
+      )
   })
 
-const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> =>
+/** @internal */
+export const makeFromConnection = (
+  options: RedisRateLimiterStore.StoreOptions
+): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope | RedisConnection.RedisConnection> =>
+  Effect.suspend(() => {
+    const resolved = resolveStore(options)
+    return Either.isLeft(resolved)
+      ? Effect.die(new Cause.IllegalArgumentException(`Redis rate limiter store: ${resolved.left}`))
+      : Effect.flatMap(RedisConnection.RedisConnection, (connection) => makeWith(resolved.right, connection))
+  })
+
+const makeWith = (
+  settings: Resolved,
+  connection: RedisConnection.Service
+): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { prefix } = settings
     const labels = [MetricLabel.make("prefix", prefix)]
     const ttlPad = String(settings.clock === "client" ? clientClockTtlPadMillis : 0)
     const local = yield* RateLimiterStore.makeMemory
-    const redis = yield* connect(settings)
+    const redis = connection.client
     const loaded = loadScripts()
 
     const storeError = (operation: string, key: string, cause: unknown) =>
       new RateLimiterStore.RateLimiterStoreError({
         message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" failed: ${errorText(cause)}`,
         cause
-      })
-
-    const load = (script: Script, key: string) =>
-      Effect.tryPromise({
-        try: () => redis.script("LOAD", script.lua),
-        catch: (cause) => storeError(`SCRIPT LOAD ${script.name}`, key, cause)
       })
 
     // -------------------------------------------------------------------------
@@ -234,8 +199,8 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
      * Runs one script in one round trip and answers its decoded reply, or `fallback`'s answer when
      * Redis fails (the store then reports itself degraded). While degraded and disconnected, Redis
      * is not even asked (the command would fail at once anyway); the first command that succeeds
-     * after ioredis reconnects ends the degraded mode. After a Redis restart (or `SCRIPT FLUSH`)
-     * the script is loaded again and the call repeated, once: `NOSCRIPT` means it never ran.
+     * after ioredis reconnects ends the degraded mode. After a Redis restart, a failover (or
+     * `SCRIPT FLUSH`) the connection sends the text once with `EVAL`: `NOSCRIPT` means it never ran.
      *
      * This is a take's whole client side, so it is one `Effect.async` around ioredis' promise:
      * the retry and the fallback are decided in the promise's callbacks, where layering
@@ -253,7 +218,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
       ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
     ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> =>
       Effect.async<A, RateLimiterStore.RateLimiterStoreError>((resume) => {
-        if (degraded && redis.status !== "ready") {
+        if (degraded && !connection.isReady()) {
           errorsTotal.unsafeUpdate(1, labels)
           resume(fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`))))
           return
@@ -267,14 +232,8 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
           if (decoded === invalid) fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
           else resume(degraded ? Effect.as(cameBack, decoded) : Effect.succeed(decoded))
         }
-        const send = () => {
-          batchWrites()
-          return redis.evalsha(script.sha, keyCount, ...args)
-        }
-        send().then(succeed, (cause) => {
-          if (!isNoScript(cause)) return fail(cause)
-          redis.script("LOAD", script.lua).then(send).then(succeed, fail)
-        })
+        batchWrites()
+        connection.unsafeRunScript(script, keyCount, args).then(succeed, fail)
       })
 
     /**
@@ -460,12 +419,11 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
     }
 
     degradedGauge.unsafeUpdate(0, labels)
-    if (yield* awaitReady(redis, settings.connectTimeoutMillis)) {
-      yield* Effect.forEach(Object.values(loaded), (script) => Effect.ignore(load(script, "*")), { discard: true })
+    // the connection waited (up to its connectTimeout) for Redis when it was opened
+    if (connection.isReady()) {
+      yield* Effect.ignore(connection.loadScripts(Object.values(loaded)))
     } else {
-      yield* wentDown(
-        storeError("connect", "*", new Error(`no connection to Redis within ${settings.connectTimeoutMillis}ms`))
-      )
+      yield* wentDown(storeError("connect", "*", new Error(`no connection to Redis (${redis.status})`)))
     }
     return service
   })
@@ -477,6 +435,12 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
 /** @internal */
 export const layer = (options: RedisRateLimiterStore.Options): Layer.Layer<RateLimiterStore.RateLimiterStore> =>
   Layer.scoped(RateLimiterStore.RateLimiterStore, make(options))
+
+/** @internal */
+export const layerFromConnection = (
+  options: RedisRateLimiterStore.StoreOptions
+): Layer.Layer<RateLimiterStore.RateLimiterStore, never, RedisConnection.RedisConnection> =>
+  Layer.scoped(RateLimiterStore.RateLimiterStore, makeFromConnection(options))
 
 /** @internal */
 export const layerConfig = (

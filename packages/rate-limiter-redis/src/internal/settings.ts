@@ -4,32 +4,15 @@
  *
  * @internal
  */
+import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
-import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Option from "effect/Option"
-import * as Redacted from "effect/Redacted"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
 
 /** @internal */
-export const defaultUrl = "redis://127.0.0.1:6379"
-/** @internal */
 export const defaultPrefix = "sluice:rl:"
-/**
- * A take waits at most this long for Redis before the store-down policy answers instead.
- *
- * @internal
- */
-export const defaultCommandTimeoutMillis = 500
-/** @internal */
-export const defaultConnectTimeoutMillis = 2000
-/**
- * Reconnection backoff: 100 ms more per attempt, capped so that recovery is noticed within 1 s.
- *
- * @internal
- */
-export const maxReconnectDelayMillis = 1000
 /**
  * On the client clock (tests under `TestClock`) the deciding clock and Redis' expiry clock run at
  * different speeds: virtual time jumps while real time crawls, and the other way round. A key
@@ -48,14 +31,10 @@ export interface Policy {
 
 /** @internal */
 export interface Resolved {
-  readonly url: string
   readonly prefix: string
   readonly defaultPolicy: Policy
   readonly policies: ReadonlyMap<string, Policy>
-  readonly commandTimeoutMillis: number
-  readonly connectTimeoutMillis: number
   readonly clock: "server" | "client"
-  readonly redis: RedisRateLimiterStore.Options["redis"]
 }
 
 /** @internal */
@@ -83,65 +62,12 @@ export const resolvePolicy = (
   return Either.right({ storeDown: known, localShare: typeof localShare === "number" ? localShare : 1 })
 }
 
-/** @internal */
-export const showInput = (input: unknown): string =>
-  typeof input === "string"
-    ? JSON.stringify(input)
-    : Duration.isDuration(input)
-    ? Duration.format(input)
-    : String(input)
-
 /**
- * `Duration` reads `-5 seconds` and `-1` as zero: a minus sign is a mistake to name.
+ * The store's own options (the connection's are `RedisConnection`'s to check).
  *
  * @internal
  */
-export const isNegative = (input: unknown): boolean =>
-  ((typeof input === "number" || typeof input === "bigint") && input < 0) ||
-  (typeof input === "string" && /^\s*-/.test(input)) ||
-  (Array.isArray(input) && input.some((part) => (typeof part === "number" || typeof part === "bigint") && part < 0))
-
-/** @internal */
-export const decodeMillis = (label: string, input: unknown, fallback: number): Either.Either<number, string> => {
-  if (input === undefined) return Either.right(fallback)
-  const refused = Either.left(`${label} must be a finite duration > 0, got ${showInput(input)}`)
-  if (isNegative(input)) return refused
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${showInput(input)}`)
-  const millis = Duration.toMillis(decoded.value)
-  return millis > 0 && Number.isFinite(millis) ? Either.right(millis) : refused
-}
-
-/**
- * A Redis URL, or why not (a URL given as `Redacted` is never printed).
- *
- * @internal
- */
-export const checkUrl = (url: string, redacted: boolean): Either.Either<string, string> => {
-  const shown = redacted ? "(redacted)" : JSON.stringify(url)
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return Either.left(`url must be a URL such as redis://host:6379, got ${shown}`)
-  }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
-    if (parsed.password !== "") parsed.password = "***"
-    return Either.left(`url must use redis:// or rediss://, got ${redacted ? shown : JSON.stringify(parsed.href)}`)
-  }
-  return Either.right(url)
-}
-
-/** @internal */
-export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<Resolved, string> => {
-  const url = options.url === undefined
-    ? defaultUrl
-    : Redacted.isRedacted(options.url)
-    ? Redacted.value(options.url)
-    : options.url
-  if (typeof url !== "string" || url.length === 0) return Either.left("url must be a non-empty string")
-  const checkedUrl = checkUrl(url, Redacted.isRedacted(options.url))
-  if (Either.isLeft(checkedUrl)) return Either.left(checkedUrl.left)
+export const resolveStore = (options: RedisRateLimiterStore.StoreOptions): Either.Either<Resolved, string> => {
   const prefix = options.prefix ?? defaultPrefix
   if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
     return Either.left(`prefix must be a string without braces (they delimit the hash tag), got ${String(prefix)}`)
@@ -154,34 +80,39 @@ export const resolve = (options: RedisRateLimiterStore.Options): Either.Either<R
     if (Either.isLeft(resolved)) return Either.left(resolved.left)
     byName.set(name, resolved.right)
   }
-  const commandTimeout = decodeMillis("commandTimeout", options.commandTimeout, defaultCommandTimeoutMillis)
-  if (Either.isLeft(commandTimeout)) return Either.left(commandTimeout.left)
-  const connectTimeout = decodeMillis("connectTimeout", options.connectTimeout, defaultConnectTimeoutMillis)
-  if (Either.isLeft(connectTimeout)) return Either.left(connectTimeout.left)
   const clock = options.clock ?? "server"
   if (clock !== "server" && clock !== "client") {
     return Either.left(`clock must be "server" or "client", got ${JSON.stringify(clock)}`)
   }
-  return Either.right({
-    url,
-    prefix,
-    defaultPolicy: defaultPolicy.right,
-    policies: byName,
-    commandTimeoutMillis: commandTimeout.right,
-    connectTimeoutMillis: connectTimeout.right,
-    clock,
-    redis: options.redis
-  })
+  return Either.right({ prefix, defaultPolicy: defaultPolicy.right, policies: byName, clock })
+}
+
+/**
+ * The options of a store with a connection of its own: the store's, and the connection's.
+ *
+ * @internal
+ */
+export const resolve = (
+  options: RedisRateLimiterStore.Options
+): Either.Either<{ readonly store: Resolved; readonly connection: RedisConnection.FromUrl }, string> => {
+  const connection: RedisConnection.FromUrl = {
+    url: options.url,
+    redis: options.redis,
+    commandTimeout: options.commandTimeout,
+    connectTimeout: options.connectTimeout
+  }
+  const checked = RedisConnection.check(connection)
+  if (Either.isLeft(checked)) return Either.left(checked.left)
+  return Either.map(resolveStore(options), (store) => ({ store, connection }))
 }
 
 /** @internal */
 export const config: Config.Config<RedisRateLimiterStore.Options> = Config.all({
-  url: Config.option(Config.redacted("URL")),
+  // URL, COMMAND_TIMEOUT and CONNECT_TIMEOUT, each checked and named by the connection's Config
+  connection: RedisConnection.config,
   prefix: Config.option(Config.string("PREFIX")),
   storeDown: Config.option(Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN")),
-  localShare: Config.option(Config.number("LOCAL_SHARE")),
-  // read as text: `Config.duration` reads "-5 seconds" as zero
-  commandTimeout: Config.option(Config.string("COMMAND_TIMEOUT"))
+  localShare: Config.option(Config.number("LOCAL_SHARE"))
 }).pipe(
   Config.mapOrFail((input) => {
     // LOCAL_SHARE means something only with STORE_DOWN=local: alone, the policy key is missing
@@ -196,19 +127,11 @@ export const config: Config.Config<RedisRateLimiterStore.Options> = Config.all({
         )
       )
     }
-    const commandTimeout = Option.match(input.commandTimeout, {
-      onNone: () => Either.right(undefined),
-      onSome: (text) => Either.map(decodeMillis("COMMAND_TIMEOUT", text, 0), Duration.millis)
-    })
-    if (Either.isLeft(commandTimeout)) {
-      return Either.left(ConfigError.InvalidData(["COMMAND_TIMEOUT"], commandTimeout.left))
-    }
     const options: RedisRateLimiterStore.Options = {
-      url: Option.getOrUndefined(input.url),
+      ...input.connection,
       prefix: Option.getOrUndefined(input.prefix),
       storeDown: Option.getOrElse(input.storeDown, () => "fail-closed" as const),
-      localShare: Option.getOrUndefined(input.localShare),
-      commandTimeout: commandTimeout.right
+      localShare: Option.getOrUndefined(input.localShare)
     }
     const resolved = resolve(options)
     return Either.isLeft(resolved)

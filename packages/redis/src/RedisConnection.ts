@@ -1,11 +1,13 @@
 /**
- * One Redis connection for every Redis structure of sluice in a process: built from a URL or
- * ioredis options, or wrapping an ioredis `Redis` or `Cluster` the application already has.
+ * One Redis connection for every Redis structure of sluice in a process (the rate limiter's store,
+ * the distributed bulkhead): built from a URL or ioredis options, from Cluster nodes, or wrapping
+ * an ioredis `Redis` or `Cluster` the application already has.
  *
- * It runs Lua scripts by `EVALSHA`, sending the text again on `NOSCRIPT` (a restarted or
- * failed-over node has no script cache), and keeps one subscriber connection for every shard
+ * It runs Lua scripts by `EVALSHA`, sending the text again with `EVAL` on `NOSCRIPT` (a restarted
+ * or failed-over node has no script cache), and keeps one subscriber connection for every shard
  * channel (`SSUBSCRIBE`) of the process. A connection it builds never lets a command hang: no
- * offline queue, a command timeout, no resending.
+ * offline queue, a command timeout, no resending. On a Cluster, ioredis follows `MOVED` and `ASK`;
+ * each structure keeps its keys under one hash tag, so every script touches one slot.
  *
  * @since 0.1.0
  */
@@ -15,27 +17,43 @@ import * as Context from "effect/Context"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Either from "effect/Either"
 import type * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Scope from "effect/Scope"
-import type { Cluster, Redis, RedisOptions } from "ioredis"
+import type { Cluster, ClusterNode, ClusterOptions, Redis, RedisOptions } from "ioredis"
 import * as internal from "./internal/redisConnection.js"
 
 /**
- * How to reach Redis: a URL and ioredis options (the connection is opened here and closed with
- * the scope), or an ioredis `Redis` or `Cluster` instance the application owns (used as it is and
- * never closed here; a subscriber connection duplicated from it is).
+ * How to reach Redis: a URL and ioredis options, or Cluster nodes (the connection is opened here
+ * and closed with the scope), or an ioredis `Redis` or `Cluster` instance the application owns
+ * (used as it is and never closed here; a subscriber connection duplicated from it is).
  *
  * @since 0.1.0
  * @category models
  */
-export type Options = FromUrl | FromClient
+export type Options = FromUrl | FromCluster | FromClient
 
 /**
+ * The timeouts of a connection opened here.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface FromUrl {
+export interface Timeouts {
+  /** The longest a command may take before the caller's store-down policy answers. Default 500 ms. */
+  readonly commandTimeout?: Duration.DurationInput | undefined
+  /** How long one connection attempt may take, and how long building waits for it. Default 2 s. */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * One Redis server (or a proxy in front of several).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FromUrl extends Timeouts {
   /** `redis://[user:password@]host:port[/db]` (or `rediss://`). Default `redis://127.0.0.1:6379`. */
   readonly url?: string | Redacted.Redacted<string> | undefined
   /**
@@ -44,10 +62,23 @@ export interface FromUrl {
    * command from hanging while Redis is down and a script from being sent twice.
    */
   readonly redis?: RedisOptions | undefined
-  /** The longest a command may take before the caller's store-down policy answers. Default 500 ms. */
-  readonly commandTimeout?: Duration.DurationInput | undefined
-  /** How long one connection attempt may take, and how long building waits for it. Default 2 s. */
-  readonly connectTimeout?: Duration.DurationInput | undefined
+}
+
+/**
+ * A Redis Cluster, from some of its nodes (ioredis discovers the rest).
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface FromCluster extends Timeouts {
+  /** Startup nodes: `{ host, port }`, `"host:port"` or a port. At least one. */
+  readonly cluster: ReadonlyArray<ClusterNode>
+  /**
+   * More ioredis Cluster options (`redisOptions` for credentials and TLS, `natMap`, ...). The
+   * connection always sets `enableOfflineQueue: false` on the cluster and `maxRetriesPerRequest: 0`
+   * and `commandTimeout` on its nodes.
+   */
+  readonly clusterOptions?: ClusterOptions | undefined
 }
 
 /**
@@ -85,14 +116,25 @@ export interface Service {
   /** The ioredis client, for commands of your own. */
   readonly client: Redis | Cluster
   /**
-   * Runs a script in one round trip (`EVALSHA`; on `NOSCRIPT` the text once more with `EVAL`).
-   * All `keys` must share a hash tag. Fails with `RedisCommandError` when Redis cannot answer.
+   * Runs a script in one round trip (`EVALSHA`; on `NOSCRIPT` the text once more with `EVAL`, which
+   * caches it on that node). All `keys` must share a hash tag. Fails with `RedisCommandError` when
+   * Redis cannot answer.
    */
   readonly runScript: (
     script: Script,
     keys: ReadonlyArray<string>,
     args: ReadonlyArray<string>
   ) => Effect.Effect<unknown, RedisCommandError>
+  /**
+   * `runScript` as a promise, for a caller whose whole client side is one `Effect.async` (the
+   * limiter's take): the first `keyCount` of `keysAndArgs` are the keys. Rejects with ioredis' error.
+   */
+  readonly unsafeRunScript: (script: Script, keyCount: number, keysAndArgs: ReadonlyArray<string>) => Promise<unknown>
+  /**
+   * Loads scripts into the script cache (`SCRIPT LOAD`) of the server, or of every master of a
+   * Cluster, so that the first calls are `EVALSHA` hits.
+   */
+  readonly loadScripts: (scripts: ReadonlyArray<Script>) => Effect.Effect<void, RedisCommandError>
   /**
    * Calls `handler` with each message published (`SPUBLISH`) on a shard channel, for the
    * lifetime of the scope. One subscriber connection serves every channel.
@@ -108,7 +150,7 @@ export interface Service {
  * @since 0.1.0
  * @category tags
  */
-export class RedisConnection extends Context.Tag("@sluice/bulkhead-redis/RedisConnection")<
+export class RedisConnection extends Context.Tag("@sluice/redis/RedisConnection")<
   RedisConnection,
   Service
 >() {}
@@ -140,8 +182,18 @@ export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
 export const script: (name: string, lua: string) => Script = internal.script
 
 /**
+ * Checks options as `make` does, without connecting: the reason names the option and the value (a
+ * URL given as `Redacted` is never shown). For a layer of its own that validates up front.
+ *
+ * @since 0.1.0
+ * @category validation
+ */
+export const check: <O extends Options>(options: O) => Either.Either<O, string> = internal.check
+
+/**
  * Opens the connection in the current scope (waiting up to `connectTimeout` for it; it does not
- * fail when Redis is unreachable, its commands do). Invalid options are a defect naming the option.
+ * fail when Redis is unreachable, its commands do). Invalid options are a defect naming the option
+ * and the value.
  *
  * @since 0.1.0
  * @category constructors
@@ -153,13 +205,16 @@ export const make: (options: Options) => Effect.Effect<Service, never, Scope.Sco
  *
  * @example
  * ```ts
- * import { RedisConnection } from "@sluice/bulkhead-redis"
+ * import { RedisConnection } from "@sluice/redis"
  * import { Cluster } from "ioredis"
  *
  * // from a URL
  * const Single = RedisConnection.layer({ url: "redis://127.0.0.1:6379" })
  *
- * // from the application's Cluster client
+ * // a Cluster opened (and closed) by the layer
+ * const Owned = RedisConnection.layer({ cluster: [{ host: "127.0.0.1", port: 7000 }] })
+ *
+ * // from the application's Cluster client, left open
  * const cluster = new Cluster([{ host: "127.0.0.1", port: 7000 }], {
  *   enableOfflineQueue: false,
  *   redisOptions: { maxRetriesPerRequest: 0, commandTimeout: 500 }
@@ -183,8 +238,8 @@ export const layerConfig: (
 ) => Layer.Layer<RedisConnection, ConfigError.ConfigError> = internal.layerConfig
 
 /**
- * The URL options as `Config`: `URL` (read as `Redacted`), `COMMAND_TIMEOUT`, `CONNECT_TIMEOUT`
- * (durations). Nest it: `Config.nested(RedisConnection.config, "REDIS")`.
+ * The URL options as `Config`, validated: `URL` (read as `Redacted`), `COMMAND_TIMEOUT`,
+ * `CONNECT_TIMEOUT` (durations). Nest it: `Config.nested(RedisConnection.config, "REDIS")`.
  *
  * @since 0.1.0
  * @category config

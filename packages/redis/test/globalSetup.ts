@@ -1,7 +1,7 @@
 /**
  * One redis-server for the whole test run, on a free loopback port: its URL reaches the tests
  * through `inject("redisUrl")`. Tests that restart Redis or read its command statistics start
- * their own server (see `utils/redisServer.ts`).
+ * their own server (see `utils/redisServer.ts`). Every Redis package of sluice runs this setup.
  */
 import type { TestProject } from "vitest/node"
 import { startRedisServer } from "./utils/redisServer.js"
