@@ -8,7 +8,16 @@ import path from "node:path"
 const dir = process.argv[2]
 if (dir === undefined) throw new Error("usage: node check-tarballs.mjs <dir with the .tgz files>")
 const tarballs = fs.readdirSync(dir).filter((f) => f.endsWith(".tgz")).sort()
-const expected = ["bulkhead", "bulkhead-redis", "http", "options", "provider", "rate-limiter", "rate-limiter-redis", "redis"]
+const expected = [
+  "bulkhead",
+  "bulkhead-redis",
+  "http",
+  "options",
+  "provider",
+  "rate-limiter",
+  "rate-limiter-redis",
+  "redis"
+]
 const problems = []
 if (tarballs.length !== expected.length) {
   problems.push(`expected ${expected.length} tarballs (${expected.join(", ")}), found ${tarballs.length}: ${tarballs}`)
