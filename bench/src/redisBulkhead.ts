@@ -392,8 +392,32 @@ const scriptStats = (info: string) => {
   return { calls, usec }
 }
 
+/** The commands the scripts of the three contenders run that write (and PUBLISH, which fans out). */
+const writes = new Set([
+  "hset",
+  "hdel",
+  "zadd",
+  "zrem",
+  "zremrangebyscore",
+  "incr",
+  "persist",
+  "pexpire",
+  "spublish",
+  "publish"
+])
+
+/** Calls of the commands that write, from INFO commandstats. */
+const writeCalls = (info: string) => {
+  let calls = 0
+  for (const match of info.matchAll(/^cmdstat_([a-z]+):calls=(\d+)/gm)) {
+    if (writes.has(match[1])) calls += Number(match[2])
+  }
+  return calls
+}
+
 interface Snapshot {
   readonly commands: number
+  readonly writes: number
   readonly scripts: number
   readonly scriptMicros: number
   readonly cpu: number
@@ -404,6 +428,7 @@ const snapshot = async (admin: Redis): Promise<Snapshot> => {
   const info = await admin.info("all")
   return {
     commands: infoField(info, "total_commands_processed"),
+    writes: writeCalls(info),
     scripts: scriptStats(info).calls,
     scriptMicros: scriptStats(info).usec,
     cpu: cpuSeconds(info),
@@ -464,6 +489,8 @@ const fifoViolations = (events: ReadonlyArray<Event>) => {
 
 interface Costs {
   readonly commandsPerCycle: number
+  /** Of them, the commands that write (scripts' inner calls included). */
+  readonly writesPerCycle: number
   readonly scriptsPerCycle: number
   /** The time Redis spent in one script, on average. */
   readonly microsPerScript: number
@@ -479,6 +506,7 @@ const measuredCycles = async (opened: Opened, admin: Redis) => {
   const after = await snapshot(admin)
   const costs: Costs = {
     commandsPerCycle: (after.commands - before.commands - 1) / cycles,
+    writesPerCycle: (after.writes - before.writes) / cycles,
     scriptsPerCycle: (after.scripts - before.scripts) / cycles,
     microsPerScript: (after.scriptMicros - before.scriptMicros) / (after.scripts - before.scripts),
     redisCpuMicros: ((after.cpu - before.cpu) * 1e6) / cycles,
@@ -559,13 +587,22 @@ const fifo = async (
   })
   const cycles = await run()
   await stop()
-  return { cycles, grantToRelease: median(holds), ...fifoViolations(events) }
+  const counted = fifoViolations(events)
+  // every cycle of the run was granted while MONITOR listened: fewer grants mean the classifier
+  // no longer reads this contender's commands (its scripts changed), not that FIFO held
+  if (counted.grants < 0.9 * cycles) {
+    throw new Error(
+      `FIFO count for ${contender.label}: MONITOR showed ${counted.grants} grants for ${cycles} cycles; ` +
+        `its classify no longer matches the commands the contender sends`
+    )
+  }
+  return { cycles, grantToRelease: median(holds), ...counted }
 }
 
 /**
- * What one `redis.call` inside a script costs Redis on this machine: a script of 10 ZRANGEBYSCORE
- * of a missing key (a read answering an array, as most of the scripts' calls are) against an
- * empty one, 500 runs each, one at a time (INFO commandstats).
+ * What one `redis.call` inside a script costs Redis on this machine, a read and a write: scripts
+ * of 10 ZRANGEBYSCORE of a missing key and of 10 HSET of two fields, against an empty one, 500
+ * runs each, one at a time (INFO commandstats).
  */
 const redisCallMicros = async (admin: Redis) => {
   const perScript = async (lua: string) => {
@@ -576,8 +613,9 @@ const redisCallMicros = async (admin: Redis) => {
     return (after.usec - before.usec) / (after.calls - before.calls)
   }
   const empty = await perScript("return 1")
-  const ten = await perScript(`${"redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', 0) ".repeat(10)}return 1`)
-  return { empty, perCall: (ten - empty) / 10 }
+  const reads = await perScript(`${"redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', 0) ".repeat(10)}return 1`)
+  const written = await perScript(`${"redis.call('HSET', KEYS[1] .. ':h', 'a', 1, 'b', 2) ".repeat(10)}return 1`)
+  return { empty, perRead: (reads - empty) / 10, perWrite: (written - empty) / 10 }
 }
 
 /** A child holds all K permits; this process queues one waiter; the child is killed. */
@@ -741,6 +779,7 @@ const parent = async () => {
       "contender",
       "K",
       "Redis commands / cycle",
+      "of them writes",
       "scripts / cycle",
       "µs in Redis / script",
       "Redis CPU µs / cycle",
@@ -753,6 +792,7 @@ const parent = async () => {
           c.label,
           String(k),
           fmt(cost((x) => x.commandsPerCycle), 1),
+          fmt(cost((x) => x.writesPerCycle), 1),
           fmt(cost((x) => x.scriptsPerCycle), 2),
           fmt(cost((x) => x.microsPerScript), 1),
           fmt(cost((x) => x.redisCpuMicros), 1),
@@ -818,19 +858,22 @@ const parent = async () => {
       "Why sluice is slower than redis-semaphore here (its acquire and release are one round trip each, so the " +
       "cost is elsewhere):",
       "",
-      `- Redis time. A sluice script makes ${
+      `- Redis time. A sluice script runs ${
         fmt((freeCost(own, (x) => x.commandsPerCycle) - 2) / 2, 1)
-      } commands inside Redis per acquire or release when nobody waits (${
-        fmt(freeCost(own, (x) => x.commandsPerCycle), 1)
-      } per cycle, against ${fmt(freeCost(rs, (x) => x.commandsPerCycle), 1)} for redis-semaphore; ${
-        fmt(contendedCost(own, (x) => x.commandsPerCycle), 1)
-      } against ${fmt(contendedCost(rs, (x) => x.commandsPerCycle), 1)} at K = ${PERMITS}, its polls included), ` +
-      `and on this machine, this run, one \`redis.call\` inside a script costs ${
-        fmt(calibration.perCall, 1)
-      } µs (a script of 10 ZRANGEBYSCORE against an empty one, which costs ${
+      } commands inside Redis per acquire or release when nobody waits, ${
+        fmt(freeCost(own, (x) => x.writesPerCycle) / 2, 1)
+      } of them writes (${fmt(freeCost(own, (x) => x.commandsPerCycle), 1)} commands and ${
+        fmt(freeCost(own, (x) => x.writesPerCycle), 1)
+      } writes per cycle, against ${fmt(freeCost(rs, (x) => x.commandsPerCycle), 1)} and ${
+        fmt(freeCost(rs, (x) => x.writesPerCycle), 1)
+      } for redis-semaphore; at K = ${PERMITS}, ${fmt(contendedCost(own, (x) => x.commandsPerCycle), 1)} against ${
+        fmt(contendedCost(rs, (x) => x.commandsPerCycle), 1)
+      }, its polls included). On this machine, this run, a script costs ${
         fmt(calibration.empty, 1)
-      } µs): a sluice ` +
-      `script takes ${fmt(freeCost(own, (x) => x.microsPerScript), 0)} µs in Redis, redis-semaphore's ${
+      } µs to start and each \`redis.call\` in it ${fmt(calibration.perRead, 1)} µs for a read, ${
+        fmt(calibration.perWrite, 1)
+      } µs for a write (scripts of 10 ZRANGEBYSCORE, of 10 HSET, against an empty one): a sluice script took ` +
+      `${fmt(freeCost(own, (x) => x.microsPerScript), 0)} µs in Redis, redis-semaphore's ${
         fmt(freeCost(rs, (x) => x.microsPerScript), 0)
       } µs. The calls are what the guarantees cost: the server's TIME (leases on one clock), the counters ` +
       "(HMGET, HSET), the expiry of dead holders and of dead waiters (two ZRANGEBYSCORE), the head of the FIFO " +
@@ -924,7 +967,7 @@ const method = [
   `wake-ups are about. K = ${UNCONTENDED_PERMITS} (nobody waits) shows the bare cost of a cycle. ${ROUNDS} ` +
   `interleaved rounds of ${ROUND_MILLIS / 1000} s after a ${WARMUP_MILLIS / 1000} s warm-up; median round. ` +
   `Per cycle (one process): commands Redis executed (INFO stats, the calls inside scripts ` +
-  `included), scripts run and the time Redis spent in each (INFO commandstats, EVAL + EVALSHA), Redis' CPU (INFO cpu) and the bench process's CPU.`,
+  `included) and the writes among them (INFO commandstats), scripts run and the time Redis spent in each (INFO commandstats, EVAL + EVALSHA), Redis' CPU (INFO cpu) and the bench process's CPU.`,
   `- Round trips: ${ROUND_TRIP_CALLS} acquires one at a time with every permit free, then ${ROUND_TRIP_CALLS} ` +
   `releases one at a time; the commands the clients sent, counted with MONITOR (the commands a script runs inside ` +
   `Redis and the bench's own INFO excluded), and the connections Redis accepted meanwhile (INFO stats).`,
