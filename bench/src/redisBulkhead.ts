@@ -875,7 +875,18 @@ const parent = async () => {
       } µs for a write (scripts of 10 ZRANGEBYSCORE, of 10 HSET, against an empty one): a sluice script took ` +
       `${fmt(freeCost(own, (x) => x.microsPerScript), 0)} µs in Redis, redis-semaphore's ${
         fmt(freeCost(rs, (x) => x.microsPerScript), 0)
-      } µs. The calls are what the guarantees cost: the server's TIME (leases on one clock), the counters ` +
+      } µs; its calls at those costs come to ${
+        fmt(
+          calibration.empty +
+            ((freeCost(own, (x) => x.commandsPerCycle) - 2 - freeCost(own, (x) => x.writesPerCycle)) / 2) *
+              calibration.perRead +
+            (freeCost(own, (x) => x.writesPerCycle) / 2) * calibration.perWrite,
+          0
+        )
+      } µs, so most of a script's time is outside its calls as measured alone. Where, this machine cannot ` +
+      `say: a script's time is wall time, and at this load the same script's time swings 2x between repeats; a ` +
+      `profile of redis-server on a quiet machine would. The calls are what the ` +
+      `guarantees cost: the server's TIME (leases on one clock), the counters ` +
       "(HMGET, HSET), the expiry of dead holders and of dead waiters (two ZRANGEBYSCORE), the head of the FIFO " +
       "queue and its length, the ticket counter (INCR), the ticket's cost and TTL (HSET/HGET/HDEL), the held set, " +
       "and the idle expiry of the keys (PERSIST or PEXPIRE, twice).",
