@@ -19,7 +19,8 @@ const available = readdirSync(suitesDir)
   .map((f) => f.slice(0, -3))
   .sort()
 
-const requested = process.argv.slice(2)
+// a suite is named by its file (redisBulkhead) or in kebab case (redis-bulkhead)
+const requested = process.argv.slice(2).map((s) => s.replace(/-([a-z])/g, (_, c) => c.toUpperCase()))
 const unknown = requested.filter((s) => !available.includes(s))
 if (unknown.length > 0) {
   console.error(`unknown bench suite(s): ${unknown.join(", ")}; available: ${available.join(", ")}`)

@@ -75,6 +75,21 @@ export const machineLine = (): string =>
     (os.totalmem() / 1024 ** 3).toFixed(0)
   } GiB, ${new Date().toISOString().slice(0, 10)}`
 
+/** The body of the section `## <title>` of RESULTS.md as it is now, or undefined. */
+export const readSection = (title: string): string | undefined => {
+  let text: string
+  try {
+    text = readFileSync(resultsPath, "utf8")
+  } catch {
+    return undefined
+  }
+  const heading = `## ${title}\n`
+  const start = text.indexOf(heading)
+  if (start === -1) return undefined
+  const next = text.indexOf("\n## ", start + heading.length)
+  return text.slice(start + heading.length, next === -1 ? undefined : next).trim()
+}
+
 /**
  * Replaces the section `## <title>` of RESULTS.md (up to the next `## ` heading) with `body`, or
  * appends it. Each suite owns exactly one section, so suites can be rerun independently.
