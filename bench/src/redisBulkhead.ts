@@ -22,7 +22,8 @@
  *
  * Writes the "Redis bulkhead" section of bench/RESULTS.md, keeping the previous run beside it.
  */
-import { RedisBulkhead, RedisConnection } from "@sluice/bulkhead-redis"
+import { RedisBulkhead } from "@sluice/bulkhead-redis"
+import { RedisConnection } from "@sluice/redis"
 import { DistributedSemaphore, RedisBacking } from "effect-distributed-lock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
