@@ -12,7 +12,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -20,15 +19,15 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
-import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
+import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
-import { durationMillis, httpOrigin, positiveInteger } from "./options.js"
+import * as responseBody from "./responseBody.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
@@ -47,77 +46,10 @@ export const parseRetryAfter = (
   bounds: RetryAfterBounds
 ): Duration.Duration => Duration.millis(retryAfterMillis(header, now, bounds))
 
-const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
-const KiB = 1024
-/** Large enough for any geocoding or JSON API answer; a body past it is a bug or an attack. */
-const DEFAULT_MAX_BODY = 8 * 1024 * KiB
-/** Reading up to this much of an error body keeps the connection reusable; past it, aborting is cheaper. */
-const DEFAULT_ERROR_BODY_LIMIT = 64 * KiB
-/** What an error keeps of an error body, for its message and logs. */
-const EXCERPT_BYTES = 512
-
 const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
 
 const illegal = (provider: string, message: string) =>
   new Cause.IllegalArgumentException(`http client of provider "${provider}": ${message}`)
-
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
-
-/** The options checked, defaults filled in: `Left` says what is wrong, naming the option and value. */
-const check = (options: Api.Options): Either.Either<Settings, string> =>
-  Either.gen(function*() {
-    const optional = <A>(value: unknown, fallback: A, f: (value: unknown) => Either.Either<A, string>) =>
-      value === undefined ? Either.right(fallback) : f(value)
-    const origin = yield* httpOrigin("baseUrl", options.baseUrl)
-    const retryAfter = {
-      fallbackMillis: yield* optional(
-        options.retryAfter?.fallback,
-        1_000,
-        (v) => durationMillis("retryAfter.fallback", v, true)
-      ),
-      minMillis: yield* optional(options.retryAfter?.min, 100, (v) => durationMillis("retryAfter.min", v, true)),
-      maxMillis: yield* optional(options.retryAfter?.max, 300_000, (v) => durationMillis("retryAfter.max", v, false))
-    }
-    if (retryAfter.minMillis > retryAfter.maxMillis) {
-      return yield* Either.left(
-        `retryAfter.min must not exceed retryAfter.max, got ${retryAfter.minMillis} ms > ${retryAfter.maxMillis} ms`
-      )
-    }
-    return {
-      origin,
-      maxBodySize: yield* optional(options.maxBodySize, DEFAULT_MAX_BODY, (v) => positiveInteger("maxBodySize", v)),
-      errorBodyLimit: yield* optional(
-        options.errorBodyLimit,
-        DEFAULT_ERROR_BODY_LIMIT,
-        (v) => positiveInteger("errorBodyLimit", v)
-      ),
-      retryAfter,
-      idleTimeout: Duration.millis(
-        yield* optional(options.streamIdleTimeout, 30_000, (v) => durationMillis("streamIdleTimeout", v, false))
-      )
-    }
-  })
-
-interface Settings {
-  readonly origin: string
-  readonly maxBodySize: number
-  readonly errorBodyLimit: number
-  readonly retryAfter: RetryAfterBounds
-  readonly idleTimeout: Duration.Duration
-}
-
-interface BodyAccumulator {
-  readonly chunks: Array<Uint8Array>
-  size: number
-}
 
 /** @internal */
 export const make = <Err>(
@@ -183,30 +115,14 @@ export const make = <Err>(
           })
         )
       })
-    // one for the client: a decode without `stream` keeps no state between calls
-    const utf8 = new TextDecoder()
     // query strings stay out of errors: they often carry API keys
     const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
-
-    /** Reads at most `errorBodyLimit` of an error body, keeping its start for the error message. */
-    const drain = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
-      response.stream.pipe(
-        Stream.runFoldWhile(
-          { size: 0, excerpt: [] as Array<Uint8Array>, excerptSize: 0 },
-          (state) => state.size < settings.errorBodyLimit,
-          (state, chunk) => {
-            if (state.excerptSize < EXCERPT_BYTES) {
-              const part = chunk.subarray(0, EXCERPT_BYTES - state.excerptSize)
-              state.excerpt.push(part)
-              state.excerptSize += part.length
-            }
-            state.size += chunk.length
-            return state
-          }
-        ),
-        Effect.map((state) => utf8.decode(concat(state.excerpt, state.excerptSize))),
-        Effect.orElseSucceed(() => "")
-      )
+    const { drain, readText } = responseBody.make({
+      provider: name,
+      maxBodySize: settings.maxBodySize,
+      errorBodyLimit: settings.errorBodyLimit,
+      urlOf
+    })
 
     const nameLabel = MetricLabel.make("name", name)
     const failStatus = (
@@ -291,63 +207,6 @@ export const make = <Err>(
       const { idempotent: _, ...rest } = options ?? {}
       return idempotent ? rest : { ...rest, retry: false }
     }
-
-    const tooLarge = (request: HttpClientRequest.HttpClientRequest, received: number) =>
-      new errors.BodyTooLarge({ provider: name, url: urlOf(request), limit: settings.maxBodySize, received })
-
-    /**
-     * The whole body as text (UTF-8), failing as soon as it passes `maxBodySize`. A body with a
-     * Content-Length is checked against the header before a byte is read, then read in one piece
-     * (undici fails a body that does not match its Content-Length); a chunked body is
-     * counted chunk by chunk as it arrives, and the request is aborted at the first chunk past the
-     * limit.
-     */
-    const readText = (
-      request: HttpClientRequest.HttpClientRequest,
-      response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> => {
-      const declared = response.headers["content-length"]
-      if (declared !== undefined && /^\d+$/.test(declared)) {
-        const length = Number(declared)
-        if (length > settings.maxBodySize) {
-          return Effect.zipRight(abandon(response), Effect.fail(tooLarge(request, length)))
-        }
-        // arrayBuffer rather than the response's text, which the client memoises (Effect.cached)
-        // at a cost per request that this one-shot read has no use for
-        return Effect.map(response.arrayBuffer, (buffer) => utf8.decode(buffer))
-      }
-      return readChunked(request, response)
-    }
-
-    /**
-     * Gives up a body unread: its read is started, on a fiber of its own that runs at once until it
-     * waits for the body, then interrupted, which aborts the request (the platform's body stream
-     * aborts when it ends early). Reading to the first chunk instead would wait for a byte an
-     * upstream may never send, and turn the refusal into a timeout, or a hang without one.
-     */
-    const abandon = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
-      Effect.flatMap(
-        Effect.runtime<never>(),
-        (runtime) => Fiber.interrupt(Runtime.runFork(runtime, Effect.interruptible(Stream.runHead(response.stream))))
-      )
-
-    const readChunked = (
-      request: HttpClientRequest.HttpClientRequest,
-      response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> =>
-      Effect.map(
-        Stream.runFoldEffect(
-          response.stream,
-          { chunks: [], size: 0 } as BodyAccumulator,
-          (state, chunk): Effect.Effect<BodyAccumulator, errors.BodyTooLarge> => {
-            state.size += chunk.length
-            if (state.size > settings.maxBodySize) return Effect.fail(tooLarge(request, state.size))
-            state.chunks.push(chunk)
-            return Effect.succeed(state)
-          }
-        ),
-        (state) => utf8.decode(concat(state.chunks, state.size))
-      )
 
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
       provider.call(attempt(request, handle), callOptions(request, options)) as never
