@@ -27,6 +27,7 @@ import type * as Api from "../ProviderHttpClient.js"
 import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
+import * as Metering from "./metering.js"
 import * as responseBody from "./responseBody.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
@@ -157,7 +158,20 @@ export const make = <Err>(
         return yield* Effect.fail(new errors.UpstreamStatus({ provider: name, status, url: urlOf(request), body }))
       })
 
-    /** Sends `request` through `via`, then hands a 2xx response to `handle` and fails any other. */
+    const metering = Metering.make(provider as Provider.Provider<unknown>, options)
+    const learn = metering.learn
+    /** A 2xx response to `handle`, any other fails. */
+    const answer = <A, E, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      response: HttpClientResponse.HttpClientResponse,
+      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Api.HttpError, R> =>
+      response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+
+    /**
+     * Sends `request` through `via`, then hands a 2xx response to `handle` and fails any other;
+     * with a header profile, what the headers say goes to the limiter first, whatever the status.
+     */
     const exchange = <A, E, R, RC>(
       via: HttpClient.HttpClient.With<HttpClientError.HttpClientError, RC>,
       request: HttpClientRequest.HttpClientRequest,
@@ -165,8 +179,9 @@ export const make = <Err>(
     ): Effect.Effect<A, E | Api.HttpError, R | RC> =>
       Effect.flatMap(
         sending(via.execute(request)),
-        (response): Effect.Effect<A, E | Api.HttpError, R> =>
-          response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+        learn === undefined
+          ? (response) => answer(request, response, handle)
+          : (response) => Effect.zipRight(learn(response), answer(request, response, handle))
       )
 
     /**
@@ -208,14 +223,33 @@ export const make = <Err>(
       return idempotent ? rest : { ...rest, retry: false }
     }
 
+    /**
+     * One call of `request`, its attempts run by `run` with the call's usage slot: with `usage`,
+     * each attempt reports into it what its response says, and settles from it inside the permit.
+     */
+    const unmetered: Metering.Slot = { usage: undefined }
+    const metered = <A, E, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      options: Api.RequestOptions | undefined,
+      run: (slot: Metering.Slot) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, unknown, R> => {
+      if (!metering.metered) return provider.call(run(unmetered), callOptions(request, options))
+      return Effect.suspend(() => {
+        const slot: Metering.Slot = { usage: undefined }
+        return provider.call(run(slot), metering.callOptions(request, callOptions(request, options), slot))
+      })
+    }
+
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
-      provider.call(attempt(request, handle), callOptions(request, options)) as never
+      metered(request, options, (slot) =>
+        attempt(request, (response) =>
+          Effect.zipRight(metering.report(slot, response, undefined), handle(response)))) as never
 
     const text: Api.ProviderHttpClient<Err>["text"] = (request, options) =>
-      provider.call(
-        attemptRead(request, (response) => readText(request, response)),
-        callOptions(request, options)
-      ) as never
+      metered(request, options, (slot) =>
+        attemptRead(request, (response) =>
+          Effect.tap(readText(request, response), (body) =>
+            metering.report(slot, response, body)))) as never
 
     const json: Api.ProviderHttpClient<Err>["json"] = <A, I, R>(
       request: HttpClientRequest.HttpClientRequest,
@@ -223,11 +257,12 @@ export const make = <Err>(
       options?: Api.RequestOptions
     ) => {
       const decode = Schema.decodeUnknown(schema)
-      const handle = (response: HttpClientResponse.HttpClientResponse) =>
+      const handle = (slot: Metering.Slot) => (response: HttpClientResponse.HttpClientResponse) =>
         readText(request, response).pipe(
           Effect.flatMap((body) =>
             Effect.try({
-              try: (): unknown => JSON.parse(body),
+              try: (): unknown =>
+                JSON.parse(body),
               catch: (cause) =>
                 new errors.DecodeError({
                   provider: name,
@@ -236,6 +271,10 @@ export const make = <Err>(
                   cause
                 })
             })
+          ),
+          // the usage is read from the body parsed once, before the schema sees it
+          Effect.tap((value) =>
+            metering.report(slot, response, value)
           ),
           Effect.flatMap((value) =>
             Effect.mapError(decode(value), (error) =>
@@ -247,7 +286,8 @@ export const make = <Err>(
               }))
           )
         )
-      return provider.call(attemptRead(request, handle), callOptions(request, options)) as never
+      return metered(request, options, (slot) =>
+        attemptRead(request, handle(slot))) as never
     }
 
     const stream: Api.ProviderHttpClient<Err>["stream"] = (request, options) =>
@@ -262,7 +302,10 @@ export const make = <Err>(
         // what ended the stream after its first chunk: a retry fails with it again, unsent, since
         // the consumer has part of the body (a retry would deliver it twice)
         let broken: Option.Option<unknown> = Option.none()
+        const slot: Metering.Slot = { usage: undefined }
         const pump = (response: HttpClientResponse.HttpClientResponse) =>
+          Effect.zipRight(metering.report(slot, response, undefined), streamed(response))
+        const streamed = (response: HttpClientResponse.HttpClientResponse) =>
           response.stream.pipe(
             Stream.timeoutFail(
               () =>
@@ -282,12 +325,17 @@ export const make = <Err>(
             // the consumer gets the failure once the call has ended
             Effect.tapError((error) =>
               Effect.sync(() => {
-                if (received > 0) broken = Option.some(error)
+                if (received > 0) {
+                  broken = Option.some(error)
+                }
               })
             )
           )
-        const once = Effect.suspend(() => Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump))
-        const perCall = callOptions(request, options)
+        const once = Effect.suspend(() =>
+          Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump)
+        )
+        const base = callOptions(request, options)
+        const perCall = metering.metered ? metering.callOptions(request, base, slot) : base
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
         const call = provider.call(
@@ -301,7 +349,8 @@ export const make = <Err>(
         ) as Effect.Effect<unknown, unknown>
         yield* call.pipe(
           Effect.matchCauseEffect({
-            onFailure: (cause) => Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
+            onFailure: (cause) =>
+              Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
             onSuccess: () => Queue.offer(queue, Exit.fail(Option.none()))
           }),
           Effect.forkScoped
