@@ -183,18 +183,18 @@ export interface ProviderHttpClient<out Err = Provider.ProviderError> {
   readonly execute: <A, E, R, const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,
     handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>,
-    options?: C | undefined
+    options?: (C & RequestOptions) | undefined
   ) => Effect.Effect<A, E | Err | Provider.CallErrorsOf<C> | HttpError, R>
   /** The body as JSON, decoded with `schema`; a body that is not JSON or does not match is a `DecodeError`. */
   readonly json: <A, I, R, const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,
     schema: Schema.Schema<A, I, R>,
-    options?: C | undefined
+    options?: (C & RequestOptions) | undefined
   ) => Effect.Effect<A, Err | Provider.CallErrorsOf<C> | HttpError, R>
   /** The body as text (UTF-8). */
   readonly text: <const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,
-    options?: C | undefined
+    options?: (C & RequestOptions) | undefined
   ) => Effect.Effect<string, Err | Provider.CallErrorsOf<C> | HttpError>
   /**
    * The body as a stream of chunks. The permit is held until the stream ends (or its consumer
@@ -204,7 +204,7 @@ export interface ProviderHttpClient<out Err = Provider.ProviderError> {
    */
   readonly stream: <const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,
-    options?: C | undefined
+    options?: (C & RequestOptions) | undefined
   ) => Stream.Stream<Uint8Array, Err | Provider.CallErrorsOf<C> | HttpError | StreamIdleTimeout>
 }
 

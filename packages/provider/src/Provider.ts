@@ -67,7 +67,7 @@ export interface Provider<out Err = ProviderError> {
    */
   readonly call: <A, E, R, const C extends CallOptions = {}>(
     self: Effect.Effect<A, E, R>,
-    options?: C | undefined
+    options?: (C & CallOptions) | undefined
   ) => Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
   /** Counters, phase times over the last calls, and the verdict: a snapshot. */
   readonly stats: Effect.Effect<Stats>
@@ -616,12 +616,12 @@ export const make: <const O extends Options>(
 export const withProvider: {
   <Err, const C extends CallOptions = {}>(
     provider: Provider<Err>,
-    options?: C | undefined
+    options?: (C & CallOptions) | undefined
   ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
   <A, E, R, Err, const C extends CallOptions = {}>(
     self: Effect.Effect<A, E, R>,
     provider: Provider<Err>,
-    options?: C | undefined
+    options?: (C & CallOptions) | undefined
   ): Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
 } = internal.withProvider as never
 

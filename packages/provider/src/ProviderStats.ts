@@ -89,6 +89,12 @@ export interface DimensionLoad {
   readonly limit: number
   readonly window: Duration.Duration
   readonly ratePerSecond: number
+  /**
+   * How long the rate was measured over: a window longer than that has seen only this much of
+   * the rate (a day's quota is not used up by a minute at a day's average rate). Default: the
+   * window.
+   */
+  readonly spanMillis?: number | undefined
 }
 
 /**

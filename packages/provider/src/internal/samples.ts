@@ -99,4 +99,12 @@ export class DimensionUsage {
     const span = ring.at[newest] - ring.at[oldest]
     return span > 0 ? (Math.max(0, sum) * 1000) / span : 0
   }
+
+  /** The time the rate is measured over: from the oldest entry kept to the newest. */
+  spanMillis(dimension: string): number {
+    const ring = this.rings.get(dimension)
+    if (ring === undefined || ring.filled < 2) return 0
+    const oldest = ring.filled < this.size ? 0 : ring.next
+    return ring.at[(ring.next - 1 + this.size) % this.size] - ring.at[oldest]
+  }
 }

@@ -176,7 +176,8 @@ export class ProviderState {
       dimension: limit.dimension,
       limit: limit.limit,
       window: limit.window,
-      ratePerSecond: usage.ratePerSecond(limit.dimension)
+      ratePerSecond: usage.ratePerSecond(limit.dimension),
+      spanMillis: usage.spanMillis(limit.dimension)
     }))
   }
 

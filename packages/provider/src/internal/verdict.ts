@@ -52,8 +52,10 @@ const bindingLimit = (
 ): { readonly load: Api.DimensionLoad; readonly share: number } | undefined => {
   let best: { readonly load: Api.DimensionLoad; readonly share: number } | undefined
   for (const load of loads ?? []) {
-    const rate = (load.limit * 1000) / Duration.toMillis(load.window)
-    const share = rate > 0 ? load.ratePerSecond / rate : 0
+    // the units the window holds at that rate, over what of the window the rate was seen
+    const window = Duration.toMillis(load.window)
+    const seen = Math.min(window, load.spanMillis ?? window)
+    const share = load.limit > 0 ? (load.ratePerSecond * seen) / 1000 / load.limit : 0
     if (best === undefined || share > best.share) best = { load, share }
   }
   return best
