@@ -21,21 +21,15 @@ import * as Effect from "effect/Effect"
 import * as internal from "./internal/rateLimitHeaders.js"
 
 /**
- * What a server said about one dimension. Fields it did not send are absent.
+ * What a server said about one dimension (`dimension`, as the profile names it: `requests`,
+ * `tokens`, an IETF policy name…): the window's quota (`limit`), the units left (`remaining`), how
+ * long until the quota is back, from receipt, in milliseconds rounded up (`resetAfterMillis`).
+ * Fields it did not send are absent.
  *
  * @since 0.2.0
  * @category models
  */
-export interface Observation {
-  /** The dimension, as the profile names it (`requests`, `tokens`, an IETF policy name…). */
-  readonly dimension: string
-  /** The quota of the window. */
-  readonly limit?: number
-  /** The units left in the current window. */
-  readonly remaining?: number
-  /** How long until the quota is back, from receipt, in milliseconds (rounded up). */
-  readonly resetAfterMillis?: number
-}
+export interface Observation extends internal.Observation {}
 
 /**
  * A header value that could not be read, and why; the observation it belonged to lacks that field.
@@ -43,20 +37,13 @@ export interface Observation {
  * @since 0.2.0
  * @category models
  */
-export interface Problem {
-  readonly header: string
-  readonly value: string
-  readonly reason: string
-}
+export interface Problem extends internal.Problem {}
 
 /**
  * @since 0.2.0
  * @category models
  */
-export interface Reading {
-  readonly observations: ReadonlyArray<Observation>
-  readonly problems: ReadonlyArray<Problem>
-}
+export interface Reading extends internal.Reading {}
 
 /**
  * Response headers as a record: `@effect/platform`'s `Headers`, Node's `IncomingHttpHeaders`, or a
@@ -65,7 +52,7 @@ export interface Reading {
  * @since 0.2.0
  * @category models
  */
-export type HeaderInput = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+export type HeaderInput = internal.HeaderInput
 
 /**
  * Reads a response's headers at `nowMillis` (the receiver's clock, epoch milliseconds).
@@ -73,10 +60,7 @@ export type HeaderInput = Readonly<Record<string, string | ReadonlyArray<string>
  * @since 0.2.0
  * @category models
  */
-export interface Profile {
-  readonly name: string
-  readonly read: (headers: HeaderInput, nowMillis: number) => Reading
-}
+export interface Profile extends internal.Profile {}
 
 /**
  * OpenAI: `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`, dimensions `requests` and

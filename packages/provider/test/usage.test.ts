@@ -45,6 +45,22 @@ const room = (provider: Provider.Provider<unknown>) =>
 
 const estimate = { requests: 1, tokens: 300 } as const
 
+/** 800 of the window's 1,000 tokens taken, then a call of 300 that waits for the next window. */
+const waitingInTheLimiter = <Err>(provider: Provider.Provider<Err>) =>
+  Effect.gen(function*() {
+    yield* (provider.rateLimiter as RateLimiter.RateLimiter).take({ cost: { tokens: 800 } })
+    const asked: Array<unknown> = []
+    const fiber = yield* Effect.fork(provider.call(Effect.void, {
+      cost: estimate,
+      usage: (exit) => {
+        asked.push(exit)
+        return undefined
+      }
+    }))
+    yield* settle()
+    return { asked, fiber }
+  })
+
 describe("reserve, then settle, per attempt", () => {
   it.effect("the usage is read inside the permit, and settles the estimate", () =>
     Effect.gen(function*() {
@@ -103,17 +119,7 @@ describe("reserve, then settle, per attempt", () => {
   it.effect("interrupted while waiting in the limiter: nothing is left reserved", () =>
     Effect.gen(function*() {
       const provider = yield* make()
-      const limiter = provider.rateLimiter as RateLimiter.RateLimiter
-      yield* limiter.take({ cost: { tokens: 800 } })
-      const asked: Array<unknown> = []
-      const fiber = yield* Effect.fork(provider.call(Effect.void, {
-        cost: estimate,
-        usage: (exit) => {
-          asked.push(exit)
-          return undefined
-        }
-      }))
-      yield* settle()
+      const { asked, fiber } = yield* waitingInTheLimiter(provider)
       yield* Fiber.interrupt(fiber)
       assert.deepStrictEqual(asked, [])
       assert.strictEqual(yield* room(provider), 200)
@@ -123,17 +129,7 @@ describe("reserve, then settle, per attempt", () => {
     Effect.gen(function*() {
       // the window reopens exactly when the total runs out: reserved, then too late to call
       const provider = yield* make({ totalTimeout: "1 minute" })
-      const limiter = provider.rateLimiter as RateLimiter.RateLimiter
-      yield* limiter.take({ cost: { tokens: 800 } })
-      const asked: Array<unknown> = []
-      const fiber = yield* Effect.fork(provider.call(Effect.void, {
-        cost: estimate,
-        usage: (exit) => {
-          asked.push(exit)
-          return undefined
-        }
-      }))
-      yield* settle()
+      const { asked, fiber } = yield* waitingInTheLimiter(provider)
       yield* TestClock.adjust("1 minute")
       const error = yield* Effect.flip(Fiber.join(fiber))
       assert.strictEqual(error._tag, "TotalTimeout")
