@@ -10,7 +10,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import type { RateLimiter } from "@sluice/rate-limiter"
-import { Duration, Effect, Exit, Logger, Schema, TestClock } from "effect"
+import { Duration, Effect, Exit, Logger, Schema, Stream, TestClock } from "effect"
 import { run, uniqueName } from "./utils/run.js"
 import { json, testServer } from "./utils/server.js"
 
@@ -114,6 +114,27 @@ describe("usage", () => {
       const error = yield* Effect.flip(client.json(HttpClientRequest.post("/v1/chat/completions"), Completion))
       assert.strictEqual(error._tag, "RequestError")
       assert.strictEqual(yield* room(provider), 1000)
+    })))
+
+  it.live("execute and stream settle from the headers alone (no body is read for usage)", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/v1/embeddings": json({ ok: true }, 200, { "x-usage-tokens": "40" }) })
+      const provider = yield* tokensPerMinute(uniqueName("usage-headers-only"))
+      const bodies: Array<unknown> = []
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: server.url,
+        estimate: () => ({ requests: 1, tokens: 300 }),
+        usage: ({ body, headers }) => {
+          bodies.push(body)
+          return { tokens: Number(headers["x-usage-tokens"]) }
+        }
+      })
+      const post = HttpClientRequest.post("/v1/embeddings")
+      yield* client.execute(post, (response) => Effect.asVoid(response.arrayBuffer))
+      yield* Stream.runDrain(client.stream(post))
+      assert.deepStrictEqual(bodies, [undefined, undefined])
+      // 300 reserved twice, 40 used each time
+      assert.strictEqual(yield* room(provider), 920)
     })))
 
   it.live("a request's own cost wins over the estimate", () =>
