@@ -1,5 +1,6 @@
 /** @internal */
 import { OptionSchema } from "@sluice/options"
+import type { RateLimiter } from "@sluice/rate-limiter"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
@@ -74,7 +75,8 @@ const Checked = Schema.Struct({
 /** A call's own options, decoded only when it sets one. */
 const CallChecked = Schema.Struct({
   permits: Schema.optional(Count),
-  cost: Schema.optional(Count),
+  // units per dimension are the limiter's to check: it names the dimension and the limiter
+  cost: Schema.optional(Schema.Union(Count, Schema.Record({ key: Schema.String, value: Schema.Number }))),
   attemptTimeout: Schema.optional(Timeout),
   totalTimeout: Schema.optional(Timeout)
 })
@@ -176,7 +178,10 @@ export const resolve = (options: Api.Options): Resolved => {
  */
 export interface PerCall {
   readonly permits: number
-  readonly cost: number
+  /** A number on every limit, or units per dimension (checked by the limiter, naming it). */
+  readonly cost: RateLimiter.Cost
+  /** Given: the limiter reserves `cost` and the attempt settles it (see `Api.CallOptions.usage`). */
+  readonly usage: Api.Usage | undefined
   readonly attemptTimeoutMillis: number | undefined
   readonly totalTimeoutMillis: number | undefined
   readonly maxAttempts: number
@@ -186,6 +191,7 @@ export interface PerCall {
 export const defaultsOf = (resolved: Resolved): PerCall => ({
   permits: 1,
   cost: 1,
+  usage: undefined,
   attemptTimeoutMillis: resolved.attemptTimeoutMillis,
   totalTimeoutMillis: resolved.totalTimeoutMillis,
   maxAttempts: resolved.maxAttempts
@@ -197,12 +203,13 @@ export const perCall = (resolved: Resolved, defaults: PerCall, options: Api.Call
   if (
     options === undefined ||
     (options.permits === undefined && options.cost === undefined && options.attemptTimeout === undefined &&
-      options.totalTimeout === undefined && options.retry !== false)
+      options.totalTimeout === undefined && options.retry !== false && options.usage === undefined)
   ) return defaults
   const call = resolved.decodeCall(options)
   return {
     permits: call.permits ?? 1,
     cost: call.cost ?? 1,
+    usage: options.usage,
     attemptTimeoutMillis: call.attemptTimeout === undefined
       ? defaults.attemptTimeoutMillis
       : Duration.toMillis(call.attemptTimeout),

@@ -35,6 +35,15 @@ export interface GcraState {
   readonly _tag: "gcra"
   /** Theoretical arrival time: when the bucket will be empty of everything charged so far. */
   tat: number
+  /**
+   * Everything ever charged, in milliseconds (units times the emission interval: costs, debts,
+   * pause shifts), never reduced: with `latest`, the floor of a give back (see `settle`).
+   */
+  charged: number
+  /** The latest instant the schedule was decided from: starts, debts, pauses, tightenings. */
+  latest: number
+  /** No start charging this limit before this instant (`tighten` with `remaining: 0`). */
+  blockedUntil: number
 }
 
 /** @internal */
@@ -48,6 +57,8 @@ export interface FixedWindowState {
    * skips to the next, so slots can be skipped but never shared.
    */
   count: number
+  /** No start charging this limit before this instant (`tighten` with `remaining: 0`). */
+  blockedUntil: number
 }
 
 /** @internal */
@@ -64,6 +75,8 @@ export interface SlidingWindowState {
    * back must then leave `limit` units in the log, since what lay below them is gone.
    */
   trimmedAt: number
+  /** No start charging this limit before this instant (`tighten` with `remaining: 0`). */
+  blockedUntil: number
 }
 
 /** @internal */
@@ -73,11 +86,23 @@ export type LimitState = GcraState | FixedWindowState | SlidingWindowState
 export const initialState = (spec: LimitSpec): LimitState => {
   switch (spec.algorithm) {
     case "gcra":
-      return { _tag: "gcra", tat: Number.NEGATIVE_INFINITY }
+      return {
+        _tag: "gcra",
+        tat: Number.NEGATIVE_INFINITY,
+        charged: 0,
+        latest: Number.NEGATIVE_INFINITY,
+        blockedUntil: Number.NEGATIVE_INFINITY
+      }
     case "fixed-window":
-      return { _tag: "fixed-window", base: Number.NEGATIVE_INFINITY, count: 0 }
+      return { _tag: "fixed-window", base: Number.NEGATIVE_INFINITY, count: 0, blockedUntil: Number.NEGATIVE_INFINITY }
     case "sliding-window":
-      return { _tag: "sliding-window", times: [], head: 0, trimmedAt: Number.NEGATIVE_INFINITY }
+      return {
+        _tag: "sliding-window",
+        times: [],
+        head: 0,
+        trimmedAt: Number.NEGATIVE_INFINITY,
+        blockedUntil: Number.NEGATIVE_INFINITY
+      }
   }
 }
 
@@ -89,9 +114,11 @@ export const initialState = (spec: LimitSpec): LimitState => {
  */
 export const capacity = (spec: LimitSpec): number => spec.algorithm === "gcra" ? spec.burst : spec.limit
 
-const emissionInterval = (spec: LimitSpec): number => spec.windowMillis / spec.limit
+/** @internal */
+export const emissionInterval = (spec: LimitSpec): number => spec.windowMillis / spec.limit
 
-const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): void => {
+/** @internal */
+export const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): void => {
   const window = Math.floor(now / spec.windowMillis)
   if (window > state.base) {
     // Every window that has begun since `base` took (at most) `limit` of the reserved units.
@@ -101,7 +128,8 @@ const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): 
   }
 }
 
-const slidingLength = (state: SlidingWindowState): number => state.times.length - state.head
+/** @internal */
+export const slidingLength = (state: SlidingWindowState): number => state.times.length - state.head
 
 /** The first unit index at which `cost` units fit in one window, from `count` on. */
 const fixedSlot = (limit: number, count: number, cost: number): number =>
@@ -122,22 +150,22 @@ export const earliest = (
   switch (state._tag) {
     case "gcra": {
       // Conforming at s needs max(tat, s) + cost·T − s ≤ burst·T.
-      return Math.max(now, state.tat + (cost - spec.burst) * emissionInterval(spec))
+      return Math.max(now, state.blockedUntil, state.tat + (cost - spec.burst) * emissionInterval(spec))
     }
     case "fixed-window": {
       normalizeFixed(spec, state, now)
       const slot = fixedSlot(spec.limit, state.count, cost)
-      return Math.max(now, (state.base + Math.floor(slot / spec.limit)) * spec.windowMillis)
+      return Math.max(now, state.blockedUntil, (state.base + Math.floor(slot / spec.limit)) * spec.windowMillis)
     }
     case "sliding-window": {
       const length = slidingLength(state)
-      if (length === 0) return now
+      if (length === 0) return Math.max(now, state.blockedUntil)
       const last = state.times[state.times.length - 1]
       // The (limit − cost + 1)-th most recent unit must have left the window (s − W, s].
       const k = spec.limit - cost + 1
       const bound = k <= length ? state.times[state.times.length - k] + spec.windowMillis : now
       // Never before the latest start: appending in order is what keeps every window checked.
-      return Math.max(now, last, bound)
+      return Math.max(now, state.blockedUntil, last, bound)
     }
   }
 }
@@ -156,7 +184,10 @@ export const commit = (
 ): void => {
   switch (state._tag) {
     case "gcra": {
-      state.tat = Math.max(state.tat, start) + cost * emissionInterval(spec)
+      const charge = cost * emissionInterval(spec)
+      state.tat = Math.max(state.tat, start) + charge
+      state.charged += charge
+      state.latest = Math.max(state.latest, start)
       return
     }
     case "fixed-window": {
@@ -203,14 +234,15 @@ export const logCapacity = (spec: LimitSpec): number => spec.limit + MAX_ROLLBAC
 export const MAX_ROLLBACK_UNITS = 4096
 
 /**
- * What `rollback` needs to restore `state` to the instant before a reservation: a fixed window's
- * absolute unit count (`base × limit + count`), `NaN` where a double cannot hold it exactly (tiny
- * windows with huge limits: the roll back then gives back the cost only); the other algorithms
- * need nothing (0).
+ * What `rollback` and `settle` need of the state the instant before a reservation: a fixed
+ * window's absolute unit count (`base × limit + count`), `NaN` where a double cannot hold it
+ * exactly (tiny windows with huge limits: the roll back then gives back the cost only); GCRA's
+ * `charged` (what a give back reads); a sliding window needs nothing (0).
  *
  * @internal
  */
 export const restorePoint = (spec: LimitSpec, state: LimitState, now: number): number => {
+  if (state._tag === "gcra") return state.charged
   if (state._tag !== "fixed-window") return 0
   normalizeFixed(spec, state, now)
   const point = state.base * spec.limit + state.count
@@ -276,12 +308,14 @@ export const postpone = (
 ): void => {
   if (state._tag === "gcra" && extension > 0 && state.tat - spec.burst * emissionInterval(spec) > now) {
     state.tat += extension
+    state.charged += extension
+    state.latest = Math.max(state.latest, now)
   }
 }
 
 /**
- * The earliest instant at or after `from` that every limit allows, and which limit binds. Reads
- * only.
+ * The earliest instant at or after `from` that every limit allows for its cost (a limit charged 0
+ * is skipped), and which limit binds. Reads only.
  *
  * @internal
  */
@@ -289,12 +323,13 @@ export const earliestAll = (
   specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   from: number,
-  cost: number
+  costs: ReadonlyArray<number>
 ): { readonly start: number; readonly binding: number } => {
   let start = from
   let binding = -1
   for (let i = 0; i < specs.length; i++) {
-    const e = earliest(specs[i], states[i], from, cost)
+    if (costs[i] <= 0) continue
+    const e = earliest(specs[i], states[i], from, costs[i])
     if (e > start + EPSILON_MILLIS) {
       start = e
       binding = i
@@ -312,18 +347,19 @@ export const earliestStartAll = (
   specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   from: number,
-  cost: number
+  costs: ReadonlyArray<number>
 ): number => {
   let start = from
   for (let i = 0; i < specs.length; i++) {
-    const e = earliest(specs[i], states[i], from, cost)
+    if (costs[i] <= 0) continue
+    const e = earliest(specs[i], states[i], from, costs[i])
     if (e > start) start = e
   }
   return start
 }
 
 /**
- * Charges every limit at `start`.
+ * Charges every limit its cost at `start`.
  *
  * @internal
  */
@@ -332,9 +368,11 @@ export const commitAll = (
   states: ReadonlyArray<LimitState>,
   now: number,
   start: number,
-  cost: number
+  costs: ReadonlyArray<number>
 ): void => {
-  for (let i = 0; i < specs.length; i++) commit(specs[i], states[i], now, start, cost)
+  for (let i = 0; i < specs.length; i++) {
+    if (costs[i] > 0) commit(specs[i], states[i], now, start, costs[i])
+  }
 }
 
 /**
@@ -346,8 +384,10 @@ export const rollbackAll = (
   specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   now: number,
-  cost: number,
+  costs: ReadonlyArray<number>,
   points: ReadonlyArray<number> | undefined
 ): void => {
-  for (let i = 0; i < specs.length; i++) rollback(specs[i], states[i], now, cost, points?.[i])
+  for (let i = 0; i < specs.length; i++) {
+    if (costs[i] > 0) rollback(specs[i], states[i], now, costs[i], points?.[i])
+  }
 }

@@ -1,9 +1,10 @@
 /** @internal */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type * as RateLimiterStore from "../RateLimiterStore.js"
+import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import * as ledger from "./ledger.js"
+import * as settlement from "./settlement.js"
 
 /** @internal */
 export const nowMillis = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1_000_000
@@ -52,7 +53,12 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     const state = stateOf(request.key)
     alignSpecs(state, request.limits)
     const from = Math.max(now, state.pauseUntil)
-    const { binding, start } = algorithm.earliestAll(request.limits, state.states, from, request.cost)
+    const { binding, start } = algorithm.earliestAll(
+      request.limits,
+      state.states,
+      from,
+      RateLimiterStore.costsOf(request)
+    )
     const delayMillis = Math.max(0, start - now)
     if (delayMillis > request.maxWaitMillis + algorithm.EPSILON_MILLIS) {
       return {
@@ -66,7 +72,7 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     for (let i = 0; i < request.limits.length; i++) {
       restore.push(algorithm.restorePoint(request.limits[i], state.states[i], now))
     }
-    algorithm.commitAll(request.limits, state.states, now, start, request.cost)
+    algorithm.commitAll(request.limits, state.states, now, start, RateLimiterStore.costsOf(request))
     return {
       _tag: "Reserved",
       delayMillis,
@@ -80,16 +86,57 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     const state = keys.get(request.key)
     if (state === undefined) return false
     const now = nowMillis(clock)
-    const steps = ledger.cancel(state.ledger, request.reservation, request.cost, request.restore, now)
+    const steps = ledger.cancel(
+      state.ledger,
+      request.reservation,
+      RateLimiterStore.costsOf(request),
+      request.restore,
+      now
+    )
     if (steps.length === 0) return false
     alignSpecs(state, request.limits)
-    for (const step of steps) algorithm.rollbackAll(request.limits, state.states, now, step.cost, step.points)
+    for (const step of steps) algorithm.rollbackAll(request.limits, state.states, now, step.costs, step.points)
     return true
   }
 
   return {
     reserve: (request) => Effect.sync(() => reserveSync(request)),
     refund: (request) => Effect.sync(() => refundSync(request)),
+    settle: (request) =>
+      Effect.sync(() => {
+        const state = keys.get(request.key)
+        if (state === undefined) return
+        alignSpecs(state, request.limits)
+        const now = nowMillis(clock)
+        const debt = settlement.settleAll(
+          request.limits,
+          state.states,
+          now,
+          request.restore?.[0],
+          request.reserved,
+          request.actual,
+          request.restore?.slice(1)
+        )
+        // A window's roll back restores a count taken before the debt: it must not erase it.
+        if (debt) ledger.seal(state.ledger)
+      }),
+    tighten: (request) =>
+      Effect.sync(() => {
+        const state = stateOf(request.key)
+        alignSpecs(state, request.limits)
+        const now = nowMillis(clock)
+        for (const observation of request.observations) {
+          const i = observation.limit
+          if (i < 0 || i >= request.limits.length) continue
+          settlement.tighten(
+            request.limits[i],
+            state.states[i],
+            now,
+            observation.remaining,
+            observation.resetAfterMillis
+          )
+        }
+      }),
     pause: (key, millis) =>
       Effect.sync(() => {
         const state = stateOf(key)

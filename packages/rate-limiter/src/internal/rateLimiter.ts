@@ -1,63 +1,26 @@
 /** @internal */
-import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
-import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Predicate from "effect/Predicate"
 import type * as Tracer from "effect/Tracer"
 import type * as RateLimiter from "../RateLimiter.js"
-import { RateLimitExceeded } from "../RateLimiterError.js"
+import { type CostExceedsCapacity, RateLimitExceeded } from "../RateLimiterError.js"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
-import * as errors from "./errors.js"
 import { nowMillis } from "./memoryStore.js"
-import { decodeDuration, illegal, isPositiveInteger, resolve, type Resolved, show } from "./settings.js"
+import { rejectedTotal, timerLatenessSeconds, waitSeconds } from "./metrics.js"
+import { decodeDuration, illegal, resolve, type Resolved, show } from "./settings.js"
+import * as settlement from "./settlement.js"
+import * as usage from "./usage.js"
 
 /** @internal */
 export const TypeId: RateLimiter.TypeId = Symbol.for("@sluice/rate-limiter/RateLimiter") as RateLimiter.TypeId
 
 /** @internal */
 export const isRateLimiter = (u: unknown): u is RateLimiter.RateLimiter => Predicate.hasProperty(u, TypeId)
-
-// -----------------------------------------------------------------------------
-// metrics
-// -----------------------------------------------------------------------------
-
-/**
- * From 0.5 ms doubling to ~131 s: a paced start waits milliseconds; longer waits (behind a daily
- * quota) land in the last bucket.
- *
- * @internal
- */
-export const waitSeconds = Metric.histogram(
-  "sluice_limiter_wait_seconds",
-  MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 20 }),
-  "Time from the store's decision to the start, in seconds, per rate limiter"
-)
-
-/** @internal */
-export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
-  description: "Takes refused because the start would come later than maxWait, by limiter and reason",
-  incremental: true
-})
-
-/**
- * From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants.
- *
- * @internal
- */
-export const timerLatenessSeconds = Metric.histogram(
-  "sluice_limiter_timer_lateness_seconds",
-  MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
-  "How late each timer of a rate limiter fired after the instant it was set for, in seconds"
-)
 
 // -----------------------------------------------------------------------------
 // the limiter
@@ -76,7 +39,8 @@ const DONE = 1
  * reserved starts (first come first served among equal ones), linked through `prev`/`next`.
  */
 interface Waiter {
-  readonly cost: number
+  /** What it takes on each limit. */
+  readonly costs: ReadonlyArray<number>
   readonly reservation: number
   /** What the store needs to take the reservation back exactly. */
   readonly restore: ReadonlyArray<number> | undefined
@@ -89,6 +53,10 @@ interface Waiter {
   readonly maxWaitMillis: number
   /** Admitted without a quota (a fail-open store): neither paced nor counted by the pacer. */
   readonly unlimited: boolean
+  /** A reservation, to be settled: remember where the pacer charged it. */
+  readonly track: boolean
+  /** Where the pacer charged it, once started (when tracked). */
+  local: usage.LocalCharge | undefined
   /** At the head: the instant it sleeps until (no one behind it starts earlier). */
   plannedAt: number
   /** The caller's span, which gets the wait as an attribute. */
@@ -106,7 +74,8 @@ const makeWith = (
   store: RateLimiterStore.Service
 ): Effect.Effect<RateLimiter.RateLimiter> =>
   Effect.map(Effect.clock, (clock) => {
-    const { limits, maxCost, specs } = resolved
+    const { dimensions, limits, specs } = resolved
+    const shape: usage.Shape = { name, key: name, limits, specs, dimensions }
     const key = name
     const labels = [MetricLabel.make("name", name)]
     const quotaLabels = [...labels, MetricLabel.make("reason", "quota")]
@@ -126,9 +95,9 @@ const makeWith = (
     let tail: Waiter | undefined
     let localPauseUntil = Number.NEGATIVE_INFINITY
 
-    const mayStartAt = (now: number, cost: number): boolean =>
+    const mayStartAt = (now: number, costs: ReadonlyArray<number>): boolean =>
       now + algorithm.EPSILON_MILLIS >= localPauseUntil &&
-      algorithm.earliestStartAll(specs, pacer, now, cost) <= now + algorithm.EPSILON_MILLIS
+      algorithm.earliestStartAll(specs, pacer, now, costs) <= now + algorithm.EPSILON_MILLIS
 
     // The span is read off the caller's fiber: `Effect.annotateCurrentSpan` builds a
     // NoSuchElementException, stack trace and all, on every call made outside a span.
@@ -137,8 +106,41 @@ const makeWith = (
       if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
     }
 
+    // Charges of the pacer are numbered; `pacerTop` is the latest not rolled back, which a release
+    // takes back exactly, as the store's refund does for the latest reservation.
+    let pacerSeq = 0
+    let pacerTop = 0
+
+    /** Charges the pacer for a start now; for a reservation, answers where, for its settle. */
+    const chargeLocally = (
+      now: number,
+      costs: ReadonlyArray<number>,
+      track: boolean
+    ): usage.LocalCharge | undefined => {
+      const points = track ? specs.map((spec, i) => algorithm.restorePoint(spec, pacer[i], now)) : undefined
+      algorithm.commitAll(specs, pacer, now, now, costs)
+      pacerTop = ++pacerSeq
+      return points === undefined ? undefined : { at: now, points, seq: pacerSeq }
+    }
+
+    /** A reservation's usage, applied to the pacer as the store applies it to the shared state. */
+    const settleLocally = (
+      local: usage.LocalCharge,
+      reserved: ReadonlyArray<number>,
+      actual: ReadonlyArray<number>,
+      released: boolean
+    ): void => {
+      const now = nowMillis(clock)
+      if (released && local.seq === pacerTop) {
+        algorithm.rollbackAll(specs, pacer, now, reserved, local.points)
+        pacerTop -= 1
+        return
+      }
+      settlement.settleAll(specs, pacer, now, local.at, reserved, actual, local.points)
+    }
+
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
-      if (!waiter.unlimited) algorithm.commitAll(specs, pacer, now, now, waiter.cost)
+      if (!waiter.unlimited) waiter.local = chargeLocally(now, waiter.costs, waiter.track)
       waiter.state = DONE
       recordStart(now - waiter.decidedAt, waiter.span)
       return Effect.void
@@ -178,7 +180,7 @@ const makeWith = (
       Math.max(
         waiter.target,
         localPauseUntil,
-        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
+        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.costs)
       )
 
     /**
@@ -187,10 +189,10 @@ const makeWith = (
      */
     const tooLate = (waiter: Waiter, now: number, at: number): Effect.Effect<never, RateLimiter.RateLimiterError> => {
       const paused = localPauseUntil >= at - algorithm.EPSILON_MILLIS
-      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.cost).binding
+      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.costs).binding
       return refused(
         { _tag: "Refused", delayMillis: at - now, retryAfterMillis: Math.max(0, at - waiter.deadline), binding },
-        { ...defaultRequest, cost: waiter.cost, maxWaitMillis: waiter.maxWaitMillis }
+        { ...defaultRequest, cost: Math.max(...waiter.costs), costs: waiter.costs, maxWaitMillis: waiter.maxWaitMillis }
       )
     }
 
@@ -253,15 +255,18 @@ const makeWith = (
           store.refund({
             key,
             limits: specs,
-            cost: waiter.cost,
+            cost: Math.max(...waiter.costs),
+            costs: waiter.costs,
             reservation: waiter.reservation,
             restore: waiter.restore
           })
         )
       })
 
-    const refused = (refusal: RateLimiterStore.Refused, { cost, maxWaitMillis }: RateLimiterStore.ReserveRequest) => {
+    const refused = (refusal: RateLimiterStore.Refused, request: RateLimiterStore.ReserveRequest) => {
       const paused = refusal.binding < 0
+      const cost = paused ? request.cost : RateLimiterStore.costsOf(request)[refusal.binding]
+      const maxWaitMillis = request.maxWaitMillis
       rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
       return Effect.fail(
         new RateLimitExceeded({
@@ -276,12 +281,12 @@ const makeWith = (
     }
 
     const reserved = (
-      result: RateLimiterStore.ReserveResult,
+      result: RateLimiterStore.Reserved,
       request: RateLimiterStore.ReserveRequest,
-      span: Tracer.AnySpan | undefined
-    ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
-      if (result._tag === "Refused") return refused(result, request)
-      const { cost } = request
+      span: Tracer.AnySpan | undefined,
+      track: boolean
+    ): Effect.Effect<usage.LocalCharge | undefined, RateLimiter.RateLimiterError> => {
+      const costs = RateLimiterStore.costsOf(request)
       const now = nowMillis(clock)
       // A pause another process set reaches this one with its next decision: hold the callers
       // that reserved before it too.
@@ -292,14 +297,14 @@ const makeWith = (
       const unlimited = result.unlimited === true
       if (
         delay <= algorithm.EPSILON_MILLIS && head === undefined &&
-        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, cost))
+        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, costs))
       ) {
-        if (!unlimited) algorithm.commitAll(specs, pacer, now, now, cost)
+        const local = unlimited ? undefined : chargeLocally(now, costs, track)
         recordStart(0, span)
-        return Effect.void
+        return Effect.succeed(local)
       }
       const waiter: Waiter = {
-        cost,
+        costs,
         reservation: result.reservation,
         restore: result.restore,
         target: now + delay,
@@ -307,6 +312,8 @@ const makeWith = (
         deadline: now + request.maxWaitMillis,
         maxWaitMillis: request.maxWaitMillis,
         unlimited,
+        track,
+        local: undefined,
         plannedAt: now + delay,
         span,
         state: QUEUED,
@@ -326,7 +333,7 @@ const makeWith = (
           restore(Effect.suspend(() =>
             ahead > waiter.deadline + algorithm.EPSILON_MILLIS
               ? tooLate(waiter, now, Math.max(ahead, localStart(waiter, now)))
-              : lead(waiter)
+              : Effect.map(lead(waiter), () => waiter.local)
           )),
           (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause))
         )
@@ -334,49 +341,81 @@ const makeWith = (
     }
 
     // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
+    const unitCosts: ReadonlyArray<number> = specs.map(() => 1)
     const defaultRequest: RateLimiterStore.ReserveRequest = {
       key,
       limits: specs,
       cost: 1,
+      costs: unitCosts,
       maxWaitMillis: resolved.maxWaitMillis
     }
 
-    /** The store's request for a take's options, or why they are invalid. */
+    /** The store's request for a take's options, or why they cannot be charged. */
     const requestFor = (
       options: RateLimiter.TakeOptions | undefined
-    ): Either.Either<RateLimiterStore.ReserveRequest, string> => {
+    ): Either.Either<RateLimiterStore.ReserveRequest, string | CostExceedsCapacity> => {
       if (options === undefined || (options.cost === undefined && options.maxWait === undefined)) {
         return Either.right(defaultRequest)
       }
-      const cost = options.cost ?? 1
-      if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
-        return Either.left(
-          isPositiveInteger(cost)
-            ? `cost ${cost} exceeds what ${
-              limits.map(errors.describeLimit).join(" and ")
-            } can ever hold (${maxCost}); it would wait forever`
-            : `cost must be an integer ≥ 1, got ${show(cost)}`
-        )
-      }
-      if (options.maxWait === undefined) return Either.right({ ...defaultRequest, cost })
+      const costs = options.cost === undefined || options.cost === 1
+        ? Either.right(unitCosts)
+        : usage.takeCosts(shape, options.cost)
+      if (Either.isLeft(costs)) return Either.left(costs.left)
+      const charged = { ...defaultRequest, cost: Math.max(...costs.right), costs: costs.right }
+      if (options.maxWait === undefined) return Either.right(charged)
       return Either.map(
         decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true }),
-        (maxWaitMillis) => ({ ...defaultRequest, cost, maxWaitMillis })
+        (maxWaitMillis) => ({ ...charged, maxWaitMillis })
       )
     }
 
-    const take = (
-      options?: RateLimiter.TakeOptions | undefined
-    ): Effect.Effect<void, RateLimiter.RateLimiterError> =>
+    /** Decides, then waits for the start; `onStart` builds what the caller gets once started. */
+    const decide = <A>(
+      options: RateLimiter.TakeOptions | undefined,
+      track: boolean,
+      onStart: (
+        request: RateLimiterStore.ReserveRequest,
+        reserved: RateLimiterStore.Reserved,
+        local: usage.LocalCharge | undefined
+      ) => A
+    ): Effect.Effect<A, RateLimiter.RateLimiterError> =>
       Effect.withFiberRuntime((fiber) => {
         const request = requestFor(options)
-        if (Either.isLeft(request)) return illegal(name, request.left)
+        if (Either.isLeft(request)) {
+          return typeof request.left === "string" ? illegal(name, request.left) : Effect.fail(request.left)
+        }
         const span = fiber.currentSpan
         // The decision stays interruptible: a caller interrupted while it is in flight (a total
         // timeout, a shutdown) leaves at once, and its slot, if one was reserved, is lost, never
         // used twice.
-        return Effect.flatMap(store.reserve(request.right), (result) => reserved(result, request.right, span))
+        return Effect.flatMap(
+          store.reserve(request.right),
+          (result) =>
+            result._tag === "Refused"
+              ? refused(result, request.right)
+              : Effect.map(
+                reserved(result, request.right, span, track),
+                (local) => onStart(request.right, result, local)
+              )
+        )
       })
+
+    const take = (options?: RateLimiter.TakeOptions | undefined): Effect.Effect<void, RateLimiter.RateLimiterError> =>
+      decide(options, false, () => undefined)
+
+    const reserve = (
+      options?: RateLimiter.TakeOptions | undefined
+    ): Effect.Effect<RateLimiter.Reservation, RateLimiter.RateLimiterError> =>
+      decide(options, true, (request, result, local) =>
+        usage.makeReservation(
+          shape,
+          store,
+          RateLimiterStore.costsOf(request),
+          result,
+          (reserved, actual, released) => {
+            if (local !== undefined) settleLocally(local, reserved, actual, released)
+          }
+        ))
 
     const pauseFor = (duration: Duration.DurationInput): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
       Effect.suspend(() => {
@@ -397,8 +436,11 @@ const makeWith = (
       [TypeId]: TypeId,
       name,
       limits,
+      dimensions,
       maxWait: defaultMaxWait,
       take,
+      reserve,
+      tighten: (observations) => usage.tighten(shape, store, observations),
       run: (self, options) => Effect.zipRight(take(options), self),
       pauseFor,
       pauseRemaining: Effect.map(store.readPause(key), (millis) => Duration.millis(millis))
@@ -434,34 +476,3 @@ export const withRateLimiter = dual<
     options?: RateLimiter.TakeOptions | undefined
   ) => Effect.Effect<A, E | RateLimiter.RateLimiterError, R>
 >((args) => Effect.isEffect(args[0]), (self, limiter, options) => limiter.run(self, options))
-
-// -----------------------------------------------------------------------------
-// layers and config
-// -----------------------------------------------------------------------------
-
-/** @internal */
-export const layer = <I>(
-  tag: Context.Tag<I, RateLimiter.RateLimiter>,
-  options: RateLimiter.Options
-): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.effect(tag, make(options))
-
-/** @internal */
-export const layerConfig = <I>(
-  tag: Context.Tag<I, RateLimiter.RateLimiter>,
-  config: Config.Config<RateLimiter.Options>
-): Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> =>
-  Layer.effect(tag, Effect.flatMap(config, make))
-
-/** @internal */
-export { config } from "./settings.js"
-
-/** @internal */
-export const Tag = <const Id extends string>(id: Id) => <Self>(): RateLimiter.TagClass<Self, Id> => {
-  const tag = Context.Tag(`@sluice/rate-limiter/${id}` as const)<Self, RateLimiter.RateLimiter>()
-  return Object.assign(tag, {
-    id,
-    layer: (settings: RateLimiter.Settings) => layer(tag, { ...settings, name: id }),
-    layerConfig: (config: Config.Config<RateLimiter.Settings>) =>
-      layerConfig(tag, Config.map(config, (settings): RateLimiter.Options => ({ ...settings, name: id })))
-  })
-}

@@ -15,7 +15,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as RateLimiter from "../RateLimiter.js"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
-import * as algorithm from "./algorithm.js"
 
 const algorithms: ReadonlyArray<RateLimiterStore.Algorithm> = ["gcra", "fixed-window", "sliding-window"]
 
@@ -66,11 +65,18 @@ export interface Resolved {
   readonly limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>
   readonly specs: ReadonlyArray<RateLimiterStore.LimitSpec>
   readonly maxWaitMillis: number
-  /** The largest cost every limit can hold. */
-  readonly maxCost: number
+  /** The dimensions, each once, in the order of the limits. */
+  readonly dimensions: NonEmptyReadonlyArray<string>
 }
 
+/** @internal */
+export const defaultDimension = "default"
+
 const resolveLimit = (input: RateLimiter.Limit, at: string): Either.Either<RateLimiter.ResolvedLimit, string> => {
+  const dimension = input.dimension ?? defaultDimension
+  if (typeof dimension !== "string" || dimension.length === 0) {
+    return Either.left(`${at}dimension must be a non-empty string, got ${show(input.dimension)}`)
+  }
   if (!isPositiveInteger(input.limit)) return Either.left(`${at}limit must be an integer ≥ 1, got ${show(input.limit)}`)
   const algorithm = input.algorithm ?? "gcra"
   if (!algorithms.includes(algorithm)) {
@@ -92,7 +98,7 @@ const resolveLimit = (input: RateLimiter.Limit, at: string): Either.Either<RateL
     }
     burst = input.limit
   }
-  return Either.right({ limit: input.limit, window: Duration.millis(window.right), algorithm, burst })
+  return Either.right({ dimension, limit: input.limit, window: Duration.millis(window.right), algorithm, burst })
 }
 
 /**
@@ -126,8 +132,8 @@ export const resolve = (settings: RateLimiter.Settings): Either.Either<Resolved,
     windowMillis: Duration.toMillis(limit.window),
     burst: limit.burst
   }))
-  const maxCost = Math.min(...specs.map(algorithm.capacity))
-  return Either.right({ limits, specs, maxWaitMillis, maxCost })
+  const dimensions = Arr.dedupe(Arr.map(limits, (limit) => limit.dimension))
+  return Either.right({ limits, specs, maxWaitMillis, dimensions })
 }
 
 /** @internal */
@@ -145,7 +151,14 @@ const durationConfig = (
       onRight: (millis) => Duration.millis(millis)
     }))
 
-const configKeys = { limit: "LIMIT", window: "WINDOW", burst: "BURST", algorithm: "ALGORITHM", maxWait: "MAX_WAIT" }
+const configKeys = {
+  limit: "LIMIT",
+  window: "WINDOW",
+  burst: "BURST",
+  algorithm: "ALGORITHM",
+  maxWait: "MAX_WAIT",
+  dimension: "DIMENSION"
+}
 
 /**
  * A section that is wholly absent is missing (so `Config.option` reads it as "not configured");
@@ -159,7 +172,8 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
   window: Config.option(durationConfig(configKeys.window, { allowZero: false, allowInfinite: false })),
   burst: Config.option(Config.integer(configKeys.burst)),
   algorithm: Config.option(Config.literal("gcra", "fixed-window", "sliding-window")(configKeys.algorithm)),
-  maxWait: Config.option(durationConfig(configKeys.maxWait, { allowZero: true, allowInfinite: true }))
+  maxWait: Config.option(durationConfig(configKeys.maxWait, { allowZero: true, allowInfinite: true })),
+  dimension: Config.option(Config.string(configKeys.dimension))
 }).pipe(
   Config.mapOrFail((input) => {
     const read: ReadonlyArray<readonly [Option.Option<unknown>, string]> = [
@@ -167,7 +181,8 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
       [input.window, configKeys.window],
       [input.burst, configKeys.burst],
       [input.algorithm, configKeys.algorithm],
-      [input.maxWait, configKeys.maxWait]
+      [input.maxWait, configKeys.maxWait],
+      [input.dimension, configKeys.dimension]
     ]
     const present = read.filter(([value]) => Option.isSome(value)).map(([, key]) => key)
     if (present.length === 0) {
@@ -175,7 +190,7 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
         ConfigError.MissingData([], `no rate limit configured (${configKeys.limit} and ${configKeys.window})`)
       )
     }
-    const { algorithm, burst, limit, maxWait, window } = input
+    const { algorithm, burst, dimension, limit, maxWait, window } = input
     if (Option.isNone(limit) || Option.isNone(window)) {
       const missing = Option.isNone(limit) ? configKeys.limit : configKeys.window
       return Either.left(
@@ -192,7 +207,8 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
       window: window.value,
       algorithm: Option.getOrElse(algorithm, () => "gcra" as const),
       burst: Option.getOrUndefined(burst),
-      maxWait: Option.getOrUndefined(maxWait)
+      maxWait: Option.getOrUndefined(maxWait),
+      dimension: Option.getOrUndefined(dimension)
     }
     const resolved = resolve(settings)
     return Either.isLeft(resolved)
