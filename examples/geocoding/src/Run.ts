@@ -5,6 +5,7 @@
  * report printed.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import { RedisBulkhead, RedisConnection } from "@sluice/bulkhead-redis"
 import { HttpPool } from "@sluice/http"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
@@ -201,7 +202,30 @@ export const layer = (settings: ReadonlyArray<Settings>, redis: string | undefin
   const store = redis === undefined
     ? RateLimiterStore.layerMemory
     : RedisRateLimiterStore.layer({ url: redis, prefix: "sluice:geocoding:" })
-  return Geocoders.layer(settings).pipe(
+  // with Redis, every process of the run shares each provider's permits as it shares its quota;
+  // while Redis is down each process keeps its own bound of K ("fail-open"), as if alone
+  const geocoders = redis === undefined
+    ? Geocoders.layer(settings)
+    : Layer.unwrapScoped(
+      Effect.map(
+        RedisConnection.make({ url: redis }),
+        (connection) =>
+          Geocoders.layer(settings, (s) =>
+            RedisBulkhead.make({
+              name: s.name,
+              permits: s.permits,
+              // the queue is the fleet's: a bound sized for one process would refuse the others'
+              // callers; each wait is still bounded by maxWait, then the row tries the next provider
+              maxWait: s.permitMaxWait,
+              storeDown: "fail-open",
+              prefix: "sluice:geocoding:bh:"
+            }).pipe(
+              Effect.map((bulkhead) => bulkhead.bulkhead),
+              Effect.provideService(RedisConnection.RedisConnection, connection)
+            ))
+      )
+    )
+  return geocoders.pipe(
     Layer.provide(Layer.merge(http, store)),
     Layer.provideMerge(Calls.layer)
   )
