@@ -6,7 +6,6 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber, Layer, Metric } from "effect"
-import { startRedisServer } from "../../rate-limiter-redis/test/utils/redisServer.js"
 import { RedisBulkhead, RedisConnection } from "../src/index.js"
 import { scripts } from "../src/internal/scripts.js"
 import {
@@ -19,6 +18,7 @@ import {
   inspector,
   ownServer,
   probe,
+  restartableServer,
   stateOf,
   uniqueName
 } from "./utils/helpers.js"
@@ -38,9 +38,7 @@ describe("store down", () => {
     "local: a local bulkhead of floor(K x localShare) while Redis is down; after a restart every holder counts once",
     () =>
       Effect.gen(function*() {
-        let server = yield* Effect.promise(() => startRedisServer())
-        const port = server.port
-        yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()))
+        const server = yield* restartableServer
         const name = uniqueName("local")
         const options = { name, permits: 4, leaseTtl: "900 millis", storeDown: "local", localShare: 0.5 } as const
         const a = yield* bulkheadOn(server.url, options)
@@ -48,7 +46,7 @@ describe("store down", () => {
         // a fleet holder from before the outage
         const before = yield* hold(a)
         yield* Deferred.await(before.started)
-        yield* Effect.promise(() => server.stop())
+        yield* server.stop
         yield* eventually(Effect.map(degradedValue(name), (v) => v === 1), "degraded")
         // three calls while Redis is down: the local bulkhead (2 permits) runs two, queues the third
         const log: Array<string> = []
@@ -63,7 +61,7 @@ describe("store down", () => {
           l.includes(`calls run on a local bulkhead of 2 permits (storeDown "local", of K = 4)`)
         ))
         // Redis comes back empty: the beat notices, and claims the three holders (1 from before, 2 local)
-        server = yield* Effect.promise(() => startRedisServer(port))
+        yield* server.start
         const redis = yield* inspector(server.url)
         yield* eventually(Effect.map(degradedValue(name), (v) => v === 0), "recovered")
         yield* eventually(Effect.map(stateOf(redis, name), (s) => s.used === 3 && s.held.length === 3), "claimed")
@@ -89,9 +87,7 @@ describe("store down", () => {
     "fail-open: admitted without a fleet permit, at most K at once in the process; never a store error",
     () =>
       Effect.gen(function*() {
-        let server = yield* Effect.promise(() => startRedisServer())
-        const port = server.port
-        yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()))
+        const server = yield* restartableServer
         const name = uniqueName("open")
         const a: RedisBulkhead.RedisBulkhead<never> = yield* Effect.flatMap(
           Layer.build(connectionLayer(server.url)),
@@ -101,7 +97,7 @@ describe("store down", () => {
               context
             )
         )
-        yield* Effect.promise(() => server.stop())
+        yield* server.stop
         const { call, counts } = probe()
         yield* Effect.forEach(Array.from({ length: 12 }), () => a.run(call(1, 10)), {
           concurrency: "unbounded",
@@ -111,7 +107,7 @@ describe("store down", () => {
         assert.strictEqual(yield* fallbackCount(name, "fail-open"), 12)
         // resize while down: the local bound follows at once, Redis hears it when it is back
         yield* a.resize(1)
-        server = yield* Effect.promise(() => startRedisServer(port))
+        yield* server.start
         const redis = yield* inspector(server.url)
         yield* eventually(Effect.map(stateOf(redis, name), (s) => s.permits === 1), "the resize reached Redis")
         assert.strictEqual(yield* degradedValue(name), 0)
