@@ -252,9 +252,8 @@ export class Impl {
             this.unclaimedLogged = true
             effects.push(Effect.logWarning(
               `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
-                `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's ${
-                  int(reply[0]) >= 0 ? "permits are taken" : "state"
-                }); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
+                `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
+                `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
             ))
           }
           return Effect.as(Effect.all(effects, { discard: true }), this.renewEveryMillis)
