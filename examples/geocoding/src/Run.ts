@@ -5,9 +5,11 @@
  * report printed.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
+import { RedisBulkhead } from "@sluice/bulkhead-redis"
 import { HttpPool } from "@sluice/http"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+import { RedisConnection } from "@sluice/redis"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
@@ -198,13 +200,36 @@ export const layer = (settings: ReadonlyArray<Settings>, redis: string | undefin
     Layer.provide(HttpPool.layerHttpClient),
     Layer.provideMerge(HttpPool.layer())
   )
-  const store = redis === undefined
-    ? RateLimiterStore.layerMemory
-    : RedisRateLimiterStore.layer({ url: redis, prefix: "sluice:geocoding:" })
-  return Geocoders.layer(settings).pipe(
-    Layer.provide(Layer.merge(http, store)),
-    Layer.provideMerge(Calls.layer)
+  if (redis === undefined) {
+    return Geocoders.layer(settings).pipe(
+      Layer.provide(Layer.merge(http, RateLimiterStore.layerMemory)),
+      Layer.provideMerge(Calls.layer)
+    )
+  }
+  // with Redis, every process of the run shares each provider's permits as it shares its quota, on
+  // one connection for both; while Redis is down each process keeps its own bound of K
+  // ("fail-open"), as if alone
+  const geocoders = Layer.unwrapScoped(
+    Effect.map(RedisConnection.make({ url: redis }), (connection) => {
+      const store = RedisRateLimiterStore.layerFromConnection({ prefix: "sluice:geocoding:" }).pipe(
+        Layer.provide(Layer.succeed(RedisConnection.RedisConnection, connection))
+      )
+      return Geocoders.layer(settings, (s) =>
+        RedisBulkhead.make({
+          name: s.name,
+          permits: s.permits,
+          // the queue is the fleet's: a bound sized for one process would refuse the others'
+          // callers; each wait is still bounded by maxWait, then the row tries the next provider
+          maxWait: s.permitMaxWait,
+          storeDown: "fail-open",
+          prefix: "sluice:geocoding:bh:"
+        }).pipe(
+          Effect.map((bulkhead) => bulkhead.bulkhead),
+          Effect.provideService(RedisConnection.RedisConnection, connection)
+        )).pipe(Layer.provide(store))
+    })
   )
+  return geocoders.pipe(Layer.provide(http), Layer.provideMerge(Calls.layer))
 }
 
 /** Pipes the batch through providers already prepared. */

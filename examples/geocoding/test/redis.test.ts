@@ -1,9 +1,11 @@
 /**
  * `--redis URL` across processes: a real redis-server, the stand-ins started once in this process,
  * and two CLI runs in child processes at once against the same stand-ins, each of which alone
- * would use 70 % of every quota (together 140 %). Sharing each provider's limiter through Redis,
- * together they never exceed a quota: the stand-ins (which count server-side) answer no 429 and
- * see at most `limit + burst` arrivals in any one-second window.
+ * would use 70 % of every quota (together 140 %) and up to `PERMITS` concurrent requests of every
+ * provider (together twice that). Sharing each provider's limiter and bulkhead through Redis,
+ * together they never exceed a quota or the concurrency bound: the stand-ins (which count
+ * server-side) answer no 429, see at most `limit + burst` arrivals in any one-second window and
+ * never more than `PERMITS` requests in flight.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
@@ -17,6 +19,15 @@ import { baseConfig, runCliScoped, tempDir } from "./utils.js"
 
 const RATES = { opencage: 40, photon: 20, nominatim: 10 } as const
 const ROWS = 300
+/**
+ * Each provider's bulkhead, in every process, and the stand-ins' concurrency limit (a 429 beyond).
+ * Calls took a median 110-175 ms here (two runs, redis-server and the stand-ins on two loaded
+ * cores), so opencage at 70 % of 40/s keeps about 3.6 in flight per run, held to 3 by its permits:
+ * unshared, the two runs reach 6 and are refused; shared, the fleet holds 3 and the rows the
+ * fleet's queue cannot take go to the next provider. (6 permits did not bind: the test passed
+ * unshared.)
+ */
+const PERMITS = 3
 /**
  * The clients stay 30 % under each quota: the stand-ins count arrivals when their event loop reads
  * them, and two client processes plus this one on a loaded machine stall independently, bunching
@@ -48,20 +59,21 @@ interface ChildSummary {
 
 describe("--redis across two processes", () => {
   it.live(
-    "two runs against the same stand-ins share every quota: no 429, no window over its quota",
+    "two runs against the same stand-ins share every quota and concurrency bound: no 429, no window over its quota, " +
+      "never more than K in flight",
     () =>
       Effect.gen(function*() {
         const redis = yield* Effect.acquireRelease(
           Effect.promise(() => startRedisServer()),
           (server) => Effect.promise(() => server.stop())
         )
-        // the stand-ins, once: their concurrency is not what Redis shares, so it never binds here;
-        // burst 1, as the runs use against a --url
+        // the stand-ins, once: burst 1, as the runs use against a --url; concurrency K, counted
+        // from the handler's start to its end (a 429 beyond)
         const { standIns } = yield* Run.prepare(
           baseConfig({
             rates: { ...RATES },
             bursts: { opencage: 1, photon: 1, nominatim: 1 },
-            standInConcurrency: 1_000
+            standInConcurrency: PERMITS
           })
         )
         const dir = tempDir()
@@ -77,6 +89,7 @@ describe("--redis across two processes", () => {
         })
         const urls = standIns.flatMap((standIn) => ["--url", `${standIn.format}=${standIn.url}`])
         const rates = Object.entries(RATES).flatMap(([name, rate]) => ["--rate", `${name}=${rate}`])
+        const permits = Object.keys(RATES).flatMap((name) => ["--permits", `${name}=${PERMITS}`])
         const results = yield* Effect.all(
           ["a", "b"].map((name, i) =>
             runCliScoped([
@@ -89,6 +102,7 @@ describe("--redis across two processes", () => {
               "--json",
               ...urls,
               ...rates,
+              ...permits,
               "--margin",
               String(MARGIN),
               "--redis",
@@ -117,6 +131,7 @@ describe("--redis across two processes", () => {
         for (const server of servers) {
           expect(server.rateLimited, server.name).toBe(0)
           expect(server.concurrencyLimited, server.name).toBe(0)
+          expect(server.peakInFlight, server.name).toBeLessThanOrEqual(PERMITS)
           // the stand-in's window holds limit + burst (1) arrivals
           expect(server.peakInWindow, server.name).toBeLessThanOrEqual(RATES[server.name] + 1)
         }

@@ -25,17 +25,23 @@ import type * as Scope from "effect/Scope"
 import * as internal from "./internal/redisBulkhead.js"
 
 /**
- * What a call gets while Redis cannot answer:
+ * What a call gets while Redis cannot answer (the limiter store's policies):
  *
- * - `"fail-closed"` (the only policy so far): the call fails with `BulkheadStoreError` and
- *   nothing starts that the shared bound did not allow.
+ * - `"fail-closed"` (default): the call fails with `BulkheadStoreError`; nothing starts that the
+ *   shared bound did not allow.
+ * - `"local"`: the call is admitted by a local FIFO bulkhead of `⌊K × localShare⌋` permits (at
+ *   least 1), with the same `maxWaiting` and `maxWait`: with `localShare` = 1 / the number of
+ *   processes, the fleet stays within K.
+ * - `"fail-open"`: the call is admitted without a fleet permit, but one process still runs at most
+ *   K calls at once (a local bulkhead of K): the whole fleet's bound, never more, in one process.
  *
- * `"fail-open"` and `"local"` (a local bulkhead at a share of K) are not available yet.
+ * A holder admitted by the fallback is counted in Redis once it answers again (a claim, when its
+ * permits are free), never twice; a waiter already queued in Redis keeps its place.
  *
  * @since 0.1.0
  * @category models
  */
-export type StoreDownPolicy = "fail-closed"
+export type StoreDownPolicy = "fail-closed" | "fail-open" | "local"
 
 /**
  * What a holder does when it learns that its lease ended (its process was paused past the lease
@@ -72,42 +78,60 @@ export interface Options extends Omit<Bulkhead.Settings, "order"> {
   readonly onLeaseLost?: OnLeaseLost | undefined
   /** Default `"fail-closed"`. */
   readonly storeDown?: StoreDownPolicy | undefined
+  /**
+   * With `storeDown: "local"` (required there): the share of K this process may hold alone while
+   * Redis is down, in (0, 1]; 1 / the number of processes keeps the fleet within K.
+   */
+  readonly localShare?: number | undefined
   /** Prepended to every key; no braces. Default `"sluice:bh:"`. */
   readonly prefix?: string | undefined
 }
 
 /**
- * The distributed bulkhead, with Redis' failures in its types. `bulkhead` is the same bulkhead as
- * a `Bulkhead.Bulkhead`, for a `Provider` or anything else that takes a bulkhead.
+ * The store error a bulkhead built from options `O` adds to its calls: `BulkheadStoreError`,
+ * unless `O` names a fallback policy (`"fail-open"` or `"local"`), whose calls never fail with it.
+ *
+ * @since 0.1.0
+ * @category type-level
+ */
+export type StoreErrorOf<O> = O extends { readonly storeDown: "fail-open" | "local" } ? never : BulkheadStoreError
+
+/**
+ * The distributed bulkhead. `E` is its store error (`StoreErrorOf` its options): what `run`,
+ * `acquire` and `resize` may fail with beyond the bulkhead's own errors. `bulkhead` is the same
+ * bulkhead as a `Bulkhead.Bulkhead<E>`, for a `Provider` or anything else that takes a bulkhead.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RedisBulkhead {
+export interface RedisBulkhead<out E = BulkheadStoreError> {
   readonly name: string
   readonly maxPermits: number
   /** The permit-wait budget (`Duration.infinity` when unbounded). */
   readonly maxWait: Duration.Duration
   readonly leaseTtl: Duration.Duration
+  readonly storeDown: StoreDownPolicy
   /** Runs `self` holding `cost` permits (default 1), given back exactly once however it ends. */
-  readonly run: <A, E, R>(
-    self: Effect.Effect<A, E, R>,
+  readonly run: <A, E2, R>(
+    self: Effect.Effect<A, E2, R>,
     options?: Bulkhead.RunOptions | undefined
-  ) => Effect.Effect<A, E | Bulkhead.BulkheadError | BulkheadStoreError, R>
+  ) => Effect.Effect<A, E2 | Bulkhead.BulkheadError | E, R>
   /** Takes `cost` permits for the lifetime of the current scope. */
   readonly acquire: (
     options?: Bulkhead.RunOptions | undefined
-  ) => Effect.Effect<void, Bulkhead.BulkheadError | BulkheadStoreError, Scope.Scope>
-  /** Sets K for the whole fleet, between 1 and `maxPermits`; shrinking pre-empts nobody. */
-  readonly resize: (permits: number) => Effect.Effect<void, BulkheadStoreError>
+  ) => Effect.Effect<void, Bulkhead.BulkheadError | E, Scope.Scope>
+  /**
+   * Sets K for the whole fleet, between 1 and `maxPermits`; shrinking pre-empts nobody. With a
+   * fallback policy it never fails: the local bulkhead follows at once, Redis at its next answer.
+   */
+  readonly resize: (permits: number) => Effect.Effect<void, E>
   /** The fleet's counters, read from Redis: a snapshot, never a reservation. */
   readonly stats: Effect.Effect<Bulkhead.Stats, BulkheadStoreError>
   /**
-   * This bulkhead as a `Bulkhead.Bulkhead`, whose interface has no store errors: there a
-   * `BulkheadStoreError` is a defect (the call fails closed, with the error in its cause), and
-   * `stats` answers the last snapshot it read while Redis is down.
+   * This bulkhead as a `Bulkhead.Bulkhead<E>`: a `Provider` given it carries `E` in its error type.
+   * Its `stats` answers the last snapshot it read while Redis is down.
    */
-  readonly bulkhead: Bulkhead.Bulkhead
+  readonly bulkhead: Bulkhead.Bulkhead<E>
 }
 
 /**
@@ -117,7 +141,8 @@ export interface RedisBulkhead {
 export const StoreErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead-redis/BulkheadStoreError")
 
 /**
- * Redis could not answer for a bulkhead, which fails closed: the caller holds nothing.
+ * Redis could not answer for a bulkhead. With `storeDown: "fail-closed"` a call fails with it and
+ * holds nothing; with a fallback policy only `stats` (of `RedisBulkhead`) does.
  *
  * @since 0.1.0
  * @category errors
@@ -125,9 +150,11 @@ export const StoreErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead-redi
 export class BulkheadStoreError extends Data.TaggedError("BulkheadStoreError")<{
   /** The bulkhead's name. */
   readonly bulkhead: string
-  /** What was asked of Redis: `acquire`, `release`, `renew`, `stats`, `resize`. */
+  /** What was asked of Redis: `acquire`, `release`, `renew`, `claim`, `stats`, `resize`. */
   readonly operation: string
   readonly cause: unknown
+  /** The bulkhead's store-down policy. */
+  readonly policy: StoreDownPolicy
 }> {
   /**
    * @since 0.1.0
@@ -138,8 +165,8 @@ export class BulkheadStoreError extends Data.TaggedError("BulkheadStoreError")<{
    */
   override get message(): string {
     const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `bulkhead "${this.bulkhead}": Redis did not answer its ${this.operation} (${cause}); it fails closed ` +
-      `while Redis is unreachable`
+    return `bulkhead "${this.bulkhead}": Redis did not answer its ${this.operation} (${cause})` +
+      (this.policy === "fail-closed" ? "; it fails closed while Redis is unreachable" : "")
   }
 }
 
@@ -170,13 +197,14 @@ export const isBulkheadStoreError = (u: unknown): u is BulkheadStoreError => Pre
  * @since 0.1.0
  * @category constructors
  */
-export const make: (
-  options: Options
-) => Effect.Effect<RedisBulkhead, never, Scope.Scope | RedisConnection> = internal.make
+export const make: <const O extends Options>(
+  options: O
+) => Effect.Effect<RedisBulkhead<StoreErrorOf<O>>, never, Scope.Scope | RedisConnection> = internal.make
 
 /**
- * Provides the bulkhead, as a `Bulkhead.Bulkhead`, under a bulkhead service tag: a `Provider` or
- * any code written against `@sluice/bulkhead` uses it unchanged.
+ * Provides the bulkhead, as a `Bulkhead.Bulkhead<StoreErrorOf<O>>`, under a bulkhead service tag:
+ * a `Provider` or any code written against `@sluice/bulkhead` uses it unchanged. The tag names the
+ * store error (`Bulkhead.Tag(id)<Self, BulkheadStoreError>()`) unless a fallback policy is given.
  *
  * @example
  * ```ts
@@ -185,7 +213,7 @@ export const make: (
  * import { RedisConnection } from "@sluice/redis"
  * import { Effect, Layer } from "effect"
  *
- * class Nominatim extends Bulkhead.Tag("nominatim")<Nominatim>() {}
+ * class Nominatim extends Bulkhead.Tag("nominatim")<Nominatim, RedisBulkhead.BulkheadStoreError>() {}
  *
  * const NominatimLive = RedisBulkhead.layer(Nominatim, { name: "nominatim", permits: 8 }).pipe(
  *   Layer.provide(RedisConnection.layer({ url: "redis://127.0.0.1:6379" }))
@@ -198,9 +226,9 @@ export const make: (
  * @since 0.1.0
  * @category layers
  */
-export const layer: <I>(
-  tag: Context.Tag<I, Bulkhead.Bulkhead>,
-  options: Options
+export const layer: <I, const O extends Options>(
+  tag: Context.Tag<I, Bulkhead.Bulkhead<StoreErrorOf<O>>>,
+  options: O
 ) => Layer.Layer<I, never, RedisConnection> = internal.layer
 
 /**
@@ -212,14 +240,15 @@ export const layer: <I>(
  * @category layers
  */
 export const layerConfig: <I>(
-  tag: Context.Tag<I, Bulkhead.Bulkhead>,
+  tag: Context.Tag<I, Bulkhead.Bulkhead<BulkheadStoreError>>,
   config: Config.Config<Options>
 ) => Layer.Layer<I, ConfigError.ConfigError, RedisConnection> = internal.layerConfig
 
 /**
  * The options but the name as `Config`, validated as `make` validates them (invalid data, not a
  * defect): `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`, `MAX_WAIT` and `LEASE_TTL`
- * (durations), `ON_LEASE_LOST` (`log` or `interrupt`), `STORE_DOWN` (`fail-closed`), `PREFIX`.
+ * (durations), `ON_LEASE_LOST` (`log` or `interrupt`), `STORE_DOWN` (`fail-closed`, `fail-open` or `local`),
+ * `LOCAL_SHARE` (a number in (0, 1], required with `local`), `PREFIX`.
  *
  * @since 0.1.0
  * @category config
@@ -250,6 +279,15 @@ export const storeDegraded: Metric.Metric.Gauge<number> = internal.storeDegraded
  * @category metrics
  */
 export const storeErrorsTotal: Metric.Metric.Counter<number> = internal.storeErrorsTotal
+
+/**
+ * `sluice_bulkhead_fallback_total`: calls admitted by the local fallback while Redis was down,
+ * labelled `name` and `policy` (`fail-open` or `local`).
+ *
+ * @since 0.1.0
+ * @category metrics
+ */
+export const fallbackTotal: Metric.Metric.Counter<number> = internal.fallbackTotal
 
 /**
  * The Redis keys of one bulkhead (all under the hash tag `{name}`) and its grant channel.

@@ -6,9 +6,11 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
+import { Redis } from "ioredis"
 import * as net from "node:net"
 import { inject } from "vitest"
-import { worker } from "./utils/child.js"
+import { RedisBulkhead } from "../src/index.js"
+import { type Child, worker } from "./utils/child.js"
 import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
 
 const url = inject("redisUrl")
@@ -78,6 +80,79 @@ describe.sequential("several processes", () => {
         assert.isAtMost(counts.peak, 4)
         assert.isAtLeast(counts.peak, 2)
         yield* expectClean(yield* inspector(url), name)
+      }),
+    { timeout: 120_000 }
+  )
+
+  it.scopedLive(
+    "strict FIFO across four processes from the grant log: every grant in ticket order, heavy heads not overtaken; " +
+      "a killed waiter process loses its place and nobody waits for it",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("fifo-log")
+        const ttl = 1500
+        const redis = yield* inspector(url)
+        const { channel } = RedisBulkhead.keysOf("sluice:bh:", name)
+        // the grant log: every grant of a queued ticket is one SPUBLISH, in the order the scripts ran
+        const published: Array<string> = []
+        yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const subscriber = new Redis(url)
+            subscriber.on("smessage", (_channel: string, message: string) => published.push(...message.split(" ")))
+            await subscriber.ssubscribe(channel)
+            return subscriber
+          }),
+          (subscriber) => Effect.promise(() => subscriber.quit())
+        )
+        const mine = yield* bulkheadOn(url, { name, permits: 3, leaseTtl: ttl })
+        const gate = yield* hold(mine, { cost: 3 })
+        yield* Deferred.await(gate.started)
+        const children: Array<Child> = yield* Effect.forEach(
+          [0, 1, 2, 3],
+          () => worker({ url, name, permits: 3, leaseTtlMillis: ttl, mode: "queue", holdMillis: 15 })
+        )
+        yield* Effect.forEach(children, (c) => c.lineMatching((l) => l === "ready", "ready"), { discard: true })
+        // 16 tickets, round robin over the processes, costs 1, 2, 3, 1, ...: each asked once the one before queued
+        const owner = new Map<string, { readonly child: number; readonly id: string; readonly cost: number }>()
+        for (let i = 0; i < 16; i++) {
+          const child = i % 4
+          const cost = (i % 3) + 1
+          yield* children[child].send(`ask t${i} ${cost}`)
+          yield* eventually(Effect.map(stateOf(redis, name), (s) => s.queue.length === i + 1), `ticket ${i} queued`)
+          const queue = (yield* stateOf(redis, name)).queue
+          owner.set(queue[queue.length - 1], { child, id: `t${i}`, cost })
+        }
+        const ticketOf = (member: string) => Number(member.slice(0, member.indexOf(":")))
+        // the last process dies with four tickets queued: they leave the queue when their waiting leases end
+        const dead = [...owner].filter(([, o]) => o.child === 3).map(([member]) => member)
+        children[3].proc.kill("SIGKILL")
+        yield* eventually(
+          Effect.map(stateOf(redis, name), (s) => s.queue.length === 12 && dead.every((m) => !s.queue.includes(m))),
+          "the dead process's tickets gone"
+        )
+        yield* Deferred.succeed(gate.finish, undefined)
+        yield* Fiber.join(gate.fiber)
+        const live = [...owner].filter(([, o]) => o.child !== 3)
+        yield* Effect.forEach(
+          live,
+          ([, o]) => children[o.child].lineMatching((l) => l === `done ${o.id}`, `done ${o.id}`),
+          { discard: true }
+        )
+        // the log: (ticket, process, grant order)
+        const log = published.map((member, order) => ({ ticket: ticketOf(member), ...owner.get(member), order }))
+        const tickets = log.map((entry) => entry.ticket)
+        assert.deepStrictEqual(
+          tickets,
+          [...tickets].sort((x, y) => x - y),
+          `grants out of ticket order: ${JSON.stringify(log)}`
+        )
+        assert.deepStrictEqual(
+          new Set(published),
+          new Set(live.map(([member]) => member)),
+          "every live ticket granted once, no dead one"
+        )
+        assert.strictEqual(published.length, 12)
+        yield* expectClean(redis, name)
       }),
     { timeout: 120_000 }
   )

@@ -35,10 +35,14 @@ export const TypeId: unique symbol = internal.TypeId
 export type TypeId = typeof TypeId
 
 /**
+ * A bulkhead. `E` is what its store can add to a call beyond `BulkheadError`: `never` for the
+ * local bulkhead (the default, so `Bulkhead` is unchanged for it); a bulkhead kept elsewhere (on
+ * Redis) names its store's error, and a `Provider` given it carries that error in its type.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Bulkhead {
+export interface Bulkhead<out E = never> {
   readonly [TypeId]: TypeId
   /** The `name` option; a provider names the bulkhead it builds after itself. */
   readonly name: string
@@ -55,22 +59,25 @@ export interface Bulkhead {
    * Runs `self` while holding `cost` permits (default 1). The permits are returned exactly once
    * when `self` ends, whether it succeeds, fails, dies or is interrupted.
    */
-  readonly run: <A, E, R>(
-    self: Effect.Effect<A, E, R>,
+  readonly run: <A, E2, R>(
+    self: Effect.Effect<A, E2, R>,
     options?: RunOptions | undefined
-  ) => Effect.Effect<A, E | BulkheadError, R>
+  ) => Effect.Effect<A, E2 | BulkheadError | E, R>
   /**
    * Takes `cost` permits for the lifetime of the current scope: for work whose end is not the end
    * of one effect, such as a response body read after the call returns.
    */
-  readonly acquire: (options?: RunOptions | undefined) => Effect.Effect<void, BulkheadError, Scope.Scope>
+  readonly acquire: (options?: RunOptions | undefined) => Effect.Effect<void, BulkheadError | E, Scope.Scope>
   /**
    * Changes the number of permits, between 1 and `maxPermits`. Growing hands the new permits to the
    * waiters at once; shrinking pre-empts nobody: holders finish, and new grants wait until the
    * permits in use fall below the new size.
    */
-  readonly resize: (permits: number) => Effect.Effect<void>
-  /** A snapshot of the counters, never a reservation: acting on it does not hold anything. */
+  readonly resize: (permits: number) => Effect.Effect<void, E>
+  /**
+   * A snapshot of the counters, never a reservation: acting on it does not hold anything. It never
+   * fails: a bulkhead whose store cannot answer gives the last snapshot it read.
+   */
   readonly stats: Effect.Effect<Stats>
 }
 
@@ -194,7 +201,7 @@ export type BulkheadError = BulkheadFull | PermitWaitTimeout
  * @since 0.1.0
  * @category guards
  */
-export const isBulkhead: (u: unknown) => u is Bulkhead = internal.isBulkhead
+export const isBulkhead: (u: unknown) => u is Bulkhead<unknown> = internal.isBulkhead
 
 /**
  * @since 0.1.0
@@ -238,15 +245,15 @@ export const unsafeMake: (options: Options) => Bulkhead = internal.unsafeMake
  * @category combinators
  */
 export const withBulkhead: {
-  (
-    bulkhead: Bulkhead,
+  <EB = never>(
+    bulkhead: Bulkhead<EB>,
     options?: RunOptions | undefined
-  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BulkheadError, R>
-  <A, E, R>(
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | BulkheadError | EB, R>
+  <A, E, R, EB = never>(
     self: Effect.Effect<A, E, R>,
-    bulkhead: Bulkhead,
+    bulkhead: Bulkhead<EB>,
     options?: RunOptions | undefined
-  ): Effect.Effect<A, E | BulkheadError, R>
+  ): Effect.Effect<A, E | BulkheadError | EB, R>
 } = internal.withBulkhead
 
 /**
@@ -291,17 +298,17 @@ export interface BatchOptions {
  * @category combinators
  */
 export const mapStream: {
-  <A, B, E2, R2>(
-    bulkhead: Bulkhead,
+  <A, B, E2, R2, EB = never>(
+    bulkhead: Bulkhead<EB>,
     f: (a: A) => Effect.Effect<B, E2, R2>,
     options?: BatchOptions | undefined
-  ): <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | BulkheadError, R | R2>
-  <A, E, R, B, E2, R2>(
+  ): <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | BulkheadError | EB, R | R2>
+  <A, E, R, B, E2, R2, EB = never>(
     self: Stream.Stream<A, E, R>,
-    bulkhead: Bulkhead,
+    bulkhead: Bulkhead<EB>,
     f: (a: A) => Effect.Effect<B, E2, R2>,
     options?: BatchOptions | undefined
-  ): Stream.Stream<B, E | E2 | BulkheadError, R | R2>
+  ): Stream.Stream<B, E | E2 | BulkheadError | EB, R | R2>
 } = batch.mapStream
 
 /**
@@ -314,27 +321,29 @@ export const mapStream: {
  * @category combinators
  */
 export const forEach: {
-  <A, E2, R2>(
-    bulkhead: Bulkhead,
+  <A, E2, R2, EB = never>(
+    bulkhead: Bulkhead<EB>,
     f: (a: A) => Effect.Effect<unknown, E2, R2>,
     options?: BatchOptions | undefined
-  ): (items: Iterable<A>) => Effect.Effect<void, E2 | BulkheadError, R2>
-  <A, E2, R2>(
+  ): (items: Iterable<A>) => Effect.Effect<void, E2 | BulkheadError | EB, R2>
+  <A, E2, R2, EB = never>(
     items: Iterable<A>,
-    bulkhead: Bulkhead,
+    bulkhead: Bulkhead<EB>,
     f: (a: A) => Effect.Effect<unknown, E2, R2>,
     options?: BatchOptions | undefined
-  ): Effect.Effect<void, E2 | BulkheadError, R2>
+  ): Effect.Effect<void, E2 | BulkheadError | EB, R2>
 } = batch.forEach
 
 /**
  * A service tag for one bulkhead, with its layers: one tag per protected resource, since one tag
- * holds one value.
+ * holds one value. `E` is the store error of the bulkhead it holds (`never`: a local one).
  *
  * @since 0.1.0
  * @category tags
  */
-export interface TagClass<Self, Id extends string> extends Context.TagClass<Self, `@sluice/bulkhead/${Id}`, Bulkhead> {
+export interface TagClass<Self, Id extends string, E = never>
+  extends Context.TagClass<Self, `@sluice/bulkhead/${Id}`, Bulkhead<E>>
+{
   /** The bulkhead's name: the id given to `Tag`. */
   readonly id: Id
   /** Builds the bulkhead once for the runtime that provides it. */
@@ -346,7 +355,8 @@ export interface TagClass<Self, Id extends string> extends Context.TagClass<Self
 }
 
 /**
- * Declares the service of one bulkhead, named by `id`:
+ * Declares the service of one bulkhead, named by `id`. For a bulkhead whose store can fail (one on
+ * Redis), give its error: `Bulkhead.Tag("nominatim")<Nominatim, BulkheadStoreError>()`.
  *
  * @example
  * ```ts
@@ -364,7 +374,7 @@ export interface TagClass<Self, Id extends string> extends Context.TagClass<Self
  * @since 0.1.0
  * @category tags
  */
-export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self, Id> = internal.Tag
+export const Tag: <const Id extends string>(id: Id) => <Self, E = never>() => TagClass<Self, Id, E> = internal.Tag
 
 /**
  * A layer that builds a bulkhead once and provides it under `tag`.
@@ -372,7 +382,8 @@ export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self
  * @since 0.1.0
  * @category layers
  */
-export const layer: <I>(tag: Context.Tag<I, Bulkhead>, options: Options) => Layer.Layer<I> = internal.layer
+export const layer: <I, E = never>(tag: Context.Tag<I, Bulkhead<E>>, options: Options) => Layer.Layer<I> =
+  internal.layer
 
 /**
  * A layer that reads the options from `Config` and provides the bulkhead under `tag`.
@@ -380,8 +391,8 @@ export const layer: <I>(tag: Context.Tag<I, Bulkhead>, options: Options) => Laye
  * @since 0.1.0
  * @category layers
  */
-export const layerConfig: <I>(
-  tag: Context.Tag<I, Bulkhead>,
+export const layerConfig: <I, E = never>(
+  tag: Context.Tag<I, Bulkhead<E>>,
   config: Config.Config<Options>
 ) => Layer.Layer<I, ConfigError.ConfigError> = internal.layerConfig
 

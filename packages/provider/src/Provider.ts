@@ -56,8 +56,8 @@ export interface Provider<out Err = ProviderError> {
   readonly [TypeId]: TypeId
   /** The name used in errors, metrics (`name` label) and spans. */
   readonly name: string
-  /** The provider's bulkhead (its name is the provider's). */
-  readonly bulkhead: Bulkhead.Bulkhead
+  /** The provider's bulkhead (its name is the provider's), with its store error: `Err` beyond `ProviderError`. */
+  readonly bulkhead: Bulkhead.Bulkhead<Exclude<Err, ProviderError>>
   /** The provider's rate limiter, if it has one. */
   readonly rateLimiter: RateLimiter.RateLimiter | undefined
   /**
@@ -173,8 +173,8 @@ export interface CircuitBreakerOptions {
 export interface Options {
   /** The name used in errors, metrics and spans; also the bulkhead's and limiter's when built here. */
   readonly name: string
-  /** A bulkhead, or its settings. */
-  readonly bulkhead: Bulkhead.Bulkhead | BulkheadSettings
+  /** A bulkhead (its store error, e.g. a Redis bulkhead's, joins the provider's errors), or its settings. */
+  readonly bulkhead: Bulkhead.Bulkhead<unknown> | BulkheadSettings
   /** A rate limiter, or its settings (built on the `RateLimiterStore` service). */
   readonly rateLimiter?: RateLimiter.RateLimiter | RateLimiter.Settings | undefined
   /** The budget of one attempt, around the call only (not the waits): `CallTimeout`. */
@@ -520,10 +520,11 @@ type Configures<O, K extends PropertyKey> = K extends keyof O ? [O[K]] extends [
 type When<C extends boolean, T> = C extends true ? T : never
 
 /**
- * The bulkhead errors of a bulkhead option: all of them for a given bulkhead, and for settings
- * `BulkheadFull` only with `maxWaiting`, `PermitWaitTimeout` only with `maxWait`.
+ * The bulkhead errors of a bulkhead option: all of them and its store error for a given bulkhead
+ * (none when its type is only `Bulkhead<unknown>`, as in widened `Options`), and for settings `BulkheadFull` only with `maxWaiting`, `PermitWaitTimeout` only with `maxWait`.
  */
-type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead ? Bulkhead.BulkheadError
+type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead<infer E> ?
+  Bulkhead.BulkheadError | (unknown extends E ? never : E)
   : B extends undefined ? never
   : When<Configures<B, "maxWaiting">, BulkheadFull> | When<Configures<B, "maxWait">, PermitWaitTimeout>
 

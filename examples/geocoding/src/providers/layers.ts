@@ -2,10 +2,13 @@
  * The sluice layers of one provider: its `Provider` (bulkhead → rate limiter → attempt timeout,
  * retries, circuit breaker) and its HTTP client over it, built once for the process from `Settings`.
  */
+import type { Bulkhead } from "@sluice/bulkhead"
 import { ProviderHttpClient } from "@sluice/http"
 import type { Provider } from "@sluice/provider"
 import type * as Context from "effect/Context"
+import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
+import type * as Scope from "effect/Scope"
 import { clientLimit, type Settings } from "./Geocoder.js"
 
 /**
@@ -35,14 +38,28 @@ export const providerSettings = (settings: Settings) => {
   } as const
 }
 
+/**
+ * A provider's bulkhead shared by every process of the run (`--redis`): its `permits` bound the
+ * fleet, not each process. Without it, each process builds its own from the settings.
+ */
+export type SharedBulkhead = (settings: Settings) => Effect.Effect<Bulkhead.Bulkhead, never, Scope.Scope>
+
 /** The provider and its HTTP client, both provided: the adapters need the client, the report the provider. */
 export const layer = <P, H>(
   providerTag: Provider.TagClass<P, string>,
   httpTag: ProviderHttpClient.TagClass<H, string> & Context.Tag<H, ProviderHttpClient.ProviderHttpClient>,
-  settings: Settings
+  settings: Settings,
+  shared: SharedBulkhead | undefined
 ) =>
   // the connections open before the batch's clock starts, as its input file does: the first calls
   // go out on the limiter's schedule, not a handshake later each
   httpTag.layer(providerTag, { baseUrl: settings.baseUrl, userAgent: settings.userAgent, preconnect: true }).pipe(
-    Layer.provideMerge(providerTag.layer(providerSettings(settings)))
+    Layer.provideMerge(
+      shared === undefined
+        ? providerTag.layer(providerSettings(settings))
+        : Layer.unwrapScoped(Effect.map(
+          shared(settings),
+          (bulkhead) => providerTag.layer({ ...providerSettings(settings), bulkhead })
+        ))
+    )
   )

@@ -204,6 +204,40 @@ out[1] = nextExpiry()
 return out
 `
 
+/**
+ * ARGV: channel, permits, then (member, cost, ttl) triples: holders of this process that Redis may
+ * not count (their lease ran through an outage, or they were admitted on the local fallback while
+ * Redis was down). A member present in `held` is renewed; a missing one is claimed (a lease of its
+ * cost) only if its permits are free after the grants: a claim counts a call already running, it
+ * never takes permits the head of the queue could use, and never counts a member twice.
+ *
+ * Reply `{nextExpiry, status...}`, one status per member: "h" held (renewed), "c" claimed, "x" not
+ * free.
+ */
+const claim = `${prelude}
+expire()
+grant()
+local out = {0}
+for i = 3, #ARGV, 3 do
+  local m, c, l = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+  if redis.call("ZSCORE", heldKey, m) then
+    local _, tl = ticketOf(m)
+    redis.call("ZADD", heldKey, "XX", now + (tl or l), m)
+    out[#out + 1] = "h"
+  elseif used + c <= permits then
+    redis.call("HSET", ticketsKey, m, c .. ":" .. l)
+    redis.call("ZADD", heldKey, now + l, m)
+    used = used + c
+    out[#out + 1] = "c"
+  else
+    out[#out + 1] = "x"
+  end
+end
+finish()
+out[1] = nextExpiry()
+return out
+`
+
 /** ARGV: channel, permits. Reply `{permits, used, holders, waiting, wanted}`. */
 const stats = `${prelude}
 expire()
@@ -222,7 +256,7 @@ return {permits}
 `
 
 /** @internal */
-export const scripts = { acquire, leave, renew, stats, resize } as const
+export const scripts = { acquire, leave, renew, claim, stats, resize } as const
 
 /** @internal */
 export type ScriptName = keyof typeof scripts

@@ -146,3 +146,17 @@ export const probe = () => {
     )
   return { counts, call }
 }
+
+/** A redis-server of the test's own that it stops and starts again (empty) on the same port; stopped with the scope. */
+export const restartableServer = Effect.gen(function*() {
+  let server = yield* Effect.promise(() => startRedisServer())
+  const port = server.port
+  yield* Effect.addFinalizer(() => Effect.promise(() => server.stop()))
+  return {
+    url: server.url,
+    stop: Effect.promise(() => server.stop()),
+    start: Effect.promise(async () => {
+      server = await startRedisServer(port)
+    })
+  } as const
+})

@@ -19,7 +19,7 @@ import { isBulkhead } from "./bulkhead.js"
 import { decodeRunOptions } from "./validation.js"
 
 const countsOf = (
-  bulkhead: Api.Bulkhead,
+  bulkhead: Api.Bulkhead<unknown>,
   options: Api.BatchOptions | undefined
 ): { readonly workers: number; readonly buffer: number } => {
   const decoded = options === undefined ? undefined : decodeRunOptions(bulkhead.name)(options)
@@ -32,20 +32,20 @@ const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | u
 
 /** @internal */
 export const forEach = dual<
-  <A, E2, R2>(
-    bulkhead: Api.Bulkhead,
+  <A, E2, R2, EB = never>(
+    bulkhead: Api.Bulkhead<EB>,
     f: (a: A) => Effect.Effect<unknown, E2, R2>,
     options?: Api.BatchOptions | undefined
-  ) => (items: Iterable<A>) => Effect.Effect<void, E2 | Api.BulkheadError, R2>,
-  <A, E2, R2>(
+  ) => (items: Iterable<A>) => Effect.Effect<void, E2 | Api.BulkheadError | EB, R2>,
+  <A, E2, R2, EB = never>(
     items: Iterable<A>,
-    bulkhead: Api.Bulkhead,
+    bulkhead: Api.Bulkhead<EB>,
     f: (a: A) => Effect.Effect<unknown, E2, R2>,
     options?: Api.BatchOptions | undefined
-  ) => Effect.Effect<void, E2 | Api.BulkheadError, R2>
->((args) => isBulkhead(args[1]), <A, E2, R2>(
+  ) => Effect.Effect<void, E2 | Api.BulkheadError | EB, R2>
+>((args) => isBulkhead(args[1]), <A, E2, R2, EB>(
   items: Iterable<A>,
-  bulkhead: Api.Bulkhead,
+  bulkhead: Api.Bulkhead<EB>,
   f: (a: A) => Effect.Effect<unknown, E2, R2>,
   options?: Api.BatchOptions | undefined
 ) =>
@@ -65,32 +65,32 @@ export const forEach = dual<
     return Effect.all(Array.from({ length: workers }, () => worker), {
       concurrency: "unbounded",
       discard: true
-    }) as Effect.Effect<void, E2 | Api.BulkheadError, R2>
+    }) as Effect.Effect<void, E2 | Api.BulkheadError | EB, R2>
   }))
 
 /** @internal */
 export const mapStream = dual<
-  <A, B, E2, R2>(
-    bulkhead: Api.Bulkhead,
+  <A, B, E2, R2, EB = never>(
+    bulkhead: Api.Bulkhead<EB>,
     f: (a: A) => Effect.Effect<B, E2, R2>,
     options?: Api.BatchOptions | undefined
-  ) => <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>,
-  <A, E, R, B, E2, R2>(
+  ) => <E, R>(self: Stream.Stream<A, E, R>) => Stream.Stream<B, E | E2 | Api.BulkheadError | EB, R | R2>,
+  <A, E, R, B, E2, R2, EB = never>(
     self: Stream.Stream<A, E, R>,
-    bulkhead: Api.Bulkhead,
+    bulkhead: Api.Bulkhead<EB>,
     f: (a: A) => Effect.Effect<B, E2, R2>,
     options?: Api.BatchOptions | undefined
-  ) => Stream.Stream<B, E | E2 | Api.BulkheadError, R | R2>
->((args) => Predicate.hasProperty(args[0], Stream.StreamTypeId), <A, E, R, B, E2, R2>(
+  ) => Stream.Stream<B, E | E2 | Api.BulkheadError | EB, R | R2>
+>((args) => Predicate.hasProperty(args[0], Stream.StreamTypeId), <A, E, R, B, E2, R2, EB>(
   self: Stream.Stream<A, E, R>,
-  bulkhead: Api.Bulkhead,
+  bulkhead: Api.Bulkhead<EB>,
   f: (a: A) => Effect.Effect<B, E2, R2>,
   options?: Api.BatchOptions | undefined
 ) =>
   Stream.unwrapScoped(Effect.gen(function*() {
     const { buffer, workers } = countsOf(bulkhead, options)
     const runOptions = runOptionsOf(options)
-    type Err = E | E2 | Api.BulkheadError
+    type Err = E | E2 | Api.BulkheadError | EB
 
     // The input: the source, re-chunked to at most `buffer` elements, pulled one chunk at a time
     // by whichever worker runs out first; the others wait for that pull instead of pulling too.

@@ -24,7 +24,7 @@ import { decodeRunOptions, decodeSettings, illegal, isPositiveInteger, show } fr
 export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api.TypeId
 
 /** @internal */
-export const isBulkhead = (u: unknown): u is Api.Bulkhead => Predicate.hasProperty(u, TypeId)
+export const isBulkhead = (u: unknown): u is Api.Bulkhead<unknown> => Predicate.hasProperty(u, TypeId)
 
 // ---------------------------------------------------------------------------------------------
 // metrics
@@ -345,15 +345,15 @@ export const make = (options: Api.Options): Effect.Effect<Api.Bulkhead> => Effec
 
 /** @internal */
 export const withBulkhead = dual<
-  (
-    bulkhead: Api.Bulkhead,
+  <EB = never>(
+    bulkhead: Api.Bulkhead<EB>,
     options?: Api.RunOptions | undefined
-  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Api.BulkheadError, R>,
-  <A, E, R>(
+  ) => <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | Api.BulkheadError | EB, R>,
+  <A, E, R, EB = never>(
     self: Effect.Effect<A, E, R>,
-    bulkhead: Api.Bulkhead,
+    bulkhead: Api.Bulkhead<EB>,
     options?: Api.RunOptions | undefined
-  ) => Effect.Effect<A, E | Api.BulkheadError, R>
+  ) => Effect.Effect<A, E | Api.BulkheadError | EB, R>
 >((args) => Effect.isEffect(args[0]), (self, bulkhead, options) => bulkhead.run(self, options))
 
 // ---------------------------------------------------------------------------------------------
@@ -361,18 +361,18 @@ export const withBulkhead = dual<
 // ---------------------------------------------------------------------------------------------
 
 /** @internal */
-export const layer = <I>(tag: Context.Tag<I, Api.Bulkhead>, options: Api.Options): Layer.Layer<I> =>
+export const layer = <I, E = never>(tag: Context.Tag<I, Api.Bulkhead<E>>, options: Api.Options): Layer.Layer<I> =>
   Layer.effect(tag, make(options))
 
 /** @internal */
-export const layerConfig = <I>(
-  tag: Context.Tag<I, Api.Bulkhead>,
+export const layerConfig = <I, E = never>(
+  tag: Context.Tag<I, Api.Bulkhead<E>>,
   config: Config.Config<Api.Options>
 ): Layer.Layer<I, ConfigError.ConfigError> => Layer.effect(tag, Effect.flatMap(config, make))
 
 /** @internal */
-export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {
-  const tag = Context.Tag(`@sluice/bulkhead/${id}`)<Self, Api.Bulkhead>()
+export const Tag = <const Id extends string>(id: Id) => <Self, E = never>(): Api.TagClass<Self, Id, E> => {
+  const tag = Context.Tag(`@sluice/bulkhead/${id}`)<Self, Api.Bulkhead<E>>()
   return Object.assign(tag, {
     id,
     layer: (settings: Api.Settings) => layer(tag, { ...settings, name: id }),

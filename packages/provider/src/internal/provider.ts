@@ -42,7 +42,7 @@ const callSite = (): () => string | undefined => {
 /** @internal */
 export const make = (
   options: Api.Options
-): Effect.Effect<Api.Provider, never, Scope.Scope | RateLimiterStore.RateLimiterStore> =>
+): Effect.Effect<Api.Provider<unknown>, never, Scope.Scope | RateLimiterStore.RateLimiterStore> =>
   Effect.suspend(() => {
     let resolved: Resolved
     try {
@@ -67,7 +67,7 @@ export const make = (
       // added after the limiter's own finalizers, so it runs first: calls drain while the limiter still works
       yield* Effect.addFinalizer(() => shutdown(state))
       let traced = false
-      const provider: Api.Provider = {
+      const provider: Api.Provider<unknown> = {
         [TypeId]: TypeId,
         name: resolved.name,
         bulkhead,
@@ -102,18 +102,21 @@ export const withProvider = dual<
 // services and layers
 // ---------------------------------------------------------------------------------------------
 
+/** The widened options' provider: `ErrorsOf<Options>`, whose bulkhead store error is unknown to the type. */
+const asProvider = (provider: Api.Provider<unknown>): Api.Provider => provider as Api.Provider
+
 /** @internal */
 export const layer = <I>(
   tag: Context.Tag<I, Api.Provider>,
   options: Api.Options
-): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.scoped(tag, make(options))
+): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.scoped(tag, Effect.map(make(options), asProvider))
 
 /** @internal */
 export const layerConfig = <I>(
   tag: Context.Tag<I, Api.Provider>,
   config: Config.Config<Api.Options>
 ): Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> =>
-  Layer.scoped(tag, Effect.flatMap(config, (options) => make(options)))
+  Layer.scoped(tag, Effect.flatMap(config, (options) => Effect.map(make(options), asProvider)))
 
 /** @internal */
 export const Tag = <const Id extends string>(id: Id) => <Self>(): Api.TagClass<Self, Id> => {

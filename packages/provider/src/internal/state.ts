@@ -101,7 +101,7 @@ export class ProviderState {
 
   constructor(
     readonly resolved: Resolved,
-    readonly bulkhead: Bulkhead.Bulkhead,
+    readonly bulkhead: Bulkhead.Bulkhead<unknown>,
     /** The bulkhead's own permit wait, when the provider knows it (built from settings). */
     readonly permitWaitMillis: number,
     readonly limiter: RateLimiter.RateLimiter | undefined

@@ -1,0 +1,194 @@
+/**
+ * Taking permits: a ticket in the global order, a wait for its grant, and the fallback when Redis
+ * cannot answer; `run` and `acquire` on top, with the permits given back exactly once.
+ *
+ * @internal
+ */
+import { Bulkhead } from "@sluice/bulkhead"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberId from "effect/FiberId"
+import * as Option from "effect/Option"
+import type * as Scope from "effect/Scope"
+import type * as Api from "../RedisBulkhead.js"
+import type { Impl } from "./core.js"
+import * as S from "./scripts.js"
+import { decodeDuration } from "./settings.js"
+import * as T from "./ticket.js"
+
+type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+
+const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
+
+/** Admits a new ticket on the local fallback, with what is left of the wait budget. */
+const admitLocally = (
+  impl: Impl,
+  restore: Restore,
+  cost: number,
+  remainingMillis: number,
+  start: number
+): Effect.Effect<T.Ticket, Bulkhead.BulkheadError> =>
+  Effect.gen(function*() {
+    const fallback = impl.fallback
+    if (fallback === undefined) return yield* Effect.dieMessage("no fallback with storeDown fail-closed")
+    const ticket = T.make(cost)
+    impl.tickets.set(ticket.nonce, ticket)
+    yield* fallback.admit(restore, ticket, remainingMillis).pipe(
+      Effect.tapError(() => Effect.sync(() => impl.forget(ticket)))
+    )
+    const now = yield* Clock.currentTimeMillis
+    ticket.renewedAt = now
+    Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, impl.labels)
+    return ticket
+  })
+
+/**
+ * Takes the permits, queueing in the global order when they are not free. Runs inside
+ * `uninterruptibleMask`: only the wait is interruptible, and an interrupted or timed-out waiter
+ * leaves the queue, or gives back a grant it was not told of yet. When Redis cannot answer, a
+ * fallback policy admits the call locally; a waiter already queued in Redis keeps its place.
+ */
+const acquireMasked = (
+  impl: Impl,
+  restore: Restore,
+  options: Bulkhead.RunOptions | undefined
+): Effect.Effect<T.Ticket, Bulkhead.BulkheadError | Api.BulkheadStoreError> =>
+  Effect.gen(function*() {
+    const settings = impl.settings
+    let cost: number
+    let maxWait: Duration.Duration
+    try {
+      cost = impl.costOf(options)
+      maxWait = decodeDuration(settings.name, "maxWait", options?.maxWait) ?? settings.maxWait
+    } catch (defect) {
+      return yield* Effect.die(defect)
+    }
+    const start = yield* Clock.currentTimeMillis
+    const maxWaitMillis = Duration.toMillis(maxWait)
+    const fallback = impl.fallback
+    for (;;) {
+      const asked = yield* Clock.currentTimeMillis
+      // degraded with a fallback: straight to it; the beat notices when Redis answers again
+      if (fallback !== undefined && impl.degraded) {
+        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
+      }
+      const ticket = T.make(cost)
+      impl.tickets.set(ticket.nonce, ticket)
+      const maxWaiting = settings.maxWaiting === Infinity ? "-1" : String(settings.maxWaiting)
+      const answer = yield* Effect.either(impl.call("acquire", impl.scripts.acquire, [
+        ticket.nonce,
+        String(cost),
+        String(settings.leaseTtlMillis),
+        maxWaiting,
+        maxWaitMillis === 0 ? "0" : "1"
+      ]))
+      if (Either.isLeft(answer)) {
+        impl.forget(ticket)
+        if (fallback === undefined) return yield* Effect.fail(answer.left)
+        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
+      }
+      const reply = answer.right
+      const kind = int(reply[0])
+      const used = int(reply[2])
+      const permits = int(reply[3])
+      const ahead = int(reply[4])
+      const now = yield* Clock.currentTimeMillis
+      ticket.renewedAt = now
+      if (kind === S.ACQUIRE_GRANTED) {
+        ticket.member = String(reply[1])
+        ticket.state = T.HELD
+        Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, impl.labels)
+        return ticket
+      }
+      if (kind === S.ACQUIRE_FULL) {
+        impl.forget(ticket)
+        Bulkhead.rejectedTotal.unsafeUpdate(1, impl.fullLabels)
+        return yield* Effect.fail(
+          new Bulkhead.BulkheadFull({
+            bulkhead: settings.name,
+            cost,
+            permits,
+            inFlight: used,
+            waiting: ahead,
+            maxWaiting: settings.maxWaiting
+          })
+        )
+      }
+      if (kind === S.ACQUIRE_REFUSED) {
+        impl.forget(ticket)
+        return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead))
+      }
+      // queued (a grant message may already have come: then the signal is already done)
+      if (ticket.member === "") ticket.member = String(reply[1])
+      if (ticket.state === T.ASKING) ticket.state = T.QUEUED
+      const granted = Deferred.await(ticket.signal)
+      const remaining = maxWaitMillis - (now - start)
+      const outcome = yield* restore(
+        Duration.isFinite(maxWait)
+          ? Effect.timeoutOption(granted, Duration.millis(Math.max(0, remaining)))
+          : Effect.asSome(granted)
+      ).pipe(Effect.onInterrupt(() => impl.release(ticket)))
+      if (Option.isNone(outcome)) {
+        // maxWait ran out; a grant that came meanwhile (told or not) is kept rather than wasted
+        const left = yield* Effect.either(impl.call("leave", impl.scripts.leave, [ticket.member, "1"]))
+        if (Either.isLeft(left)) {
+          // Redis did not hear it: the waiting lease (or a grant nobody was told of) ends within the TTL
+          impl.forget(ticket)
+          if (fallback === undefined) return yield* Effect.fail(left.left)
+          const last = impl.lastStats
+          return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead))
+        }
+        if (int(left.right[0]) === S.LEFT_HELD) {
+          ticket.state = T.HELD
+          Bulkhead.permitWaitSeconds.unsafeUpdate(maxWaitMillis / 1000, impl.labels)
+          return ticket
+        }
+        impl.forget(ticket)
+        return yield* Effect.fail(impl.timeoutError(cost, maxWait, int(left.right[2]), int(left.right[1]), ahead))
+      }
+      if (outcome.value) {
+        ticket.state = T.HELD
+        const held = yield* Clock.currentTimeMillis
+        Bulkhead.permitWaitSeconds.unsafeUpdate((held - start) / 1000, impl.labels)
+        return ticket
+      }
+      yield* Effect.logWarning(
+        `bulkhead "${settings.name}": the waiting ticket ${ticket.member} outlived its lease ` +
+          `(${settings.leaseTtlMillis}ms without renewal: was this process paused, or did Redis restart?); ` +
+          `it queues again at the tail`
+      )
+    }
+  })
+
+/** @internal */
+export const run = <A, E, R>(
+  impl: Impl,
+  self: Effect.Effect<A, E, R>,
+  options: Bulkhead.RunOptions | undefined
+): Effect.Effect<A, E | Bulkhead.BulkheadError | Api.BulkheadStoreError, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(acquireMasked(impl, restore, options), (ticket) => {
+      if (impl.settings.onLeaseLost !== "interrupt") return Effect.ensuring(restore(self), impl.release(ticket))
+      const lost = Deferred.unsafeMake<void>(FiberId.none)
+      ticket.lostSignal = lost
+      return Effect.ensuring(
+        restore(Effect.raceFirst(self, Effect.zipRight(Deferred.await(lost), Effect.interrupt))),
+        impl.release(ticket)
+      )
+    })
+  )
+
+/** @internal */
+export const acquire = (
+  impl: Impl,
+  options: Bulkhead.RunOptions | undefined
+): Effect.Effect<void, Bulkhead.BulkheadError | Api.BulkheadStoreError, Scope.Scope> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(
+      acquireMasked(impl, restore, options),
+      (ticket) => Effect.addFinalizer(() => impl.release(ticket))
+    )
+  )

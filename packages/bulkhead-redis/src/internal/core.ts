@@ -1,0 +1,371 @@
+/**
+ * One distributed bulkhead in this process: its tickets, the scripts that move them, the renewal
+ * beat, and the store-down policy when Redis cannot answer.
+ *
+ * @internal
+ */
+import { Bulkhead } from "@sluice/bulkhead"
+import * as Clock from "effect/Clock"
+import * as Deferred from "effect/Deferred"
+import type * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Api from "../RedisBulkhead.js"
+import * as Connection from "@sluice/redis/RedisConnection"
+import { leaseLostTotal, storeDegraded, storeErrorsTotal } from "./metrics.js"
+import * as S from "./scripts.js"
+import { illegal, isPositiveInteger, type Settings } from "./settings.js"
+import { Fallback, releaseLocal } from "./storeDown.js"
+import * as T from "./ticket.js"
+
+const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
+
+const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
+
+/** @internal */
+export const loadScripts = () => ({
+  acquire: Connection.script("acquire", S.scripts.acquire),
+  leave: Connection.script("leave", S.scripts.leave),
+  renew: Connection.script("renew", S.scripts.renew),
+  claim: Connection.script("claim", S.scripts.claim),
+  stats: Connection.script("stats", S.scripts.stats),
+  resize: Connection.script("resize", S.scripts.resize)
+})
+
+type Scripts = ReturnType<typeof loadScripts>
+
+/** @internal */
+export class Impl {
+  readonly tickets = new Map<string, T.Ticket>()
+  readonly keys: ReadonlyArray<string>
+  readonly channel: string
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly renewEveryMillis: number
+  /** The local bulkhead of `fail-open` and `local`; none with `fail-closed`. */
+  readonly fallback: Fallback | undefined
+  permits: number
+  degraded = false
+  /** A `resize` Redis did not hear (a fallback policy answered it): sent again at the next beat. */
+  resizePending = false
+  /** Whether the fallback holders Redis could not count yet were logged since the last recovery. */
+  unclaimedLogged = false
+  lastStats: Bulkhead.Stats
+
+  constructor(
+    readonly settings: Settings,
+    readonly connection: Connection.Service,
+    readonly scripts: Scripts
+  ) {
+    const { channel, keys } = S.keysOf(settings.prefix, settings.name)
+    this.keys = keys
+    this.channel = channel
+    const nameLabel = MetricLabel.make("name", settings.name)
+    this.labels = [nameLabel]
+    this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
+    this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
+    this.renewEveryMillis = Math.floor(settings.leaseTtlMillis / 3)
+    this.permits = settings.permits
+    this.fallback = settings.storeDown === "fail-closed" ? undefined : new Fallback(settings, settings.permits)
+    this.lastStats = {
+      name: settings.name,
+      permits: settings.permits,
+      maxPermits: settings.maxPermits,
+      inFlight: 0,
+      holders: 0,
+      waiting: 0,
+      waitingPermits: 0,
+      maxWaiting: settings.maxWaiting
+    }
+  }
+
+  // --- Redis and the degraded mode -----------------------------------------------------------
+
+  /** Runs one script; a failure is a `BulkheadStoreError` and puts the bulkhead in degraded mode. */
+  call(
+    operation: string,
+    script: Connection.Script,
+    extra: ReadonlyArray<string>
+  ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
+    return Effect.suspend(() =>
+      this.connection.runScript(script, this.keys, [this.channel, String(this.permits), ...extra])
+    ).pipe(
+      Effect.flatMap((reply) =>
+        isArray(reply) ? Effect.succeed(reply) : Effect.fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
+      ),
+      Effect.matchEffect({
+        onFailure: (error) => {
+          const storeError = new Api.BulkheadStoreError({
+            bulkhead: this.settings.name,
+            operation,
+            cause: error instanceof Connection.RedisCommandError ? error.cause : error,
+            policy: this.settings.storeDown
+          })
+          return Effect.zipRight(this.wentDown(storeError), Effect.fail(storeError))
+        },
+        onSuccess: (reply) => this.degraded ? Effect.as(this.cameBack, reply) : Effect.succeed(reply)
+      })
+    )
+  }
+
+  wentDown(error: Api.BulkheadStoreError): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      storeErrorsTotal.unsafeUpdate(1, this.labels)
+      // whatever Redis holds now may be gone when it answers again: each holder asks to be counted
+      for (const ticket of this.tickets.values()) {
+        if (ticket.state === T.HELD || ticket.state === T.GRANTED) ticket.needsClaim = true
+      }
+      if (this.degraded) return Effect.void
+      this.degraded = true
+      this.unclaimedLogged = false
+      storeDegraded.unsafeUpdate(1, this.labels)
+      const fallback = this.fallback
+      return Effect.logWarning(
+        fallback === undefined
+          ? error.message
+          : `${error.message}: calls run on a local bulkhead of ${fallback.permits} permit${
+            fallback.permits === 1 ? "" : "s"
+          } ` +
+            `(storeDown "${this.settings.storeDown}", of K = ${this.permits}) until Redis answers again`
+      )
+    })
+  }
+
+  get cameBack(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (!this.degraded) return Effect.void
+      this.degraded = false
+      storeDegraded.unsafeUpdate(0, this.labels)
+      return Effect.logInfo(`bulkhead "${this.settings.name}": Redis answers again, permits are shared again`)
+    })
+  }
+
+  // --- grants and leases --------------------------------------------------------------------
+
+  /** A grant message: one member per granted ticket, space-separated. */
+  onGrants(message: string): void {
+    for (const member of message.split(" ")) {
+      const ticket = this.tickets.get(member.slice(member.indexOf(":") + 1))
+      if (ticket !== undefined) this.granted(ticket, member)
+    }
+  }
+
+  granted(ticket: T.Ticket, member: string): void {
+    if (ticket.state !== T.ASKING && ticket.state !== T.QUEUED) return
+    ticket.member = member
+    ticket.state = T.GRANTED
+    Deferred.unsafeDone(ticket.signal, Exit.succeed(true))
+  }
+
+  /**
+   * One beat of the renewal loop: a `resize` Redis missed, the leases of every ticket of this
+   * process in one script (which also expires what is due and grants: the safety net for a lost
+   * grant message), and the claims of holders Redis may not count. While degraded with nothing to
+   * renew, a `stats` read notices that Redis is back. Answers how long to sleep.
+   */
+  get beat(): Effect.Effect<number> {
+    return Effect.suspend(() => {
+      const renewing: Array<T.Ticket> = []
+      const claiming: Array<T.Ticket> = []
+      for (const ticket of this.tickets.values()) {
+        if (ticket.state === T.GONE || ticket.lost || ticket.member === "") continue
+        if (ticket.needsClaim) claiming.push(ticket)
+        else renewing.push(ticket)
+      }
+      const steps: Array<Effect.Effect<number>> = []
+      if (this.resizePending) {
+        steps.push(Effect.as(
+          Effect.ignore(Effect.tap(this.call("resize", this.scripts.resize, []), () => (this.resizePending = false))),
+          this.renewEveryMillis
+        ))
+      }
+      if (renewing.length > 0) steps.push(this.renew(renewing))
+      if (claiming.length > 0) steps.push(this.claim(claiming))
+      if (steps.length === 0 && this.degraded) steps.push(Effect.as(Effect.ignore(this.stats), this.renewEveryMillis))
+      return Effect.map(
+        Effect.all(steps),
+        (delays) => delays.reduce((a, b) => Math.min(a, b), this.renewEveryMillis)
+      )
+    })
+  }
+
+  renew(live: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
+    return this.call("renew", this.scripts.renew, live.map((t) => t.member)).pipe(
+      Effect.flatMap((reply) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const effects: Array<Effect.Effect<void>> = []
+          let waiters = false
+          live.forEach((ticket, i) => {
+            const status = reply[i + 1]
+            if (status === "h") {
+              if (ticket.state === T.ASKING || ticket.state === T.QUEUED) this.granted(ticket, ticket.member)
+              ticket.renewedAt = now
+            } else if (status === "w") {
+              waiters = true
+              ticket.renewedAt = now
+            } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
+              // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
+              this.forget(ticket)
+              Deferred.unsafeDone(ticket.signal, Exit.succeed(false))
+            } else if (ticket.state !== T.GONE) {
+              effects.push(this.leaseLost(ticket, now))
+            }
+          })
+          const next = int(reply[0])
+          const delay = waiters && next >= 0 ? Math.min(this.renewEveryMillis, next + 10) : this.renewEveryMillis
+          return Effect.as(Effect.all(effects, { discard: true }), delay)
+        })
+      ),
+      Effect.orElseSucceed(() => this.renewEveryMillis)
+    )
+  }
+
+  /**
+   * Asks Redis to count the holders it may not count: a lease still there is renewed; a missing one
+   * is claimed if its permits are free. A fleet holder whose lease is gone and not free has lost it
+   * (the lease-lost rule); a fallback holder runs on uncounted and asks again at the next beat.
+   */
+  claim(holders: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
+    const ttl = String(this.settings.leaseTtlMillis)
+    return this.call("claim", this.scripts.claim, holders.flatMap((t) => [t.member, String(t.cost), ttl])).pipe(
+      Effect.flatMap((reply) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const effects: Array<Effect.Effect<void>> = []
+          let unclaimed = 0
+          holders.forEach((ticket, i) => {
+            if (ticket.state === T.GONE) return
+            const status = reply[i + 1]
+            if (status === "h" || status === "c") {
+              ticket.needsClaim = false
+              ticket.state = T.HELD
+              ticket.renewedAt = now
+            } else if (ticket.state === T.LOCAL) {
+              unclaimed += ticket.cost
+            } else {
+              ticket.needsClaim = false
+              effects.push(this.leaseLost(ticket, now))
+            }
+          })
+          if (unclaimed > 0 && !this.unclaimedLogged) {
+            this.unclaimedLogged = true
+            effects.push(Effect.logWarning(
+              `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
+                `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
+                `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
+            ))
+          }
+          return Effect.as(Effect.all(effects, { discard: true }), this.renewEveryMillis)
+        })
+      ),
+      Effect.orElseSucceed(() => this.renewEveryMillis)
+    )
+  }
+
+  leaseLost(ticket: T.Ticket, now: number): Effect.Effect<void> {
+    ticket.lost = true
+    leaseLostTotal.unsafeUpdate(1, this.labels)
+    if (ticket.lostSignal !== undefined) Deferred.unsafeDone(ticket.lostSignal, Exit.void)
+    return Effect.logWarning(
+      `bulkhead "${this.settings.name}": the lease of ticket ${ticket.member} (${ticket.cost} permit${
+        ticket.cost === 1 ? "" : "s"
+      }) was lost: renewed last ${now - ticket.renewedAt}ms ago, past its TTL of ${this.settings.leaseTtlMillis}ms; ` +
+        `its permits may be held by another call, so the fleet may exceed ${this.permits} permits until this call ends` +
+        (this.settings.onLeaseLost === "interrupt" && ticket.lostSignal !== undefined ? " (interrupting it)" : "")
+    )
+  }
+
+  // --- acquire and release ------------------------------------------------------------------
+
+  costOf(options: Bulkhead.RunOptions | undefined): number {
+    const cost = options?.cost ?? 1
+    if (!isPositiveInteger(cost) || cost > this.settings.maxPermits) {
+      throw illegal(
+        `bulkhead "${this.settings.name}": cost must be an integer from 1 to maxPermits (${this.settings.maxPermits}), got ${cost}`
+      )
+    }
+    return cost
+  }
+
+  timeoutError(
+    cost: number,
+    waited: Duration.Duration,
+    permits: number,
+    inFlight: number,
+    ahead: number
+  ): Bulkhead.PermitWaitTimeout {
+    Bulkhead.rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
+    return new Bulkhead.PermitWaitTimeout({
+      bulkhead: this.settings.name,
+      waited,
+      cost,
+      permits,
+      inFlight,
+      aheadWhenQueued: ahead
+    })
+  }
+
+  forget(ticket: T.Ticket): void {
+    ticket.state = T.GONE
+    this.tickets.delete(ticket.nonce)
+  }
+
+  /**
+   * Gives the ticket's permits back (the fallback's and the fleet's), or takes it off the queue:
+   * exactly once, never failing. When Redis cannot answer, the lease ends on its own within the
+   * TTL. A lost lease, or a fallback holder Redis never counted, is not released in Redis: it is
+   * not there, and fencing would make the release a no-op anyway.
+   */
+  release(ticket: T.Ticket): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (ticket.state === T.GONE) return Effect.void
+      const skipRedis = ticket.lost || ticket.member === "" || ticket.state === T.LOCAL
+      this.forget(ticket)
+      const local = releaseLocal(ticket)
+      if (skipRedis) return local
+      return Effect.zipRight(local, Effect.ignore(this.call("release", this.scripts.leave, [ticket.member, "0"])))
+    })
+  }
+
+  resize(permits: number): Effect.Effect<void, Api.BulkheadStoreError> {
+    return Effect.suspend(() => {
+      if (!isPositiveInteger(permits) || permits > this.settings.maxPermits) {
+        return Effect.die(
+          illegal(
+            `bulkhead "${this.settings.name}": resize needs an integer from 1 to maxPermits (${this.settings.maxPermits}), got ${permits}`
+          )
+        )
+      }
+      this.permits = permits
+      const sent = this.call("resize", this.scripts.resize, []).pipe(
+        Effect.tap(() => (this.resizePending = false)),
+        Effect.asVoid
+      )
+      const fallback = this.fallback
+      if (fallback === undefined) return sent
+      // a fallback policy never fails a resize: Redis hears it at the next beat that reaches it
+      return Effect.zipRight(
+        fallback.resize(permits),
+        Effect.catchAll(sent, () => Effect.sync(() => (this.resizePending = true)))
+      )
+    })
+  }
+
+  get stats(): Effect.Effect<Bulkhead.Stats, Api.BulkheadStoreError> {
+    return Effect.map(this.call("stats", this.scripts.stats, []), (reply) => {
+      const stats: Bulkhead.Stats = {
+        name: this.settings.name,
+        permits: int(reply[0]),
+        maxPermits: this.settings.maxPermits,
+        inFlight: int(reply[1]),
+        holders: int(reply[2]),
+        waiting: int(reply[3]),
+        waitingPermits: int(reply[4]),
+        maxWaiting: this.settings.maxWaiting
+      }
+      this.lastStats = stats
+      return stats
+    })
+  }
+}

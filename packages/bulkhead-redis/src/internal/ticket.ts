@@ -1,0 +1,58 @@
+/** A ticket's life in this process. @internal */
+import * as Deferred from "effect/Deferred"
+import * as FiberId from "effect/FiberId"
+import type * as Scope from "effect/Scope"
+import { randomBytes } from "node:crypto"
+
+/** Asked Redis for it; no answer yet. @internal */
+export const ASKING = 0
+/** Queued in Redis, waiting for its grant. @internal */
+export const QUEUED = 1
+/** Granted and told, not yet handed to the call. @internal */
+export const GRANTED = 2
+/** Holding a fleet lease. @internal */
+export const HELD = 3
+/** Admitted on the local fallback while Redis was down: holding no fleet lease (yet). @internal */
+export const LOCAL = 4
+/** Released, refused or forgotten. @internal */
+export const GONE = 5
+
+/** @internal */
+export type State = typeof ASKING | typeof QUEUED | typeof GRANTED | typeof HELD | typeof LOCAL | typeof GONE
+
+/** @internal */
+export interface Ticket {
+  readonly nonce: string
+  readonly cost: number
+  /** `<ticket>:<nonce>`, the lease id (`c:<nonce>` for a fallback holder); empty until Redis answered. */
+  member: string
+  state: State
+  /** Completed with true at the grant, false when the waiting lease was lost. */
+  readonly signal: Deferred.Deferred<boolean>
+  /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
+  lostSignal: Deferred.Deferred<void> | undefined
+  lost: boolean
+  /** When the lease was last extended (this process's clock, ms): how late a lost renewal was. */
+  renewedAt: number
+  /** The local fallback's permits of a call admitted while Redis was down, given back with the ticket. */
+  localScope: Scope.CloseableScope | undefined
+  /**
+   * Redis must be asked to count this holder (a claim): it held its lease through an outage, or it
+   * was admitted on the fallback. Cleared once Redis answers for it.
+   */
+  needsClaim: boolean
+}
+
+/** @internal */
+export const make = (cost: number): Ticket => ({
+  nonce: randomBytes(8).toString("hex"),
+  cost,
+  member: "",
+  state: ASKING,
+  signal: Deferred.unsafeMake<boolean>(FiberId.none),
+  lostSignal: undefined,
+  lost: false,
+  renewedAt: 0,
+  localScope: undefined,
+  needsClaim: false
+})
