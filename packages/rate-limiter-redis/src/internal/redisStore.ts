@@ -28,6 +28,8 @@ import {
   keysOf,
   maxWaitArgument,
   nowArgument,
+  numberArgs,
+  observationArgs,
   runsKeyOf,
   scaleLimits,
   stateKeyOf
@@ -76,6 +78,8 @@ const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
     reserveGcra: make("reserveGcra"),
     reserve: make("reserve"),
     refund: make("refund"),
+    settle: make("settle"),
+    tighten: make("tighten"),
     pause: make("pause"),
     readPause: make("readPause")
   }
@@ -339,28 +343,18 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
       }
     }
 
-    // Until the usage scripts land: per-limit costs are decided only when they are all equal
-    // (then `cost` is every limit's cost), and settle and tighten fail, typed.
-    const notYet = (operation: string, key: string) =>
-      Effect.fail(
-        new RateLimiterStore.RateLimiterStoreError({
-          message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" is not supported yet`
-        })
-      )
-    const unequalCosts = (request: { readonly costs?: ReadonlyArray<number> | undefined; readonly cost: number }) =>
-      request.costs !== undefined && request.costs.some((cost) => cost !== request.cost)
-
     const reserve = (
       request: RateLimiterStore.ReserveRequest
     ): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
-      if (unequalCosts(request)) return notYet("a reserve with a cost per limit", request.key)
       const encoding = encoded(request.limits)
       const keys = keysFor(encoding, request.key, request.limits.length)
       const maxWait = maxWaitArgument(request.maxWaitMillis)
       const down = (error: RateLimiterStore.RateLimiterStoreError) => reserveDown(request, error)
       const gcra = encoding.gcra
-      if (gcra !== undefined) {
-        const { advance, signature, slack } = gcraIncrements(gcra, request.cost)
+      const costs = RateLimiterStore.costsOf(request)
+      // a single GCRA limit charged 0 is a start the general script lets through uncharged
+      if (gcra !== undefined && costs[0] > 0) {
+        const { advance, signature, slack } = gcraIncrements(gcra, costs[0])
         return withNow((now) =>
           runScript(
             "reserve",
@@ -391,9 +385,9 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
             ...keys.all,
             now,
             ttlPad,
-            String(request.cost),
             maxWait,
-            ...encoding.limitArgs
+            ...encoding.limitArgs,
+            ...numberArgs(costs)
           ],
           decodeReserve,
           down
@@ -413,7 +407,6 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
         })
       }
       if (request.reservation === 0) return Effect.succeed(false)
-      if (unequalCosts(request)) return notYet("a refund with a cost per limit", request.key)
       const encoding = encoded(request.limits)
       const keys = keysFor(encoding, request.key, request.limits.length)
       return withNow((now) =>
@@ -427,10 +420,10 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
             runsKeyOf(prefix, request.key),
             now,
             ttlPad,
-            String(request.cost),
             String(request.reservation),
             ...encoding.limitArgs,
-            ...(request.restore ?? []).map(String)
+            ...numberArgs(RateLimiterStore.costsOf(request)),
+            ...numberArgs(request.restore)
           ],
           decodeRefund,
           (error) =>
@@ -439,11 +432,65 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
       )
     }
 
+    const settle = (
+      request: RateLimiterStore.SettleRequest
+    ): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> => {
+      if (request.reservation < 0) {
+        const share = policyOf(request.key).localShare
+        return local.settle({
+          ...request,
+          limits: scaleLimits(request.limits, share),
+          reservation: -request.reservation
+        })
+      }
+      // admitted without a quota (failing open): there is nothing to correct
+      if (request.reservation === 0) return Effect.void
+      const keys = keysFor(encoded(request.limits), request.key, request.limits.length)
+      return withNow((now) =>
+        runScript(
+          "settle",
+          request.key,
+          loaded.settle,
+          keys.all.length,
+          [
+            ...keys.all,
+            now,
+            ttlPad,
+            String(request.reservation),
+            ...encoded(request.limits).limitArgs,
+            ...numberArgs(request.reserved),
+            ...numberArgs(request.actual),
+            ...numberArgs(request.restore)
+          ],
+          decodeVoid,
+          (error) => policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.void
+        )
+      )
+    }
+
+    const tighten = (
+      request: RateLimiterStore.TightenRequest
+    ): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> => {
+      if (request.observations.length === 0) return Effect.void
+      const keys = keysFor(encoded(request.limits), request.key, request.limits.length)
+      return withNow((now) =>
+        runScript(
+          "tighten",
+          request.key,
+          loaded.tighten,
+          keys.all.length,
+          [...keys.all, now, ttlPad, ...encoded(request.limits).limitArgs, ...observationArgs(request.observations)],
+          decodeVoid,
+          (error) => policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.void
+        )
+      )
+    }
+
     const service: RateLimiterStore.Service = {
       reserve,
       refund,
-      settle: (request) => notYet("settle", request.key),
-      tighten: (request) => notYet("tighten", request.key),
+      settle,
+      tighten,
       pause: (key, millis) =>
         // Kept locally as well: when Redis goes down, this process still honours what it learned.
         Effect.zipRight(

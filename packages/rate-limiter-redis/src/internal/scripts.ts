@@ -6,21 +6,25 @@
  * same clock (the contract suite checks it to the millisecond).
  *
  * Layout, for a limiter key `k` under the prefix `p` (all keys share the hash tag `{k}`, so they sit
- * in one Redis Cluster slot and one script may touch them all; `v1` names this layout, and a
+ * in one Redis Cluster slot and one script may touch them all; `v2` names this layout, and a
  * release that changes it changes the name):
  *
- * - `p{k}:v1`: the limiter's state, one binary string written with the `struct` library built into
- *   Redis' Lua: a header of five little-endian doubles — the number of limits, the reservation
- *   counters (last id given, latest live id, floor) and the pause (an instant of the deciding
- *   clock, `-inf` for none) — then per limit two doubles (GCRA's theoretical arrival time and the
- *   instant the key's TTL is known to cover, 0 when unknown; a fixed window's base index and count;
- *   a sliding window's latest unit dropped from its log while still in a window) and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles
- *   round-trip exactly, and fixed-width fields decode into locals with one call and no table: one
- *   GET and one SET per decision, the fewest commands a script can run.
- * - `p{k}:v1:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
+ * - `p{k}:v2`: the limiter's state, one binary string written with the `struct` library built into
+ *   Redis' Lua: a header of seven little-endian doubles — the number of limits, the reservation
+ *   counters (last id given, latest live id, floor), the pause (an instant of the deciding clock,
+ *   `-inf` for none), `quiet` (the last id given when a charge no reservation answered was last
+ *   made: a debt, a pause's shift) and `born` (the ids of this life of the key start above it) —
+ *   then per limit four doubles (GCRA's theoretical arrival time, the instant the key's TTL is
+ *   known to cover (0 when unknown), the running total it was ever charged and the latest instant
+ *   its schedule was decided from; a fixed window's base index and count; a sliding window's
+ *   latest unit dropped from its log while still in a window), the limit's own pause (`tighten`'s)
+ *   and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles round-trip
+ *   exactly, and fixed-width fields decode into locals with one call and no table: one GET and one
+ *   SET per decision, the fewest commands a script can run.
+ * - `p{k}:v2:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
  *   first, written with `%.17g`): every unit still in a window, at most `limit + 4096` of them, so
  *   that a roll back finds the units below it.
- * - `p{k}:v1:cancelled`: the reservations cancelled below the latest one (`refund`'s).
+ * - `p{k}:v2:cancelled`: the reservations cancelled below the latest one (`refund`'s).
  *
  * Every write sets a TTL: the time until the state can no longer change a decision (the bucket is
  * full again, the last window is over, the log has slid out, the pause is over), plus `ttlPad`.
@@ -29,7 +33,7 @@
  * millisecond on a busy key share one.
  *
  * Replies carry whole numbers as integers and others as exact decimal strings (Redis truncates a
- * Lua number to an integer). `reserve` answers a start that may happen at once with the bare
+ * Lua number to an integer). `reserveGcra` answers a start that may happen at once with the bare
  * reservation id: the most common answer costs neither Redis nor the client an array.
  *
  * ARGV of every script starts with `now` (milliseconds; empty: read the server's `TIME`) and
@@ -41,10 +45,12 @@
  */
 import { pause, readPause } from "./scripts/pause.js"
 import { refund } from "./scripts/refund.js"
+import { settle } from "./scripts/settle.js"
 import { reserve, reserveGcra } from "./scripts/take.js"
+import { tighten } from "./scripts/tighten.js"
 
 /** @internal */
-export const scripts = { reserveGcra, reserve, refund, pause, readPause } as const
+export const scripts = { reserveGcra, reserve, refund, settle, tighten, pause, readPause } as const
 
 /** @internal */
 export type ScriptName = keyof typeof scripts

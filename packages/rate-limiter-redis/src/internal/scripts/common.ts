@@ -24,12 +24,10 @@ local NEG = -math.huge
 -- algorithm.ts' MAX_ROLLBACK_UNITS and ledger.ts' MAX_CANCELLED_RUNS
 local MAX_ROLLBACK_UNITS = 4096
 local MAX_CANCELLED_RUNS = 1024
--- the state's header (limits, last id, latest live id, floor, pause) and one limit's record
-local HEADER = "<ddddd"
-local HEADER_BYTES = 40
-local LIMIT = "<dds"
--- the header, then the first limit's record
-local HEADER_AND_LIMIT = "<ddddddds"
+-- the state's header (limits, last id, latest live id, floor, pause, quiet, born) and one
+-- limit's record (four doubles of state, the limit's own pause, its signature)
+local HEADER = "<ddddddd"
+local LIMIT = "<ddddds"
 -- A whole number goes back as an integer reply; anything else as an exact decimal string.
 local function out(x)
   if x == math.floor(x) and x > -9e15 and x < 9e15 then return x end
@@ -47,14 +45,23 @@ end
 
 /**
  * Reads the state and the specs (`n` at ARGV[first]), resetting a limit whose spec changed.
- * `last_id`, `latest`, `floor` and `pause` come from the header; `states[i]` holds GCRA's `tat`,
- * or a fixed window's `base` and `count`.
+ * `last_id`, `latest`, `floor`, `pause`, `quiet` and `born` come from the header (ids start at
+ * `born + 1` when the state is written first: `fresh()` sets them); `states[i]` holds GCRA's
+ * `tat`, `charged` and `latest`, a fixed window's `base` and `count`, a sliding window's `trimmed`,
+ * and every limit's own pause `paused`.
  */
 export const stateCode = (first: number): string => `
 local state_key = KEYS[1]
 local raw = redis.call("GET", state_key)
-local stored_n, last_id, latest, floor, pause, pos = 0, nil, nil, nil, NEG, 1
-if raw then stored_n, last_id, latest, floor, pause, pos = struct.unpack(HEADER, raw) end
+local stored_n, last_id, latest, floor, pause, quiet, born, pos = 0, nil, nil, nil, NEG, NEG, nil, 1
+if raw then stored_n, last_id, latest, floor, pause, quiet, born, pos = struct.unpack(HEADER, raw) end
+-- a state written for the first time: its ids start above every id given before
+local function fresh()
+  if not last_id then
+    last_id = first_id()
+    latest, floor, born = last_id, last_id, last_id
+  end
+end
 local FIRST = ${first}
 local n = tonumber(ARGV[FIRST])
 local specs = {}
@@ -69,13 +76,14 @@ for i = 1, n do
     sig = ARGV[a + 4],
     log = KEYS[1 + i]
   }
-  local x, y, sig = 0, 0, nil
-  if i <= stored_n then x, y, sig, pos = struct.unpack(LIMIT, raw, pos) end
+  local x, y, z, w, p, sig = 0, 0, 0, 0, NEG, nil
+  if i <= stored_n then x, y, z, w, p, sig, pos = struct.unpack(LIMIT, raw, pos) end
   local same = sig == spec.sig
-  local st = {}
+  local st = { paused = NEG }
+  if same then st.paused = p end
   if spec.algo == "g" then
-    st.tat = NEG
-    if same then st.tat = x end
+    st.tat, st.charged, st.latest = NEG, 0, NEG
+    if same then st.tat, st.charged, st.latest = x, z, w end
   elseif spec.algo == "f" then
     st.base = NEG
     st.count = 0
@@ -104,22 +112,24 @@ local function normalize_fixed(spec, st, at)
   end
 end
 
--- Writes the state with a TTL: until no part of it can change a decision any more.
-local function save(id, latest, floor)
-  local packed = { struct.pack(HEADER, n, id, latest, floor, pause) }
+-- Writes the state (the header from last_id, latest, floor, pause, quiet and born) with a TTL:
+-- until no part of it can change a decision any more.
+local function save()
+  fresh()
+  local packed = { struct.pack(HEADER, n, last_id, latest, floor, pause, quiet, born) }
   local expire = pause
   for i = 1, n do
     local spec, st = specs[i], states[i]
     local at
     if spec.algo == "g" then
-      packed[i + 1] = struct.pack(LIMIT, st.tat, 0, spec.sig)
+      packed[i + 1] = struct.pack(LIMIT, st.tat, 0, st.charged, st.latest, st.paused, spec.sig)
       at = st.tat
     elseif spec.algo == "f" then
-      packed[i + 1] = struct.pack(LIMIT, st.base, st.count, spec.sig)
+      packed[i + 1] = struct.pack(LIMIT, st.base, st.count, 0, 0, st.paused, spec.sig)
       at = NEG
       if st.base ~= NEG then at = (st.base + math.ceil(st.count / spec.limit)) * spec.window end
     else
-      packed[i + 1] = struct.pack(LIMIT, st.trimmed, 0, spec.sig)
+      packed[i + 1] = struct.pack(LIMIT, st.trimmed, 0, 0, 0, st.paused, spec.sig)
       at = NEG
       local last = redis.call("LINDEX", spec.log, -1)
       if last then
@@ -127,6 +137,7 @@ local function save(id, latest, floor)
         redis.call("PEXPIRE", spec.log, ttl_until(at))
       end
     end
+    if st.paused > at then at = st.paused end
     if at > expire then expire = at end
   end
   redis.call("SET", state_key, table.concat(packed), "PX", ttl_until(expire))

@@ -7,28 +7,30 @@ import { clock, helpers, stateCode } from "./common.js"
 
 /**
  * `ledger.ts`' `cancel` and `algorithm.ts`' `rollback`. KEYS: the state, one log key per limit,
- * then the cancelled runs. ARGV: now, ttlPad, cost, reservation, n, the limits as for `reserve`,
- * then the reservation's restore values as `reserve` answered them (none when it answered none).
+ * then the cancelled runs. ARGV: now, ttlPad, reservation, n, the limits as for `reserve`, the
+ * reservation's cost on each limit, then its restore values as `reserve` answered them (none when
+ * it answered none).
  * Answers 1 when something went back now, 0 when not (the reservation may be remembered).
  *
- * The cancelled runs are one binary string: their count and `n`, then per run `lo`, `hi`, `cost`,
- * `at` and `n` restore points, as doubles.
+ * The cancelled runs are one binary string: their count and `n`, then per run `lo`, `hi`, `at`,
+ * `n` costs and `n` restore points, as doubles.
  */
 export const refund = `${clock}${helpers}
-local cost = tonumber(ARGV[3])
-local reservation = tonumber(ARGV[4])
-${stateCode(5)}
+local reservation = tonumber(ARGV[3])
+${stateCode(4)}
 if not raw then return 0 end
 local runs_key = KEYS[n + 2]
+local costs = {}
+for i = 1, n do costs[i] = tonumber(ARGV[4 + 5 * n + i]) end
 local restore = {}
-local restore_n = #ARGV - (5 + 5 * n)
+local restore_n = #ARGV - (4 + 6 * n)
 for j = 1, restore_n do
-  local v = tonumber(ARGV[5 + 5 * n + j])
+  local v = tonumber(ARGV[4 + 6 * n + j])
   -- a point a double could not hold ("none", NaN) is unknown
   if v ~= v then v = nil end
   restore[j] = v
 end
-local RUN = "<" .. string.rep("d", 4 + n)
+local RUN = "<" .. string.rep("d", 3 + 2 * n)
 
 -- the runs still worth keeping: below the top, above the floor, not yet past
 local runs = {}
@@ -40,8 +42,11 @@ if runs_raw then
     for _ = 1, count do
       local v = { struct.unpack(RUN, runs_raw, pos) }
       pos = v[#v]
-      local run = { lo = v[1], hi = v[2], cost = v[3], at = v[4], points = {} }
-      for i = 1, n do run.points[i] = v[4 + i] end
+      local run = { lo = v[1], hi = v[2], at = v[3], costs = {}, points = {} }
+      for i = 1, n do
+        run.costs[i] = v[3 + i]
+        run.points[i] = v[3 + n + i]
+      end
       if run.hi < latest and run.lo > floor and run.at > now then runs[#runs + 1] = run else changed = true end
     end
   else
@@ -57,7 +62,12 @@ local function save_runs()
   local packed = { struct.pack("<dd", #runs, n) }
   local last_at = now
   for j, run in ipairs(runs) do
-    packed[j + 1] = struct.pack(RUN, run.lo, run.hi, run.cost, run.at, unpack(run.points))
+    local fields = { run.lo, run.hi, run.at }
+    for i = 1, n do
+      fields[3 + i] = run.costs[i]
+      fields[3 + n + i] = run.points[i]
+    end
+    packed[j + 1] = struct.pack(RUN, unpack(fields))
     if run.at > last_at then last_at = run.at end
   end
   redis.call("SET", runs_key, table.concat(packed), "PX", ttl_until(last_at))
@@ -73,10 +83,12 @@ local at = 1
 while at <= #runs and runs[at].hi < reservation do at = at + 1 end
 if at <= #runs and runs[at].lo <= reservation then return finish(0) end
 
-local function rollback(c, points)
+local function rollback(cs, points)
   for i = 1, n do
-    local spec, st = specs[i], states[i]
-    if spec.algo == "g" then
+    local spec, st, c = specs[i], states[i], cs[i]
+    if c <= 0 then
+      -- charged nothing: nothing to take back
+    elseif spec.algo == "g" then
       st.tat = st.tat - c * (spec.window / spec.limit)
     elseif spec.algo == "f" then
       normalize_fixed(spec, st, now)
@@ -98,16 +110,16 @@ if reservation == latest then
     own = {}
     for i = 1, n do own[i] = restore[1 + i] end
   end
-  rollback(cost, own)
+  rollback(costs, own)
   latest = reservation - 1
   local below = runs[#runs]
   if below and below.hi == latest then
     runs[#runs] = nil
     changed = true
-    rollback(below.cost, below.points)
+    rollback(below.costs, below.points)
     latest = below.lo - 1
   end
-  save(last_id, latest, floor)
+  save()
   return finish(1)
 end
 
@@ -121,14 +133,19 @@ local joins_prev = prev ~= nil and prev.hi == reservation - 1
 local joins_next = next_run ~= nil and next_run.lo == reservation + 1
 local points = {}
 for i = 1, n do points[i] = restore[1 + i] or 0 end
-local run = { lo = reservation, hi = reservation, cost = cost, at = restore[1], points = points }
+local run = { lo = reservation, hi = reservation, at = restore[1], costs = costs, points = points }
 local before, after = at - 1, at
+local function add(a, b)
+  local sum = {}
+  for i = 1, n do sum[i] = a[i] + b[i] end
+  return sum
+end
 if joins_prev then
-  run.lo, run.points, run.cost = prev.lo, prev.points, run.cost + prev.cost
+  run.lo, run.points, run.costs = prev.lo, prev.points, add(run.costs, prev.costs)
   before = at - 2
 end
 if joins_next then
-  run.hi, run.at, run.cost = next_run.hi, next_run.at, run.cost + next_run.cost
+  run.hi, run.at, run.costs = next_run.hi, next_run.at, add(run.costs, next_run.costs)
   after = at + 1
 end
 local merged = {}

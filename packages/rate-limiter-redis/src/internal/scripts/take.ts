@@ -19,36 +19,39 @@ import { clock, fixedSlot, helpers, stateCode } from "./common.js"
  * doubles): `(cost - burst) × T`, which the earliest start adds to the theoretical arrival time,
  * and `cost × T`, which the start adds to it (`T` = window / limit).
  *
- * Answers like `reserve`.
+ * Answers like `reserve`, but with the bare reservation id whenever the start may happen at once
+ * (a settle without `restore` then finds what it needs in the state: see `settle`).
  */
 export const reserveGcra = `${clock}
 local key, sig = KEYS[1], ARGV[4]
 local raw = redis.call("GET", key)
-local id, latest, floor, pause
-local tat = -math.huge
+local id, latest, floor, pause, quiet, born
+local tat, charged, last_start, paused = -math.huge, 0, -math.huge, -math.huge
 -- the instant until which the key's current TTL keeps it (0: unknown, as the other scripts write)
 local covered = 0
 if raw then
   local n, stored_sig
-  -- the header (40 bytes), then the first limit's record: none when only a pause was written
-  if #raw > 40 then
-    n, id, latest, floor, pause, tat, covered, stored_sig = struct.unpack("<ddddddds", raw)
+  -- the header (56 bytes), then the first limit's record: none when only a pause was written
+  if #raw > 56 then
+    n, id, latest, floor, pause, quiet, born, tat, covered, charged, last_start, paused, stored_sig =
+      struct.unpack("<dddddddddddds", raw)
     -- a limit whose parameters changed starts afresh: its old state measures something else
-    if stored_sig ~= sig then tat, covered = -math.huge, 0 end
+    if stored_sig ~= sig then tat, covered, charged, last_start, paused = -math.huge, 0, 0, -math.huge, -math.huge end
   else
-    n, id, latest, floor, pause = struct.unpack("<ddddd", raw)
+    n, id, latest, floor, pause, quiet, born = struct.unpack("<ddddddd", raw)
   end
 else
-  -- first_id()
+  -- fresh()
   id = math.max(0, math.floor(now)) * 1000
-  latest, floor, pause = id, id, -math.huge
+  latest, floor, pause, quiet, born = id, id, -math.huge, -math.huge, id
 end
 
--- from = max(now, pause); earliest() for GCRA; the binding limit
+-- from = max(now, pause); earliest() for GCRA and the limit's own pause; the binding limit
 local start = now
 if pause > start then start = pause end
 local binding = -1
 local earliest = tat + tonumber(ARGV[5])
+if paused > earliest then earliest = paused end
 if earliest > start + 0.001 then
   start = earliest
   binding = 0
@@ -64,44 +67,58 @@ if delay > 0.001 then
 end
 
 -- commit, the reservation counters, then save() with the TTL until the bucket is full again
+local advance = tonumber(ARGV[6])
 if start > tat then tat = start end
-tat = tat + tonumber(ARGV[6])
+tat = tat + advance
+charged = charged + advance
+if start > last_start then last_start = start end
 if latest ~= id then floor = id end
 id = id + 1
 local expire = tat
 if pause > expire then expire = pause end
+if paused > expire then expire = paused end
 -- Redis keeps a key through the whole millisecond of its expiry, so a TTL of ceil(expire - now)
 -- covers until now + ttl: takes whose state expires before that keep it. (On the client clock the
 -- TTL is padded and runs on another clock than the decisions: always set then.)
 if expire <= covered and pad == 0 then
-  redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, covered, sig), "KEEPTTL")
+  redis.call("SET", key,
+    struct.pack("<dddddddddddds", 1, id, id, floor, pause, quiet, born, tat, covered, charged, last_start, paused, sig),
+    "KEEPTTL")
 else
   local ttl = math.ceil(expire - now)
   if ttl < 1 then ttl = 1 end
-  redis.call("SET", key, struct.pack("<ddddddds", 1, id, id, floor, pause, tat, now + ttl, sig), "PX", ttl + pad)
+  redis.call("SET", key,
+    struct.pack("<dddddddddddds", 1, id, id, floor, pause, quiet, born, tat, now + ttl, charged, last_start, paused, sig),
+    "PX", ttl + pad)
 end
 if delay == 0 then return id end
-local paused = pause - now
-if paused < 0 then paused = 0 end
-return { "R", string.format("%.17g", delay), id, string.format("%.17g", paused), string.format("%.17g", start) }
+local left = pause - now
+if left < 0 then left = 0 end
+return {
+  "R", string.format("%.17g", delay), id, string.format("%.17g", left), string.format("%.17g", start), 0,
+  string.format("%.17g", charged)
+}
 `
 
 /**
- * KEYS: the state, then one log key per limit. ARGV: now, ttlPad, cost, maxWait (-1: none), n, then
- * per limit algorithm (`g`, `f`, `s`), limit, window (ms), burst and its signature (the four
- * joined with `:`, built once by the caller).
+ * KEYS: the state, then one log key per limit. ARGV: now, ttlPad, maxWait (-1: none), n, then per
+ * limit algorithm (`g`, `f`, `s`), limit, window (ms), burst and its signature (the four joined
+ * with `:`, built once by the caller), then the cost on each limit. A limit charged 0 neither
+ * delays the start nor is charged; a limit paused by `tighten` holds every start it charges.
  *
- * Answers the reservation id when the start may happen at once, `{"R", delay, id, paused}` when
- * it is later (`paused`: what is left of the key's pause, which the limiter holds its earlier
- * callers for), or `{"X", delay, retryAfter, binding}` when it is refused (binding from 0, -1: the
- * pause).
+ * Answers `{"R", delay, id, paused, start, points..., charged...}` when reserved (`paused`: what is
+ * left of the key's pause, which the limiter holds its earlier callers for; then the restore
+ * values `refund` and `settle` read: the start on the deciding clock, each limit's restore point,
+ * each GCRA limit's charged total after this reservation), or `{"X", delay, retryAfter, binding}`
+ * when it is refused (binding from 0, -1: the pause).
  */
 export const reserve = `${clock}${helpers}
-local cost = tonumber(ARGV[3])
-local max_wait = tonumber(ARGV[4])
-${stateCode(5)}
+local max_wait = tonumber(ARGV[3])
+${stateCode(4)}
 ${fixedSlot}
-local function earliest(spec, st, at)
+local costs = {}
+for i = 1, n do costs[i] = tonumber(ARGV[4 + 5 * n + i]) end
+local function earliest(spec, st, at, cost)
   if spec.algo == "g" then
     return math.max(at, st.tat + (cost - spec.burst) * (spec.window / spec.limit))
   elseif spec.algo == "f" then
@@ -122,7 +139,9 @@ local from = math.max(now, pause)
 local start = from
 local binding = -1
 for i = 1, n do
-  local e = earliest(specs[i], states[i], from)
+  local e = NEG
+  -- a limit charged 0 is skipped; one paused by tighten holds the starts it charges
+  if costs[i] > 0 then e = math.max(earliest(specs[i], states[i], from, costs[i]), states[i].paused) end
   if e > start + EPS then
     start = e
     binding = i - 1
@@ -147,9 +166,14 @@ for i = 1, n do
 end
 
 for i = 1, n do
-  local spec, st = specs[i], states[i]
-  if spec.algo == "g" then
-    st.tat = math.max(st.tat, start) + cost * (spec.window / spec.limit)
+  local spec, st, cost = specs[i], states[i], costs[i]
+  if cost == 0 then
+    -- charged nothing: the state stays as it was
+  elseif spec.algo == "g" then
+    local advance = cost * (spec.window / spec.limit)
+    st.tat = math.max(st.tat, start) + advance
+    st.charged = st.charged + advance
+    st.latest = math.max(st.latest, start)
   elseif spec.algo == "f" then
     normalize_fixed(spec, st, now)
     local first = (math.floor(start / spec.window) - st.base) * spec.limit
@@ -159,9 +183,15 @@ for i = 1, n do
       st.count = fixed_slot(spec.limit, st.count, cost) + cost
     end
   else
-    local times = {}
-    for j = 1, cost do times[j] = string.format("%.17g", start) end
-    redis.call("RPUSH", spec.log, unpack(times))
+    -- in chunks: Lua's unpack takes a few thousand values at most, and a token cost is more
+    local unit = string.format("%.17g", start)
+    local left = cost
+    while left > 0 do
+      local times = {}
+      for j = 1, math.min(left, 1000) do times[j] = unit end
+      redis.call("RPUSH", spec.log, unpack(times))
+      left = left - #times
+    end
     -- a unit that left the window can never count again, whatever is rolled back above it
     local horizon = now - spec.window
     while true do
@@ -178,13 +208,15 @@ for i = 1, n do
   end
 end
 
-if not raw then
-  last_id = first_id()
-  latest, floor = last_id, last_id
-end
+fresh()
 if latest ~= last_id then floor = last_id end
 last_id = last_id + 1
-save(last_id, last_id, floor)
-if delay == 0 then return last_id end
+latest = last_id
+save()
+-- after the points, what settle needs to give back on GCRA: each limit's charged total after this
+for i = 1, n do
+  local st = states[i]
+  if specs[i].algo == "g" then points[n + i] = out(st.charged) else points[n + i] = 0 end
+end
 return { "R", out(delay), last_id, out(math.max(0, pause - now)), out(start), unpack(points) }
 `
