@@ -71,7 +71,7 @@ describe("usage-based limits on the server's TIME", () => {
       expect(b.delayMillis).toBeLessThanOrEqual(100)
     }).pipe(Effect.scoped))
 
-  it.live("a single GCRA limit's immediate start (a bare id, no restore) gives back too while nothing followed", () =>
+  it.live("a single GCRA limit's immediate start gives back too (its short reply carries the charged total)", () =>
     Effect.gen(function*() {
       const [one, two] = yield* twoProcesses
       const a = yield* reserve(one, [900], Number.POSITIVE_INFINITY, tokensOnly)
@@ -86,7 +86,7 @@ describe("usage-based limits on the server's TIME", () => {
       })
       const b = yield* reserve(two, [1000], Number.POSITIVE_INFINITY, tokensOnly)
       expect(b.delayMillis).toBeLessThanOrEqual(100)
-      // b followed: a second settle of a (the limiter never sends one) could not give back over it
+      // without restore nothing comes back (the limiter never sends a second settle)
       yield* one.settle({
         key: "llm",
         limits: tokensOnly,

@@ -168,9 +168,12 @@ export type Decoder<A> = (reply: unknown) => A | typeof invalid
 
 /** @internal */
 export const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
-  // the common answer: a start that may happen at once (so not paused), as its bare reservation id
-  if (typeof reply === "number") return { _tag: "Reserved", delayMillis: 0, reservation: reply }
   if (Array.isArray(reply)) {
+    // the common answer: a start that may happen at once (so not paused) on a single GCRA limit, as
+    // its id and charged total (its start is the server's now, which no caller reads)
+    if (typeof reply[0] === "number") {
+      return { _tag: "Reserved", delayMillis: 0, reservation: reply[0], restore: [Number.NaN, 0, Number(reply[1])] }
+    }
     if (reply[0] === "R") {
       return {
         _tag: "Reserved",

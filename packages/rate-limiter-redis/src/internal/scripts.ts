@@ -10,10 +10,9 @@
  * release that changes it changes the name):
  *
  * - `p{k}:v2`: the limiter's state, one binary string written with the `struct` library built into
- *   Redis' Lua: a header of seven little-endian doubles — the number of limits, the reservation
+ *   Redis' Lua: a header of six little-endian doubles — the number of limits, the reservation
  *   counters (last id given, latest live id, floor), the pause (an instant of the deciding clock,
- *   `-inf` for none), `quiet` (the last id given when a charge no reservation answered was last
- *   made: a debt, a pause's shift) and `born` (the ids of this life of the key start above it) —
+ *   `-inf` for none) and `born` (the ids of this life of the key start above it) —
  *   then per limit four doubles (GCRA's theoretical arrival time, the instant the key's TTL is
  *   known to cover (0 when unknown), the running total it was ever charged and the latest instant
  *   its schedule was decided from; a fixed window's base index and count; a sliding window's
@@ -33,8 +32,7 @@
  * millisecond on a busy key share one.
  *
  * Replies carry whole numbers as integers and others as exact decimal strings (Redis truncates a
- * Lua number to an integer). `reserveGcra` answers a start that may happen at once with the bare
- * reservation id: the most common answer costs neither Redis nor the client an array.
+ * Lua number to an integer).
  *
  * ARGV of every script starts with `now` (milliseconds; empty: read the server's `TIME`) and
  * `ttlPad` (milliseconds added to every TTL; 0 on the server's clock).

@@ -24,9 +24,9 @@ local NEG = -math.huge
 -- algorithm.ts' MAX_ROLLBACK_UNITS and ledger.ts' MAX_CANCELLED_RUNS
 local MAX_ROLLBACK_UNITS = 4096
 local MAX_CANCELLED_RUNS = 1024
--- the state's header (limits, last id, latest live id, floor, pause, quiet, born) and one
+-- the state's header (limits, last id, latest live id, floor, pause, born) and one
 -- limit's record (four doubles of state, the limit's own pause, its signature)
-local HEADER = "<ddddddd"
+local HEADER = "<dddddd"
 local LIMIT = "<ddddds"
 -- A whole number goes back as an integer reply; anything else as an exact decimal string.
 local function out(x)
@@ -45,7 +45,7 @@ end
 
 /**
  * Reads the state and the specs (`n` at ARGV[first]), resetting a limit whose spec changed.
- * `last_id`, `latest`, `floor`, `pause`, `quiet` and `born` come from the header (ids start at
+ * `last_id`, `latest`, `floor`, `pause` and `born` come from the header (ids start at
  * `born + 1` when the state is written first: `fresh()` sets them); `states[i]` holds GCRA's
  * `tat`, `charged` and `latest`, a fixed window's `base` and `count`, a sliding window's `trimmed`,
  * and every limit's own pause `paused`.
@@ -53,8 +53,8 @@ end
 export const stateCode = (first: number): string => `
 local state_key = KEYS[1]
 local raw = redis.call("GET", state_key)
-local stored_n, last_id, latest, floor, pause, quiet, born, pos = 0, nil, nil, nil, NEG, NEG, nil, 1
-if raw then stored_n, last_id, latest, floor, pause, quiet, born, pos = struct.unpack(HEADER, raw) end
+local stored_n, last_id, latest, floor, pause, born, pos = 0, nil, nil, nil, NEG, nil, 1
+if raw then stored_n, last_id, latest, floor, pause, born, pos = struct.unpack(HEADER, raw) end
 -- a state written for the first time: its ids start above every id given before
 local function fresh()
   if not last_id then
@@ -112,11 +112,44 @@ local function normalize_fixed(spec, st, at)
   end
 end
 
--- Writes the state (the header from last_id, latest, floor, pause, quiet and born) with a TTL:
+-- commit() of a sliding window: \`units\` more logged at \`at\` (in chunks: Lua's unpack takes a few
+-- thousand values at most, and a token cost is more); a unit that left the window can never count
+-- again, whatever is rolled back above it, and the log keeps at most limit + MAX_ROLLBACK_UNITS
+local function log_units(spec, st, at, units)
+  local text = string.format("%.17g", at)
+  local left = units
+  while left > 0 do
+    local times = {}
+    for j = 1, math.min(left, 1000) do times[j] = text end
+    redis.call("RPUSH", spec.log, unpack(times))
+    left = left - #times
+  end
+  local horizon = now - spec.window
+  while true do
+    local head = redis.call("LINDEX", spec.log, 0)
+    if not head or tonumber(head) > horizon then break end
+    redis.call("LPOP", spec.log)
+  end
+  local capacity = spec.limit + MAX_ROLLBACK_UNITS
+  local len = redis.call("LLEN", spec.log)
+  if len > capacity then
+    st.trimmed = tonumber(redis.call("LINDEX", spec.log, len - capacity - 1))
+    redis.call("LTRIM", spec.log, -capacity, -1)
+  end
+end
+
+-- the latest unit a sliding window logged, or \`now\` when none
+local function last_logged(spec)
+  local last = redis.call("LINDEX", spec.log, -1)
+  if last then return math.max(now, tonumber(last)) end
+  return now
+end
+
+-- Writes the state (the header from last_id, latest, floor, pause and born) with a TTL:
 -- until no part of it can change a decision any more.
 local function save()
   fresh()
-  local packed = { struct.pack(HEADER, n, last_id, latest, floor, pause, quiet, born) }
+  local packed = { struct.pack(HEADER, n, last_id, latest, floor, pause, born) }
   local expire = pause
   for i = 1, n do
     local spec, st = specs[i], states[i]

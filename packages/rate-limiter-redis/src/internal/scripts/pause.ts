@@ -19,10 +19,9 @@ local until_at = now + tonumber(ARGV[3])
 local raw = redis.call("GET", state_key)
 local expire = until_at
 if raw then
-  local n, id, latest, floor, pause, quiet, born, pos = struct.unpack(HEADER, raw)
+  local n, id, latest, floor, pause, born, pos = struct.unpack(HEADER, raw)
   local extension = until_at - math.max(now, pause)
   if extension <= 0 then return 1 end
-  local shifted = false
   local records = {}
   for i = 1, n do
     local a, b, c, d, p, sig
@@ -32,18 +31,16 @@ if raw then
       -- the schedule moves, and so does what the limit was charged (settle's bound reads it)
       a = a + extension
       c = c + extension
-      shifted = true
+      d = math.max(d, now)
       if a > expire then expire = a end
     end
     records[i] = struct.pack(LIMIT, a, b, c, d, p, sig)
   end
-  -- a shift is a charge no reservation answered: a settle without restore must not give back over it
-  if shifted then quiet = id end
-  local packed = { struct.pack(HEADER, n, id, latest, floor, until_at, quiet, born), unpack(records) }
+  local packed = { struct.pack(HEADER, n, id, latest, floor, until_at, born), unpack(records) }
   raw = table.concat(packed)
 else
   local id = first_id()
-  raw = struct.pack(HEADER, 0, id, id, id, until_at, NEG, id)
+  raw = struct.pack(HEADER, 0, id, id, id, until_at, id)
 end
 -- the rest of the state may need longer than the pause (which is why the TTL only grows, and a
 -- TTL a GCRA record says covers it still does)

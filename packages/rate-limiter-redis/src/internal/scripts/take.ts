@@ -19,31 +19,31 @@ import { clock, fixedSlot, helpers, stateCode } from "./common.js"
  * doubles): `(cost - burst) × T`, which the earliest start adds to the theoretical arrival time,
  * and `cost × T`, which the start adds to it (`T` = window / limit).
  *
- * Answers like `reserve`, but with the bare reservation id whenever the start may happen at once
- * (a settle without `restore` then finds what it needs in the state: see `settle`).
+ * Answers like `reserve`, but a start that may happen at once as `{id, charged}` (the charged
+ * total after it, which a settle's give back reads), the cheapest reply that carries it.
  */
 export const reserveGcra = `${clock}
 local key, sig = KEYS[1], ARGV[4]
 local raw = redis.call("GET", key)
-local id, latest, floor, pause, quiet, born
+local id, latest, floor, pause, born
 local tat, charged, last_start, paused = -math.huge, 0, -math.huge, -math.huge
 -- the instant until which the key's current TTL keeps it (0: unknown, as the other scripts write)
 local covered = 0
 if raw then
   local n, stored_sig
-  -- the header (56 bytes), then the first limit's record: none when only a pause was written
-  if #raw > 56 then
-    n, id, latest, floor, pause, quiet, born, tat, covered, charged, last_start, paused, stored_sig =
-      struct.unpack("<dddddddddddds", raw)
+  -- the header (48 bytes), then the first limit's record: none when only a pause was written
+  if #raw > 48 then
+    n, id, latest, floor, pause, born, tat, covered, charged, last_start, paused, stored_sig =
+      struct.unpack("<ddddddddddds", raw)
     -- a limit whose parameters changed starts afresh: its old state measures something else
     if stored_sig ~= sig then tat, covered, charged, last_start, paused = -math.huge, 0, 0, -math.huge, -math.huge end
   else
-    n, id, latest, floor, pause, quiet, born = struct.unpack("<ddddddd", raw)
+    n, id, latest, floor, pause, born = struct.unpack("<dddddd", raw)
   end
 else
   -- fresh()
   id = math.max(0, math.floor(now)) * 1000
-  latest, floor, pause, quiet, born = id, id, -math.huge, -math.huge, id
+  latest, floor, pause, born = id, id, -math.huge, id
 end
 
 -- from = max(now, pause); earliest() for GCRA and the limit's own pause; the binding limit
@@ -82,16 +82,17 @@ if paused > expire then expire = paused end
 -- TTL is padded and runs on another clock than the decisions: always set then.)
 if expire <= covered and pad == 0 then
   redis.call("SET", key,
-    struct.pack("<dddddddddddds", 1, id, id, floor, pause, quiet, born, tat, covered, charged, last_start, paused, sig),
+    struct.pack("<ddddddddddds", 1, id, id, floor, pause, born, tat, covered, charged, last_start, paused, sig),
     "KEEPTTL")
 else
   local ttl = math.ceil(expire - now)
   if ttl < 1 then ttl = 1 end
   redis.call("SET", key,
-    struct.pack("<dddddddddddds", 1, id, id, floor, pause, quiet, born, tat, now + ttl, charged, last_start, paused, sig),
+    struct.pack("<ddddddddddds", 1, id, id, floor, pause, born, tat, now + ttl, charged, last_start, paused, sig),
     "PX", ttl + pad)
 end
-if delay == 0 then return id end
+-- at once: the id and the charged total after it (what a settle gives back by), the cheapest array
+if delay == 0 then return { id, string.format("%.17g", charged) } end
 local left = pause - now
 if left < 0 then left = 0 end
 return {
@@ -183,28 +184,7 @@ for i = 1, n do
       st.count = fixed_slot(spec.limit, st.count, cost) + cost
     end
   else
-    -- in chunks: Lua's unpack takes a few thousand values at most, and a token cost is more
-    local unit = string.format("%.17g", start)
-    local left = cost
-    while left > 0 do
-      local times = {}
-      for j = 1, math.min(left, 1000) do times[j] = unit end
-      redis.call("RPUSH", spec.log, unpack(times))
-      left = left - #times
-    end
-    -- a unit that left the window can never count again, whatever is rolled back above it
-    local horizon = now - spec.window
-    while true do
-      local head = redis.call("LINDEX", spec.log, 0)
-      if not head or tonumber(head) > horizon then break end
-      redis.call("LPOP", spec.log)
-    end
-    local capacity = spec.limit + MAX_ROLLBACK_UNITS
-    local len = redis.call("LLEN", spec.log)
-    if len > capacity then
-      st.trimmed = tonumber(redis.call("LINDEX", spec.log, len - capacity - 1))
-      redis.call("LTRIM", spec.log, -capacity, -1)
-    end
+    log_units(spec, st, start, cost)
   end
 end
 

@@ -27,16 +27,14 @@ local tail = 3 + 5 * n
 local changed = false
 for j = 0, (#ARGV - tail) / 3 - 1 do
   local i = tonumber(ARGV[tail + 3 * j + 1]) + 1
-  local r = tonumber(ARGV[tail + 3 * j + 2])
-  local reset_after = tonumber(ARGV[tail + 3 * j + 3])
   local spec, st = specs[i], states[i]
+  local r = math.max(0, math.min(tonumber(ARGV[tail + 3 * j + 2]), spec.limit))
+  local reset_after = tonumber(ARGV[tail + 3 * j + 3])
   if spec.algo == "g" then
-    local target = now + (spec.burst - r) * (spec.window / spec.limit)
-    if target > st.tat then
-      st.tat = target
-      st.latest = math.max(st.latest, target)
-      changed = true
-    end
+    local target = now + (spec.burst - math.min(r, spec.burst)) * (spec.window / spec.limit)
+    if target > st.tat then st.tat = target end
+    st.latest = math.max(st.latest, target)
+    changed = true
   elseif spec.algo == "f" then
     normalize_fixed(spec, st, now)
     if spec.limit - r > st.count then
@@ -44,20 +42,17 @@ for j = 0, (#ARGV - tail) / 3 - 1 do
       changed = true
     end
   else
-    local len = redis.call("LLEN", spec.log)
-    local gone = 0
-    while gone < len and tonumber(redis.call("LINDEX", spec.log, gone)) <= now - spec.window do gone = gone + 1 end
-    local missing = spec.limit - r - (len - gone)
+    -- the units logged in (now − window, now], from the newest down
+    local log = redis.call("LRANGE", spec.log, 0, -1)
+    local in_window = 0
+    for k = #log, 1, -1 do
+      local t = tonumber(log[k])
+      if t <= now - spec.window then break end
+      if t <= now then in_window = in_window + 1 end
+    end
+    local missing = spec.limit - r - in_window
     if missing > 0 then
-      local at = now
-      if len > 0 then at = math.max(at, tonumber(redis.call("LINDEX", spec.log, -1))) end
-      local text = string.format("%.17g", at)
-      while missing > 0 do
-        local times = {}
-        for k = 1, math.min(missing, 1000) do times[k] = text end
-        redis.call("RPUSH", spec.log, unpack(times))
-        missing = missing - #times
-      end
+      log_units(spec, st, last_logged(spec), missing)
       changed = true
     end
   end
