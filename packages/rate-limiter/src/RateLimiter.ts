@@ -21,7 +21,10 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
+import * as layers from "./internal/layers.js"
+import * as metrics from "./internal/metrics.js"
 import * as internal from "./internal/rateLimiter.js"
+import * as settings from "./internal/settings.js"
 import * as RateLimiterErrors from "./RateLimiterError.js"
 import type * as RateLimiterStore from "./RateLimiterStore.js"
 
@@ -417,7 +420,7 @@ export interface TagClass<Self, Id extends string>
  * @since 0.1.0
  * @category tags
  */
-export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self, Id> = internal.Tag
+export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self, Id> = layers.Tag
 
 /**
  * A layer that builds a rate limiter once and provides it under `tag`.
@@ -428,7 +431,7 @@ export const Tag: <const Id extends string>(id: Id) => <Self>() => TagClass<Self
 export const layer: <I>(
   tag: Context.Tag<I, RateLimiter>,
   options: Options
-) => Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> = internal.layer
+) => Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> = layers.layer
 
 /**
  * A layer that reads the options from `Config` and provides the rate limiter under `tag`.
@@ -439,17 +442,18 @@ export const layer: <I>(
 export const layerConfig: <I>(
   tag: Context.Tag<I, RateLimiter>,
   config: Config.Config<Options>
-) => Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> = internal.layerConfig
+) => Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> = layers.layerConfig
 
 /**
  * One limit as `Config`, validated: `LIMIT` and `WINDOW` (a duration such as `1 second`) required,
  * `ALGORITHM` (`gcra`, `fixed-window` or `sliding-window`, default `gcra`), `BURST` (gcra only),
- * `MAX_WAIT` (a duration). Nest it per provider.
+ * `MAX_WAIT` (a duration), `DIMENSION` (the limit's dimension, default `default`). Nest it per
+ * provider.
  *
  * @since 0.1.0
  * @category config
  */
-export const config: Config.Config<Settings> = internal.config
+export const config: Config.Config<Settings> = settings.config
 
 /**
  * `sluice_limiter_wait_seconds`: per take that started, the time from the store's decision to the
@@ -458,7 +462,7 @@ export const config: Config.Config<Settings> = internal.config
  * @since 0.1.0
  * @category metrics
  */
-export const waitSeconds: Metric.Metric.Histogram<number> = internal.waitSeconds
+export const waitSeconds: Metric.Metric.Histogram<number> = metrics.waitSeconds
 
 /**
  * `sluice_limiter_rejected_total`: takes refused because the start would come later than
@@ -467,7 +471,7 @@ export const waitSeconds: Metric.Metric.Histogram<number> = internal.waitSeconds
  * @since 0.1.0
  * @category metrics
  */
-export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTotal
+export const rejectedTotal: Metric.Metric.Counter<number> = metrics.rejectedTotal
 
 /**
  * `sluice_limiter_timer_lateness_seconds`: per caller that slept, how late it woke after its
@@ -476,7 +480,7 @@ export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTot
  * @since 0.1.0
  * @category metrics
  */
-export const timerLatenessSeconds: Metric.Metric.Histogram<number> = internal.timerLatenessSeconds
+export const timerLatenessSeconds: Metric.Metric.Histogram<number> = metrics.timerLatenessSeconds
 
 /**
  * `sluice_limiter_reserved_units_total`: units reserved by `reserve` (the estimates), by `name`
@@ -485,7 +489,7 @@ export const timerLatenessSeconds: Metric.Metric.Histogram<number> = internal.ti
  * @since 0.3.0
  * @category metrics
  */
-export const reservedUnitsTotal: Metric.Metric.Counter<number> = internal.reservedUnitsTotal
+export const reservedUnitsTotal: Metric.Metric.Counter<number> = metrics.reservedUnitsTotal
 
 /**
  * `sluice_limiter_actual_units_total`: the actual usage settled (a release settles 0), by `name`
@@ -494,7 +498,7 @@ export const reservedUnitsTotal: Metric.Metric.Counter<number> = internal.reserv
  * @since 0.3.0
  * @category metrics
  */
-export const actualUnitsTotal: Metric.Metric.Counter<number> = internal.actualUnitsTotal
+export const actualUnitsTotal: Metric.Metric.Counter<number> = metrics.actualUnitsTotal
 
 /**
  * `sluice_limiter_estimate_error_ratio`: per settled dimension with an estimate above 0,
@@ -504,4 +508,4 @@ export const actualUnitsTotal: Metric.Metric.Counter<number> = internal.actualUn
  * @since 0.3.0
  * @category metrics
  */
-export const estimateErrorRatio: Metric.Metric.Histogram<number> = internal.estimateErrorRatio
+export const estimateErrorRatio: Metric.Metric.Histogram<number> = metrics.estimateErrorRatio

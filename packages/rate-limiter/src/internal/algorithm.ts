@@ -114,9 +114,11 @@ export const initialState = (spec: LimitSpec): LimitState => {
  */
 export const capacity = (spec: LimitSpec): number => spec.algorithm === "gcra" ? spec.burst : spec.limit
 
-const emissionInterval = (spec: LimitSpec): number => spec.windowMillis / spec.limit
+/** @internal */
+export const emissionInterval = (spec: LimitSpec): number => spec.windowMillis / spec.limit
 
-const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): void => {
+/** @internal */
+export const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): void => {
   const window = Math.floor(now / spec.windowMillis)
   if (window > state.base) {
     // Every window that has begun since `base` took (at most) `limit` of the reserved units.
@@ -126,7 +128,8 @@ const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): 
   }
 }
 
-const slidingLength = (state: SlidingWindowState): number => state.times.length - state.head
+/** @internal */
+export const slidingLength = (state: SlidingWindowState): number => state.times.length - state.head
 
 /** The first unit index at which `cost` units fit in one window, from `count` on. */
 const fixedSlot = (limit: number, count: number, cost: number): number =>
@@ -310,127 +313,6 @@ export const postpone = (
   }
 }
 
-/** Drops `remove` units logged at `at` (the units of one reservation), where the log still has them. */
-const dropUnits = (spec: LimitSpec, state: SlidingWindowState, now: number, at: number, remove: number): void => {
-  let lo = state.head
-  let hi = state.times.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    if (state.times[mid] < at) lo = mid + 1
-    else hi = mid
-  }
-  let found = 0
-  while (lo + found < state.times.length && state.times[lo + found] === at) found++
-  let n = Math.min(remove, found)
-  // Units below the log's start are gone: keep `limit` units then, the only ones ever read.
-  if (state.trimmedAt > now - spec.windowMillis) n = Math.min(n, slidingLength(state) - spec.limit)
-  if (n > 0) state.times.splice(lo, n)
-}
-
-/**
- * Corrects a started reservation of `reserved` units (made at `start`, with `point` its
- * `restorePoint`, when known) to its `actual` usage; the rules are `RateLimiterStore.settle`'s.
- * Answers whether a debt was charged.
- *
- * @internal
- */
-export const settle = (
-  spec: LimitSpec,
-  state: LimitState,
-  now: number,
-  start: number | undefined,
-  reserved: number,
-  actual: number,
-  point: number | undefined
-): boolean => {
-  const d = actual - reserved
-  if (d === 0) return false
-  switch (state._tag) {
-    case "gcra": {
-      const interval = emissionInterval(spec)
-      if (d > 0) {
-        state.tat = Math.max(state.tat, now) + d * interval
-        state.charged += d * interval
-        state.latest = Math.max(state.latest, now)
-        return true
-      }
-      if (point === undefined || !Number.isFinite(point)) return false
-      // Every start decided after this reservation keeps its own and later charges behind it.
-      const chargedAfter = point + reserved * interval
-      const floor = state.latest + (state.charged - chargedAfter)
-      state.tat = Math.min(state.tat, Math.max(state.tat + d * interval, floor))
-      return false
-    }
-    case "fixed-window": {
-      normalizeFixed(spec, state, now)
-      if (d > 0) {
-        state.count += d
-        return true
-      }
-      if (
-        start !== undefined && Math.floor(start / spec.windowMillis) === state.base &&
-        state.count <= spec.limit
-      ) {
-        state.count = Math.max(0, state.count + d)
-      }
-      return false
-    }
-    case "sliding-window": {
-      if (d > 0) {
-        const last = slidingLength(state) > 0 ? state.times[state.times.length - 1] : now
-        commit(spec, state, now, Math.max(now, last), d)
-        return true
-      }
-      if (start !== undefined && start > now - spec.windowMillis) dropUnits(spec, state, now, start, -d)
-      return false
-    }
-  }
-}
-
-/**
- * What an upstream said of this limit: `remaining` units left now, and, with `remaining: 0`, a
- * reset `resetAfter` milliseconds away; the rules are `RateLimiterStore.tighten`'s. Only ever
- * delays future starts.
- *
- * @internal
- */
-export const tighten = (
-  spec: LimitSpec,
-  state: LimitState,
-  now: number,
-  remaining: number,
-  resetAfter: number
-): void => {
-  const r = Math.max(0, Math.min(remaining, spec.limit))
-  if (r === 0 && resetAfter > 0) state.blockedUntil = Math.max(state.blockedUntil, now + resetAfter)
-  switch (state._tag) {
-    case "gcra": {
-      const target = now + (spec.burst - Math.min(r, spec.burst)) * emissionInterval(spec)
-      if (target > state.tat) state.tat = target
-      state.latest = Math.max(state.latest, target)
-      return
-    }
-    case "fixed-window": {
-      normalizeFixed(spec, state, now)
-      state.count = Math.max(state.count, spec.limit - r)
-      return
-    }
-    case "sliding-window": {
-      const horizon = now - spec.windowMillis
-      let inWindow = 0
-      for (let i = state.times.length - 1; i >= state.head && state.times[i] > horizon; i--) {
-        if (state.times[i] <= now) inWindow++
-      }
-      const missing = spec.limit - r - inWindow
-      if (missing > 0) {
-        const last = slidingLength(state) > 0 ? state.times[state.times.length - 1] : now
-        commit(spec, state, now, Math.max(now, last), missing)
-      }
-      return
-    }
-  }
-}
-
 /**
  * The earliest instant at or after `from` that every limit allows for its cost (a limit charged 0
  * is skipped), and which limit binds. Reads only.
@@ -508,26 +390,4 @@ export const rollbackAll = (
   for (let i = 0; i < specs.length; i++) {
     if (costs[i] > 0) rollback(specs[i], states[i], now, costs[i], points?.[i])
   }
-}
-
-/**
- * Settles every limit; `points[i]` is limit `i`'s `restorePoint`. Answers whether any limit was
- * charged a debt.
- *
- * @internal
- */
-export const settleAll = (
-  specs: ReadonlyArray<LimitSpec>,
-  states: ReadonlyArray<LimitState>,
-  now: number,
-  start: number | undefined,
-  reserved: ReadonlyArray<number>,
-  actual: ReadonlyArray<number>,
-  points: ReadonlyArray<number> | undefined
-): boolean => {
-  let debt = false
-  for (let i = 0; i < specs.length; i++) {
-    if (settle(specs[i], states[i], now, start, reserved[i], actual[i], points?.[i])) debt = true
-  }
-  return debt
 }

@@ -18,12 +18,14 @@ export const formatMillis = (millis: number): string => {
 }
 
 /**
- * `10 per 1s (burst 1)`, `1000 per 1d (fixed window)`.
+ * `10 per 1s (burst 1)`, `1000 per 1d (fixed window)`; a named dimension first:
+ * `tokens: 200000 per 1min (burst 200000)`.
  *
  * @internal
  */
 export const describeLimit = (limit: RateLimiter.ResolvedLimit): string => {
   const window = formatMillis(Duration.toMillis(limit.window))
   const shape = limit.algorithm === "gcra" ? `burst ${limit.burst}` : limit.algorithm.replace("-", " ")
-  return `${limit.limit} per ${window} (${shape})`
+  const dimension = limit.dimension === undefined || limit.dimension === "default" ? "" : `${limit.dimension}: `
+  return `${dimension}${limit.limit} per ${window} (${shape})`
 }

@@ -4,6 +4,7 @@ import * as Effect from "effect/Effect"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import * as ledger from "./ledger.js"
+import * as settlement from "./settlement.js"
 
 /** @internal */
 export const nowMillis = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1_000_000
@@ -107,7 +108,7 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
         if (state === undefined) return
         alignSpecs(state, request.limits)
         const now = nowMillis(clock)
-        const debt = algorithm.settleAll(
+        const debt = settlement.settleAll(
           request.limits,
           state.states,
           now,
@@ -127,7 +128,7 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
         for (const observation of request.observations) {
           const i = observation.limit
           if (i < 0 || i >= request.limits.length) continue
-          algorithm.tighten(
+          settlement.tighten(
             request.limits[i],
             state.states[i],
             now,

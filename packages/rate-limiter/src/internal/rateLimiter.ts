@@ -1,14 +1,8 @@
 /** @internal */
-import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
-import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import { dual } from "effect/Function"
-import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Predicate from "effect/Predicate"
 import type * as Tracer from "effect/Tracer"
@@ -17,7 +11,9 @@ import { type CostExceedsCapacity, RateLimitExceeded } from "../RateLimiterError
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import { nowMillis } from "./memoryStore.js"
+import { rejectedTotal, timerLatenessSeconds, waitSeconds } from "./metrics.js"
 import { decodeDuration, illegal, resolve, type Resolved, show } from "./settings.js"
+import * as settlement from "./settlement.js"
 import * as usage from "./usage.js"
 
 /** @internal */
@@ -25,42 +21,6 @@ export const TypeId: RateLimiter.TypeId = Symbol.for("@sluice/rate-limiter/RateL
 
 /** @internal */
 export const isRateLimiter = (u: unknown): u is RateLimiter.RateLimiter => Predicate.hasProperty(u, TypeId)
-
-// -----------------------------------------------------------------------------
-// metrics
-// -----------------------------------------------------------------------------
-
-/**
- * From 0.5 ms doubling to ~131 s: a paced start waits milliseconds; longer waits (behind a daily
- * quota) land in the last bucket.
- *
- * @internal
- */
-export const waitSeconds = Metric.histogram(
-  "sluice_limiter_wait_seconds",
-  MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 20 }),
-  "Time from the store's decision to the start, in seconds, per rate limiter"
-)
-
-/** @internal */
-export { actualUnitsTotal, estimateErrorRatio, reservedUnitsTotal } from "./usage.js"
-
-/** @internal */
-export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
-  description: "Takes refused because the start would come later than maxWait, by limiter and reason",
-  incremental: true
-})
-
-/**
- * From 0.1 ms doubling to ~1.6 s: how late the limiter's timers fired after their instants.
- *
- * @internal
- */
-export const timerLatenessSeconds = Metric.histogram(
-  "sluice_limiter_timer_lateness_seconds",
-  MetricBoundaries.exponential({ start: 0.0001, factor: 2, count: 16 }),
-  "How late each timer of a rate limiter fired after the instant it was set for, in seconds"
-)
 
 // -----------------------------------------------------------------------------
 // the limiter
@@ -146,6 +106,11 @@ const makeWith = (
       if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
     }
 
+    // Charges of the pacer are numbered; `pacerTop` is the latest not rolled back, which a release
+    // takes back exactly, as the store's refund does for the latest reservation.
+    let pacerSeq = 0
+    let pacerTop = 0
+
     /** Charges the pacer for a start now; for a reservation, answers where, for its settle. */
     const chargeLocally = (
       now: number,
@@ -154,16 +119,24 @@ const makeWith = (
     ): usage.LocalCharge | undefined => {
       const points = track ? specs.map((spec, i) => algorithm.restorePoint(spec, pacer[i], now)) : undefined
       algorithm.commitAll(specs, pacer, now, now, costs)
-      return points === undefined ? undefined : { at: now, points }
+      pacerTop = ++pacerSeq
+      return points === undefined ? undefined : { at: now, points, seq: pacerSeq }
     }
 
     /** A reservation's usage, applied to the pacer as the store applies it to the shared state. */
     const settleLocally = (
       local: usage.LocalCharge,
       reserved: ReadonlyArray<number>,
-      actual: ReadonlyArray<number>
+      actual: ReadonlyArray<number>,
+      released: boolean
     ): void => {
-      algorithm.settleAll(specs, pacer, nowMillis(clock), local.at, reserved, actual, local.points)
+      const now = nowMillis(clock)
+      if (released && local.seq === pacerTop) {
+        algorithm.rollbackAll(specs, pacer, now, reserved, local.points)
+        pacerTop -= 1
+        return
+      }
+      settlement.settleAll(specs, pacer, now, local.at, reserved, actual, local.points)
     }
 
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
@@ -439,8 +412,8 @@ const makeWith = (
           store,
           RateLimiterStore.costsOf(request),
           result,
-          (reserved, actual) => {
-            if (local !== undefined) settleLocally(local, reserved, actual)
+          (reserved, actual, released) => {
+            if (local !== undefined) settleLocally(local, reserved, actual, released)
           }
         ))
 
@@ -503,34 +476,3 @@ export const withRateLimiter = dual<
     options?: RateLimiter.TakeOptions | undefined
   ) => Effect.Effect<A, E | RateLimiter.RateLimiterError, R>
 >((args) => Effect.isEffect(args[0]), (self, limiter, options) => limiter.run(self, options))
-
-// -----------------------------------------------------------------------------
-// layers and config
-// -----------------------------------------------------------------------------
-
-/** @internal */
-export const layer = <I>(
-  tag: Context.Tag<I, RateLimiter.RateLimiter>,
-  options: RateLimiter.Options
-): Layer.Layer<I, never, RateLimiterStore.RateLimiterStore> => Layer.effect(tag, make(options))
-
-/** @internal */
-export const layerConfig = <I>(
-  tag: Context.Tag<I, RateLimiter.RateLimiter>,
-  config: Config.Config<RateLimiter.Options>
-): Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> =>
-  Layer.effect(tag, Effect.flatMap(config, make))
-
-/** @internal */
-export { config } from "./settings.js"
-
-/** @internal */
-export const Tag = <const Id extends string>(id: Id) => <Self>(): RateLimiter.TagClass<Self, Id> => {
-  const tag = Context.Tag(`@sluice/rate-limiter/${id}` as const)<Self, RateLimiter.RateLimiter>()
-  return Object.assign(tag, {
-    id,
-    layer: (settings: RateLimiter.Settings) => layer(tag, { ...settings, name: id }),
-    layerConfig: (config: Config.Config<RateLimiter.Settings>) =>
-      layerConfig(tag, Config.map(config, (settings): RateLimiter.Options => ({ ...settings, name: id })))
-  })
-}

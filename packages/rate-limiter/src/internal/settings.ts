@@ -151,7 +151,14 @@ const durationConfig = (
       onRight: (millis) => Duration.millis(millis)
     }))
 
-const configKeys = { limit: "LIMIT", window: "WINDOW", burst: "BURST", algorithm: "ALGORITHM", maxWait: "MAX_WAIT" }
+const configKeys = {
+  limit: "LIMIT",
+  window: "WINDOW",
+  burst: "BURST",
+  algorithm: "ALGORITHM",
+  maxWait: "MAX_WAIT",
+  dimension: "DIMENSION"
+}
 
 /**
  * A section that is wholly absent is missing (so `Config.option` reads it as "not configured");
@@ -165,7 +172,8 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
   window: Config.option(durationConfig(configKeys.window, { allowZero: false, allowInfinite: false })),
   burst: Config.option(Config.integer(configKeys.burst)),
   algorithm: Config.option(Config.literal("gcra", "fixed-window", "sliding-window")(configKeys.algorithm)),
-  maxWait: Config.option(durationConfig(configKeys.maxWait, { allowZero: true, allowInfinite: true }))
+  maxWait: Config.option(durationConfig(configKeys.maxWait, { allowZero: true, allowInfinite: true })),
+  dimension: Config.option(Config.string(configKeys.dimension))
 }).pipe(
   Config.mapOrFail((input) => {
     const read: ReadonlyArray<readonly [Option.Option<unknown>, string]> = [
@@ -173,7 +181,8 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
       [input.window, configKeys.window],
       [input.burst, configKeys.burst],
       [input.algorithm, configKeys.algorithm],
-      [input.maxWait, configKeys.maxWait]
+      [input.maxWait, configKeys.maxWait],
+      [input.dimension, configKeys.dimension]
     ]
     const present = read.filter(([value]) => Option.isSome(value)).map(([, key]) => key)
     if (present.length === 0) {
@@ -181,7 +190,7 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
         ConfigError.MissingData([], `no rate limit configured (${configKeys.limit} and ${configKeys.window})`)
       )
     }
-    const { algorithm, burst, limit, maxWait, window } = input
+    const { algorithm, burst, dimension, limit, maxWait, window } = input
     if (Option.isNone(limit) || Option.isNone(window)) {
       const missing = Option.isNone(limit) ? configKeys.limit : configKeys.window
       return Either.left(
@@ -198,7 +207,8 @@ export const config: Config.Config<RateLimiter.Settings> = Config.all({
       window: window.value,
       algorithm: Option.getOrElse(algorithm, () => "gcra" as const),
       burst: Option.getOrUndefined(burst),
-      maxWait: Option.getOrUndefined(maxWait)
+      maxWait: Option.getOrUndefined(maxWait),
+      dimension: Option.getOrUndefined(dimension)
     }
     const resolved = resolve(settings)
     return Either.isLeft(resolved)

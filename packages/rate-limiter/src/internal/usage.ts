@@ -9,42 +9,13 @@ import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as RateLimiter from "../RateLimiter.js"
 import { CostExceedsCapacity } from "../RateLimiterError.js"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
+import { actualUnitsTotal, estimateErrorRatio, reservedUnitsTotal } from "./metrics.js"
 import { decodeDuration, illegal, show } from "./settings.js"
-
-// -----------------------------------------------------------------------------
-// metrics
-// -----------------------------------------------------------------------------
-
-/** @internal */
-export const reservedUnitsTotal = Metric.counter("sluice_limiter_reserved_units_total", {
-  description: "Units reserved by reserve (the estimates), by limiter and dimension",
-  incremental: true
-})
-
-/** @internal */
-export const actualUnitsTotal = Metric.counter("sluice_limiter_actual_units_total", {
-  description: "Actual usage settled on reservations (a release settles 0), by limiter and dimension",
-  incremental: true
-})
-
-/**
- * From −1 (nothing used) in steps of 0.25 to +2 (three times the estimate); larger debts land in
- * the last bucket.
- *
- * @internal
- */
-export const estimateErrorRatio = Metric.histogram(
-  "sluice_limiter_estimate_error_ratio",
-  MetricBoundaries.linear({ start: -1, width: 0.25, count: 13 }),
-  "Per settled dimension, (actual − estimate) / estimate, by limiter and dimension"
-)
 
 // -----------------------------------------------------------------------------
 // costs
@@ -152,6 +123,8 @@ const labelsOf = (name: string, dimension: string) => [
 export interface LocalCharge {
   readonly at: number
   readonly points: ReadonlyArray<number>
+  /** The pacer's number for this charge: a release rolls it back exactly while it is the latest. */
+  readonly seq: number
 }
 
 /**
@@ -165,7 +138,7 @@ export const makeReservation = (
   store: RateLimiterStore.Service,
   costs: ReadonlyArray<number>,
   reserved: RateLimiterStore.Reserved,
-  onUsage: (reserved: ReadonlyArray<number>, actual: ReadonlyArray<number>) => void
+  onUsage: (reserved: ReadonlyArray<number>, actual: ReadonlyArray<number>, released: boolean) => void
 ): RateLimiter.Reservation => {
   const estimate = byDimension(shape, costs)
   for (const dimension of shape.dimensions) {
@@ -202,7 +175,7 @@ export const makeReservation = (
       if (Either.isLeft(resolved)) return illegal(shape.name, resolved.left)
       done = true
       record(resolved.right, false)
-      onUsage(costs, resolved.right)
+      onUsage(costs, resolved.right, false)
       return resolved.right.every((units, i) => units === costs[i]) ? Effect.void : settleWith(resolved.right)
     }))
 
@@ -212,7 +185,7 @@ export const makeReservation = (
       done = true
       const zeros = costs.map(() => 0)
       record(zeros, true)
-      onUsage(costs, zeros)
+      onUsage(costs, zeros, true)
       return Effect.flatMap(
         store.refund({
           key: shape.key,

@@ -729,6 +729,276 @@ export const storeContract = <E>(
         ))
     })
 
+    describe("usage: dimensions, reserve and settle, tighten", () => {
+      const tokens = (limit: number, extra?: Partial<RateLimiter.Limit>): RateLimiter.Limit => ({
+        dimension: "tokens",
+        limit,
+        window: "1 second",
+        burst: limit,
+        ...extra
+      })
+
+      /** Whether a take of `cost` may start now (it consumes it when it may). */
+      const fitsNow = (limiter: RateLimiter.RateLimiter, cost: RateLimiter.Cost) =>
+        Effect.map(Effect.either(limiter.take({ cost, maxWait: 0 })), (result) => result._tag === "Right")
+
+      /** How long a take of `cost` would wait (it consumes nothing: refused with a zero budget). */
+      const waitFor = (limiter: RateLimiter.RateLimiter, cost: RateLimiter.Cost) =>
+        Effect.map(
+          Effect.either(limiter.take({ cost, maxWait: 0 })),
+          (result) =>
+            result._tag === "Right" ? 0 : Duration.toMillis((result.left as RateLimiter.RateLimitExceeded).retryAfter)
+        )
+
+      it.scoped("a cost per dimension charges the limits of each dimension it names, and only those", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [{ dimension: "requests", limit: 2, window: "1 second", burst: 2 }, tokens(100)]
+            })
+            expect(limiter.dimensions).toEqual(["requests", "tokens"])
+            const a = yield* taker(limiter, { cost: { requests: 1, tokens: 60 } })
+            // 40 tokens left: 60 more are there 200 ms later (10 ms a token); requests allow it at once
+            const b = yield* taker(limiter, { cost: { requests: 1, tokens: 60 } })
+            // no tokens: only the requests limit decides (one more every 500 ms)
+            const c = yield* taker(limiter, { cost: { requests: 1 } })
+            yield* TestClock.adjust("2 seconds")
+            expect(yield* startsOf([a, b, c])).toEqual([0, 200, 500])
+          })
+        ))
+
+      it.scoped("a number charges every limit, as a take always did", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [{ dimension: "requests", limit: 10, window: "1 second", burst: 10 }, tokens(3)]
+            })
+            const fibers = yield* takers(limiter, 4)
+            yield* TestClock.adjust("1 second")
+            // the 3-token bucket binds: the fourth start waits a token's 333 ms
+            expect((yield* startsOf(fibers)).map(Math.round)).toEqual([0, 0, 0, 333])
+          })
+        ))
+
+      it.scoped("a debt moves the schedule forward: the next caller pays it, the settling one never waits", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limits: [tokens(100)] })
+            const reservation = yield* limiter.reserve({ cost: { tokens: 50 } })
+            expect(reservation.cost).toEqual({ tokens: 50 })
+            yield* reservation.settle({ tokens: 150 })
+            assert.strictEqual(yield* Clock.currentTimeMillis, 0)
+            // 150 tokens charged at 10 ms each: a full bucket again at 1500
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 100 }), 1500)
+          })
+        ))
+
+      it.scoped("GCRA: the unused part of the latest reservation comes back", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limits: [tokens(100)] })
+            const reservation = yield* limiter.reserve({ cost: { tokens: 80 } })
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 100 }), 800)
+            yield* reservation.settle({ tokens: 20 })
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 100 }), 200)
+          })
+        ))
+
+      it.scoped("GCRA: a give back never moves a start decided after the reservation earlier than its own charges", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            // 1 token a second, a bucket of 10
+            const limiter = yield* limiterOn(store, {
+              limits: [{ dimension: "tokens", limit: 10, window: "10 seconds", burst: 10 }]
+            })
+            const early = yield* limiter.reserve({ cost: { tokens: 10 } })
+            yield* TestClock.adjust("20 seconds")
+            // the bucket refilled; 5 tokens at 20 s leave it holding 5 (6 at 21 s)
+            yield* limiter.take({ cost: { tokens: 5 } })
+            yield* TestClock.adjust("1 second")
+            yield* early.settle({ tokens: 0 })
+            // its 10 tokens were long since refilled: giving them back now would let 10 start at
+            // 21 s beside the 5 of 20 s, and more than 10 + 10 in the window from 20 s
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 10 }), 4000)
+          })
+        ))
+
+      it.scoped("fixed window: a debt fills the window; the unused part comes back while the window is open", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [tokens(10, { algorithm: "fixed-window", burst: undefined })]
+            })
+            const over = yield* limiter.reserve({ cost: { tokens: 5 } })
+            yield* over.settle({ tokens: 9 })
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 2 }), 1000)
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 1 }))
+            yield* TestClock.adjust("1 second")
+            const under = yield* limiter.reserve({ cost: { tokens: 6 } })
+            yield* under.settle({ tokens: 2 })
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 8 }))
+            assert.isFalse(yield* fitsNow(limiter, { tokens: 1 }))
+            // a window that closed keeps what it counted
+            yield* TestClock.adjust("1 second")
+            const late = yield* limiter.reserve({ cost: { tokens: 6 } })
+            yield* TestClock.adjust("1 second")
+            yield* late.settle({ tokens: 0 })
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 10 }))
+          })
+        ))
+
+      it.scoped("sliding window: a debt is logged; the unused units leave the log", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [tokens(5, { algorithm: "sliding-window", burst: undefined })]
+            })
+            const under = yield* limiter.reserve({ cost: { tokens: 3 } })
+            yield* under.settle({ tokens: 1 })
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 4 }))
+            assert.isFalse(yield* fitsNow(limiter, { tokens: 1 }))
+            yield* TestClock.adjust("1 second")
+            const over = yield* limiter.reserve({ cost: { tokens: 1 } })
+            yield* over.settle({ tokens: 4 })
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 1 }))
+            assert.isFalse(yield* fitsNow(limiter, { tokens: 1 }))
+          })
+        ))
+
+      it.scoped("release: the latest reservation goes back exactly, an earlier one as a settle of nothing", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limits: [tokens(100)] })
+            const first = yield* limiter.reserve({ cost: { tokens: 30 } })
+            const second = yield* limiter.reserve({ cost: { tokens: 30 } })
+            yield* second.release
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 100 }), 300)
+            yield* first.release
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 100 }))
+          })
+        ))
+
+      it.scoped("a reservation settles once: a second settle, or a release after it, is a no-op", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, { limits: [tokens(100)] })
+            const reservation = yield* limiter.reserve({ cost: { tokens: 40 } })
+            yield* reservation.settle({ tokens: 60 })
+            yield* reservation.settle({ tokens: 0 })
+            yield* reservation.release
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 100 }), 600)
+          })
+        ))
+
+      it.scoped("a dimension the settle omits keeps its estimate", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [{ dimension: "input", limit: 100, window: "1 second", burst: 100 }, {
+                dimension: "output",
+                limit: 100,
+                window: "1 second",
+                burst: 100
+              }]
+            })
+            const reservation = yield* limiter.reserve({ cost: { input: 50, output: 50 } })
+            yield* reservation.settle({ input: 10 })
+            assert.strictEqual(yield* waitFor(limiter, { input: 100 }), 100)
+            assert.strictEqual(yield* waitFor(limiter, { output: 100 }), 500)
+          })
+        ))
+
+      it.scoped("tighten: a lower remaining moves the state down, a higher one changes nothing", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [
+                { dimension: "requests", limit: 10, window: "1 second", burst: 10 },
+                tokens(100),
+                tokens(1000, { algorithm: "fixed-window", burst: undefined, window: "10 seconds" })
+              ]
+            })
+            yield* limiter.take({ cost: { tokens: 50 } })
+            // more than this limiter's view: nothing changes
+            yield* limiter.tighten([{ dimension: "tokens", remaining: 90, limit: 100 }])
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 60 }), 100)
+            // less: the tokens-per-second bucket holds 10
+            yield* limiter.tighten([{ dimension: "tokens", remaining: 10, limit: 100 }])
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 11 }), 10)
+            // an observation whose limit is nearest the 1,000 per 10 s window tightens that one
+            yield* limiter.tighten([{ dimension: "tokens", remaining: 0, limit: 900 }])
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 1 }), 10_000)
+            // the requests dimension is not affected
+            assert.isTrue(yield* fitsNow(limiter, { requests: 1 }))
+          })
+        ))
+
+      it.scoped("tighten: remaining 0 holds the dimension's starts until the reset, for every algorithm", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            for (const algorithm of ["gcra", "fixed-window", "sliding-window"] as const) {
+              const limiter = yield* limiterOn(store, {
+                limits: [
+                  {
+                    dimension: "requests",
+                    limit: 10,
+                    window: "1 second",
+                    ...(algorithm === "gcra" ? { burst: 10 } : {})
+                  },
+                  { dimension: "tokens", limit: 100, window: "1 minute", algorithm }
+                ]
+              })
+              yield* limiter.tighten([{ dimension: "tokens", remaining: 0, resetAfter: "6 seconds" }])
+              // a take that charges no tokens does not wait for them
+              assert.isTrue(yield* fitsNow(limiter, { requests: 1 }))
+              const fiber = yield* taker(limiter, { cost: { requests: 1, tokens: 1 } })
+              const before = yield* Clock.currentTimeMillis
+              yield* TestClock.adjust("1 minute")
+              const started = (yield* Fiber.join(fiber)) - before
+              expect(started).toBeGreaterThanOrEqual(6000)
+            }
+          })
+        ))
+
+      it.scoped("the store interface: settle and tighten take plain data", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(1_700_000_000_000)
+            const key = uniqueName("raw")
+            const limits: ReadonlyArray<RateLimiterStore.LimitSpec> = [
+              { algorithm: "gcra", limit: 10, windowMillis: 1000, burst: 10 },
+              { algorithm: "fixed-window", limit: 100, windowMillis: 60_000, burst: 100 }
+            ]
+            const request = {
+              key,
+              limits,
+              cost: 8,
+              costs: [1, 8],
+              maxWaitMillis: Number.POSITIVE_INFINITY
+            }
+            const r = yield* store.reserve(request)
+            assert(r._tag === "Reserved")
+            assert.strictEqual(r.delayMillis, 0)
+            yield* store.settle({
+              key,
+              limits,
+              reservation: r.reservation,
+              restore: r.restore,
+              reserved: [1, 8],
+              actual: [1, 100]
+            })
+            const refused = yield* store.reserve({ ...request, cost: 1, costs: [0, 1], maxWaitMillis: 0 })
+            assert(refused._tag === "Refused")
+            assert.strictEqual(refused.binding, 1)
+            yield* store.tighten({ key, limits, observations: [{ limit: 0, remaining: 0, resetAfterMillis: 2500 }] })
+            const held = yield* store.reserve({ ...request, cost: 1, costs: [1, 0], maxWaitMillis: 0 })
+            assert(held._tag === "Refused")
+            assert.strictEqual(held.binding, 0)
+            assert.strictEqual(held.delayMillis, 2500)
+          })
+        ))
+    })
+
     it.scoped("a take whose wait is interrupted at the start instant does not double-start", () =>
       withStore((store) =>
         Effect.gen(function*() {
