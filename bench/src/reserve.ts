@@ -18,6 +18,7 @@ import * as Scope from "effect/Scope"
 import { cpus, loadavg } from "node:os"
 // the same server helper the Redis store's tests use: one place that knows how to start Redis
 import { startRedisServer } from "../../packages/rate-limiter-redis/test/utils/redisServer.js"
+import { fiberLoops } from "./lib/fiberLoops.js"
 import { formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
 const IN_FLIGHT = 64
@@ -27,8 +28,6 @@ const WARMUP_MILLIS = 1_000
 const UNBOUND = 1_000_000_000
 const COST = { requests: 1, tokens: 100 }
 const ACTUAL = { tokens: 90 }
-
-const now = () => performance.now()
 
 const limitsOf = (dimensions: boolean): RateLimiter.Settings =>
   dimensions
@@ -56,23 +55,7 @@ const contenders: ReadonlyArray<Contender> = [
   { label: "reserve + settle, requests + tokens", store: "redis", dimensions: true, usage: true }
 ]
 
-/** IN_FLIGHT fibers acquiring for `millis`; answers how many acquires completed. */
-const loops = <E>(acquire: Effect.Effect<unknown, E>, millis: number) =>
-  Effect.suspend(() => {
-    const deadline = now() + millis
-    let count = 0
-    const worker = Effect.whileLoop({
-      while: () => now() < deadline,
-      body: () => Effect.orDie(acquire),
-      step: () => {
-        count++
-      }
-    })
-    return Effect.zipRight(
-      Effect.all(Array.from({ length: IN_FLIGHT }, () => worker), { concurrency: "unbounded", discard: true }),
-      Effect.sync(() => count)
-    )
-  })
+const loops = fiberLoops(IN_FLIGHT)
 
 const setUp = (c: Contender, url: string, scope: Scope.Scope) =>
   Effect.runPromise(
@@ -84,7 +67,7 @@ const setUp = (c: Contender, url: string, scope: Scope.Scope) =>
       const acquire: Effect.Effect<void, unknown> = c.usage
         ? Effect.flatMap(limiter.reserve({ cost: COST }), (reservation) => reservation.settle(ACTUAL))
         : limiter.take(c.dimensions ? { cost: COST } : undefined)
-      return (millis: number) => Effect.runPromise(loops(acquire, millis))
+      return (millis: number) => Effect.runPromise(loops(acquire)(millis))
     }).pipe(Scope.extend(scope))
   )
 

@@ -33,6 +33,24 @@ export interface Script {
   readonly sha: string
 }
 
+/**
+ * Runs one script in one round trip and answers its decoded reply, or `fallback`'s answer when
+ * Redis fails.
+ *
+ * @internal
+ */
+export type RunScript = <A>(
+  operation: string,
+  key: string,
+  script: Script,
+  keyCount: number,
+  args: ReadonlyArray<string>,
+  decode: Decoder<A>,
+  fallback: (
+    error: RateLimiterStore.RateLimiterStoreError
+  ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
+) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
+
 /** @internal */
 export interface Context {
   readonly prefix: string
@@ -42,18 +60,7 @@ export interface Context {
   /** Decides for the limiters whose policy is `local` while Redis is down. */
   readonly local: RateLimiterStore.Service
   readonly scripts: { readonly [Name in ScriptName]: Script }
-  /** Runs one script in one round trip, or answers `fallback`'s answer when Redis fails. */
-  readonly runScript: <A>(
-    operation: string,
-    key: string,
-    script: Script,
-    keyCount: number,
-    args: ReadonlyArray<string>,
-    decode: Decoder<A>,
-    fallback: (
-      error: RateLimiterStore.RateLimiterStoreError
-    ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
-  ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
+  readonly runScript: RunScript
   /** The script's deciding instant as its first argument (empty: the server's `TIME`). */
   readonly withNow: <A, E>(f: (now: string) => Effect.Effect<A, E>) => Effect.Effect<A, E>
 }

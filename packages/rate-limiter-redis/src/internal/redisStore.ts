@@ -13,8 +13,8 @@ import type * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
-import { type Decoder, errorText, invalid, isNoScript, nowArgument } from "./commands.js"
-import { operations, type Script } from "./operations.js"
+import { errorText, invalid, isNoScript, nowArgument } from "./commands.js"
+import { operations, type RunScript, type Script } from "./operations.js"
 import { type ScriptName, scripts } from "./scripts.js"
 import { clientClockTtlPadMillis, maxReconnectDelayMillis, resolve, type Resolved } from "./settings.js"
 
@@ -220,18 +220,8 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
      * the retry and the fallback are decided in the promise's callbacks, where layering
      * `tryPromise`, `catchIf` and `matchEffect` cost several effects per take.
      */
-    const runScript = <A>(
-      operation: string,
-      key: string,
-      script: Script,
-      keyCount: number,
-      args: ReadonlyArray<string>,
-      decode: Decoder<A>,
-      fallback: (
-        error: RateLimiterStore.RateLimiterStoreError
-      ) => Effect.Effect<A, RateLimiterStore.RateLimiterStoreError>
-    ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> =>
-      Effect.async<A, RateLimiterStore.RateLimiterStoreError>((resume) => {
+    const runScript: RunScript = (operation, key, script, keyCount, args, decode, fallback) =>
+      Effect.async((resume) => {
         if (degraded && redis.status !== "ready") {
           errorsTotal.unsafeUpdate(1, labels)
           resume(fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`))))
