@@ -1,6 +1,5 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import {
-  Cause,
   Chunk,
   Clock,
   Config,
@@ -18,21 +17,10 @@ import {
   TestClock
 } from "effect"
 import { RateLimiter, RateLimiterStore } from "../src/index.js"
-
-const uniqueName = (base: string): string => `${base}-${globalThis.crypto.randomUUID().slice(0, 8)}`
+import { defectOf, uniqueName } from "./utils.js"
 
 const make = (options: RateLimiter.Options) =>
   RateLimiter.make(options).pipe(Effect.provide(RateLimiterStore.layerMemory))
-
-/** The defect's message, or a failure of the test when `effect` did not die. */
-const defectOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.exit(effect), (exit) => {
-    if (Exit.isSuccess(exit)) return Effect.dieMessage("expected a defect, got a success")
-    const defect = Cause.dieOption(exit.cause)
-    if (Option.isNone(defect)) return Effect.dieMessage(`expected a defect, got ${Cause.pretty(exit.cause)}`)
-    assert(Cause.isIllegalArgumentException(defect.value), "an IllegalArgumentException")
-    return Effect.succeed(defect.value.message)
-  })
 
 const taker = (limiter: RateLimiter.RateLimiter, options?: RateLimiter.TakeOptions) =>
   Effect.fork(Effect.zipRight(limiter.take(options), Clock.currentTimeMillis))

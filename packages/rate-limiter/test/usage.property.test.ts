@@ -26,7 +26,7 @@ const scenario = FastCheck.record({
       estimate: FastCheck.integer({ min: 1, max: 12 }),
       /** a multiple of the estimate, in quarters: 0 (used nothing) to 3× */
       usage: FastCheck.integer({ min: 0, max: 12 }),
-      duration: FastCheck.integer({ min: 0, max: 1500 }),
+      duration: FastCheck.integer({ min: 0, max: 3000 }),
       ending: FastCheck.constantFrom(...(["settle", "settle", "settle", "release", "interrupt"] as const)),
       /** for "interrupt": after how many more arrivals */
       after: FastCheck.integer({ min: 0, max: 3 })

@@ -5,7 +5,6 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import {
-  Cause,
   Clock,
   Config,
   ConfigProvider,
@@ -20,8 +19,7 @@ import {
   TestClock
 } from "effect"
 import { RateLimiter, RateLimiterStore } from "../src/index.js"
-
-const uniqueName = (base: string): string => `${base}-${globalThis.crypto.randomUUID().slice(0, 8)}`
+import { defectOf, uniqueName } from "./utils.js"
 
 const llm = (name: string, store?: RateLimiterStore.Service) => {
   const options: RateLimiter.Options = {
@@ -36,16 +34,6 @@ const llm = (name: string, store?: RateLimiterStore.Service) => {
     ? RateLimiter.make(options).pipe(Effect.provide(RateLimiterStore.layerMemory))
     : RateLimiter.make({ ...options, store })
 }
-
-/** The defect's message, or a failure of the test when `effect` did not die. */
-const defectOf = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.flatMap(Effect.exit(effect), (exit) => {
-    if (Exit.isSuccess(exit)) return Effect.dieMessage("expected a defect, got a success")
-    const defect = Cause.dieOption(exit.cause)
-    if (Option.isNone(defect)) return Effect.dieMessage(`expected a defect, got ${Cause.pretty(exit.cause)}`)
-    assert(Cause.isIllegalArgumentException(defect.value), "an IllegalArgumentException")
-    return Effect.succeed(defect.value.message)
-  })
 
 describe("costs per dimension", () => {
   it.scoped("a cost above what a dimension can ever hold fails at once, typed, naming it and the numbers", () =>
