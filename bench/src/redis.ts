@@ -33,6 +33,7 @@ import { spawn } from "node:child_process"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible"
+import { fiberLoops as fiberLoopsOf } from "./lib/fiberLoops.js"
 import { maxInWindow } from "./lib/limiterRuns.js"
 // the same server helper the Redis store's tests use: one place that knows how to start Redis
 import { startRedisServer } from "../../packages/rate-limiter-redis/test/utils/redisServer.js"
@@ -96,23 +97,7 @@ const promiseLoops = (acquire: () => Promise<unknown>) => async (millis: number,
 }
 
 /** IN_FLIGHT fibers, each acquiring again as soon as the previous acquire returns. */
-const fiberLoops = <E>(acquire: Effect.Effect<unknown, E>) => (millis: number, started?: () => void) =>
-  Effect.suspend(() => {
-    const deadline = now() + millis
-    let count = 0
-    const worker = Effect.whileLoop({
-      while: () => now() < deadline,
-      body: () => Effect.orDie(acquire),
-      step: () => {
-        count++
-        started?.()
-      }
-    })
-    return Effect.zipRight(
-      Effect.all(Array.from({ length: IN_FLIGHT }, () => worker), { concurrency: "unbounded", discard: true }),
-      Effect.sync(() => count)
-    )
-  })
+const fiberLoops = fiberLoopsOf(IN_FLIGHT)
 
 /** A fresh prefix per throughput run; the processes of one precision run share theirs. */
 const freshPrefix = (label: string) => `bench-${label}-${Math.random().toString(36).slice(2, 8)}:`

@@ -16,8 +16,6 @@ describe.sequential("sequential", () => {
       url: inject("redisUrl"),
       prefix: `contract-${globalThis.crypto.randomUUID().slice(0, 8)}:`,
       clock: "client"
-    }),
-    // until the usage scripts land (branch usage-redis): settle, tighten and costs per limit
-    { usage: false }
+    })
   )
 })

@@ -13,7 +13,7 @@ import type * as Clock from "effect/Clock"
  *
  * @internal
  */
-export const STATE_FORMAT = "v1"
+export const STATE_FORMAT = "v2"
 
 /** @internal */
 export const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
@@ -49,7 +49,7 @@ export const algorithmCode = (algorithm: RateLimiterStore.Algorithm): string =>
  * @internal
  */
 export interface Encoded {
-  /** For `reserve` and `refund`: n, then per limit algorithm, limit, window, burst and signature. */
+  /** For every script but `reserveGcra`: n, then per limit algorithm, limit, window, burst and signature. */
   readonly limitArgs: ReadonlyArray<string>
   /** Set when the limits are a single GCRA limit: `reserveGcra` decides then. */
   readonly gcra: GcraArgs | undefined
@@ -109,6 +109,22 @@ export const gcraIncrements = (gcra: GcraArgs, cost: number): GcraArgs => {
   return gcra
 }
 
+/**
+ * `tighten`'s observations as its ARGV tail: per observation the limit's index, `remaining` and
+ * `resetAfter`.
+ *
+ * @internal
+ */
+export const observationArgs = (observations: ReadonlyArray<RateLimiterStore.Observation>): Array<string> => {
+  const args: Array<string> = []
+  for (const o of observations) args.push(String(o.limit), String(o.remaining), String(o.resetAfterMillis))
+  return args
+}
+
+/** @internal */
+export const numberArgs = (values: ReadonlyArray<number> | undefined): Array<string> =>
+  values === undefined ? [] : values.map(String)
+
 /** @internal */
 export const maxWaitArgument = (millis: number): string => millis === Number.POSITIVE_INFINITY ? "-1" : String(millis)
 
@@ -152,16 +168,19 @@ export type Decoder<A> = (reply: unknown) => A | typeof invalid
 
 /** @internal */
 export const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) => {
-  // the common answer: a start that may happen at once (so not paused), as its bare reservation id
-  if (typeof reply === "number") return { _tag: "Reserved", delayMillis: 0, reservation: reply }
   if (Array.isArray(reply)) {
+    // the common answer: a start that may happen at once (so not paused) on a single GCRA limit, as
+    // its id and charged total (its start is the server's now, which no caller reads)
+    if (typeof reply[0] === "number") {
+      return { _tag: "Reserved", delayMillis: 0, reservation: reply[0], restore: [Number.NaN, 0, Number(reply[1])] }
+    }
     if (reply[0] === "R") {
       return {
         _tag: "Reserved",
         delayMillis: Number(reply[1]),
         reservation: Number(reply[2]),
         pausedMillis: Number(reply[3]),
-        // the start, then each limit's restore point: what an exact refund needs
+        // the start, each limit's restore point and charged total: what refund and settle read
         restore: reply.length > 4 ? reply.slice(4).map(Number) : undefined
       }
     }
