@@ -38,3 +38,26 @@ export const jsonOf = (ran: Ran) =>
     readonly figures: Report.Figures
     readonly calls: number
   }
+
+/** A 5 s window (the demo's 10 s halved, the quotas too): 60 prompts fill about two windows of tokens. */
+export const QUOTAS = {
+  windowMillis: 5_000,
+  requests: { limit: 30, burst: 2 },
+  tokens: { limit: 6_000, burst: 1_000 }
+} as const
+export const MAX_TOKENS = 256
+
+export const quotaArgs = (quotas: typeof QUOTAS = QUOTAS) => [
+  "--window",
+  `${quotas.windowMillis} millis`,
+  "--requests",
+  String(quotas.requests.limit),
+  "--requests-burst",
+  String(quotas.requests.burst),
+  "--tokens",
+  String(quotas.tokens.limit),
+  "--tokens-burst",
+  String(quotas.tokens.burst),
+  "--max-tokens",
+  String(MAX_TOKENS)
+]
