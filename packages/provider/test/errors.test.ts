@@ -8,6 +8,8 @@ import { settle, uniqueName } from "./utils.js"
 const storeDown = Layer.succeed(RateLimiterStore.RateLimiterStore, {
   reserve: () => Effect.fail(new RateLimiterStore.RateLimiterStoreError({ message: "store down" })),
   refund: () => Effect.succeed(false),
+  settle: () => Effect.void,
+  tighten: () => Effect.void,
   pause: () => Effect.void,
   readPause: () => Effect.succeed(0)
 })

@@ -7,6 +7,10 @@
  * actual starts against the same limits: when late timers wake several callers together, at most
  * `burst` start at once and the rest queue in order, so late timers never bunch starts.
  *
+ * Limits may be named dimensions with units of their own (requests, tokens): a take's cost is then
+ * given per dimension, and `reserve` returns a reservation that is settled with the actual usage
+ * once known (LLM tokens), while `tighten` applies what an upstream's rate-limit headers say.
+ *
  * @since 0.1.0
  */
 import type { NonEmptyReadonlyArray } from "effect/Array"
@@ -43,6 +47,12 @@ export interface RateLimiter {
   readonly name: string
   /** The limits, validated, with their defaults filled in. */
   readonly limits: NonEmptyReadonlyArray<ResolvedLimit>
+  /**
+   * The dimensions of the limits, each once, in the order of the limits.
+   *
+   * @since 0.3.0
+   */
+  readonly dimensions: NonEmptyReadonlyArray<string>
   /** The default wait budget of a take; `Duration.infinity` when there is none. */
   readonly maxWait: Duration.Duration
   /**
@@ -53,6 +63,30 @@ export interface RateLimiter {
    * of it.
    */
   readonly take: (options?: TakeOptions | undefined) => Effect.Effect<void, RateLimiterError>
+  /**
+   * Waits exactly as `take` does (same budget, same errors), then returns the reservation of the
+   * start: settle it with the actual usage once known, or release it when the upstream never
+   * counted the call. A reservation neither settled nor released keeps its estimate, the safe
+   * side: the upstream may have counted it.
+   *
+   * @since 0.3.0
+   */
+  readonly reserve: (options?: TakeOptions | undefined) => Effect.Effect<Reservation, RateLimiterError>
+  /**
+   * Applies what the upstream said about its quota (parsed from response headers), never
+   * loosening: a `remaining` below this limiter's own view moves that dimension's state down to
+   * it (for every process, with a shared store), `remaining: 0` also holds the dimension's
+   * starts until `resetAfter`, and a header `limit` never changes a configured one. An
+   * observation applies to the limit of its dimension whose configured `limit` is nearest its
+   * `limit` (the one with the shortest window when it gives none, or on a tie); one without
+   * `remaining` changes nothing. An unknown dimension or a negative or non-integer `remaining`
+   * is ignored with a warning naming it (headers are input, not code).
+   *
+   * @since 0.3.0
+   */
+  readonly tighten: (
+    observations: ReadonlyArray<Observation>
+  ) => Effect.Effect<void, RateLimiterStore.RateLimiterStoreError>
   /** `take`, then `self`. */
   readonly run: <A, E, R>(
     self: Effect.Effect<A, E, R>,
@@ -69,16 +103,78 @@ export interface RateLimiter {
 }
 
 /**
+ * The cost of one start, or a reservation's actual usage.
+ *
+ * - a number: that many units on every limit (an integer ≥ 1 for a take, ≥ 0 for a settle);
+ * - a record: units per dimension, integers ≥ 0 (`{ requests: 1, tokens: 1_800 }`); a dimension it
+ *   does not name is charged 0 (a settle: keeps its estimate). A name that matches no dimension is
+ *   a defect naming the limiter and the name: a typo must not bypass a limit.
+ *
+ * A cost above what a limit of its dimension can ever hold fails with `CostExceedsCapacity`.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export type Cost = number | Readonly<Record<string, number>>
+
+/**
  * Options of one take.
  *
  * @since 0.1.0
  * @category models
  */
 export interface TakeOptions {
-  /** Units this start takes: an integer from 1 to the smallest capacity of the limits. Default 1. */
-  readonly cost?: number | undefined
+  /** Units this start takes, per dimension or on every limit (see `Cost`). Default 1. */
+  readonly cost?: Cost | undefined
   /** Overrides the limiter's `maxWait` for this take (a provider caps it by its total budget). */
   readonly maxWait?: Duration.DurationInput | undefined
+}
+
+/**
+ * A start reserved by `reserve`, whose usage is not known yet.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Reservation {
+  /** The limiter's name. */
+  readonly name: string
+  /** The estimate charged, per dimension of the limiter (0 where the take named none). */
+  readonly cost: Readonly<Record<string, number>>
+  /**
+   * Charges the actual usage instead of the estimate, on each dimension `actual` gives (one it
+   * omits keeps its estimate). More than estimated: the difference is charged now, later
+   * starts pay it, this caller never waits. Less: the unused part comes back where that cannot
+   * create an extra start in any window. Uninterruptible, and once per reservation: a second
+   * `settle`, or a `release` after it, is a no-op. An invalid `actual` (negative, not an
+   * integer, an unknown dimension) is a defect naming the limiter and the value.
+   */
+  readonly settle: (actual: Cost) => Effect.Effect<void, RateLimiterStore.RateLimiterStoreError>
+  /**
+   * Gives the whole reservation back (the upstream never counted the call: connection refused,
+   * refused by a bulkhead after the limiter), where that cannot create an extra start: exactly
+   * when it is still the latest reservation of its key (the store's `refund`), otherwise as a
+   * settle with actual usage 0 on every dimension. Uninterruptible; a no-op after a `settle`
+   * or `release`.
+   */
+  readonly release: Effect.Effect<void, RateLimiterStore.RateLimiterStoreError>
+}
+
+/**
+ * What an upstream said about one dimension's quota, typically parsed from its response
+ * headers (`x-ratelimit-remaining-tokens`, `anthropic-ratelimit-requests-remaining`, ...).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Observation {
+  readonly dimension: string
+  /** The upstream's limit: picks which limit of the dimension is meant; never raises one. */
+  readonly limit?: number | undefined
+  /** Units the upstream still allows now. */
+  readonly remaining?: number | undefined
+  /** How long until the upstream resets the quota (read with `remaining: 0`). */
+  readonly resetAfter?: Duration.DurationInput | undefined
 }
 
 /**
@@ -94,6 +190,14 @@ export type Algorithm = RateLimiterStore.Algorithm
  * @category models
  */
 export interface Limit {
+  /**
+   * The unit this limit counts (`"requests"`, `"tokens"`): a take's cost record charges it by
+   * this name, and several limits may share one (tokens per minute and per day). Default
+   * `"default"`.
+   *
+   * @since 0.3.0
+   */
+  readonly dimension?: string | undefined
   /** Starts (units of cost) per window, an integer ≥ 1. */
   readonly limit: number
   /** The window, > 0 and finite. */
@@ -115,6 +219,8 @@ export interface Limit {
  * @category models
  */
 export interface ResolvedLimit {
+  /** @since 0.3.0 */
+  readonly dimension: string
   readonly limit: number
   readonly window: Duration.Duration
   readonly algorithm: Algorithm
@@ -144,6 +250,7 @@ export interface MultiLimit {
   readonly limits: NonEmptyReadonlyArray<Limit>
   /** The default wait budget of a take. `0` means never wait. Default: no bound. */
   readonly maxWait?: Duration.DurationInput | undefined
+  readonly dimension?: undefined
   readonly limit?: undefined
   readonly window?: undefined
   readonly algorithm?: undefined
@@ -184,10 +291,25 @@ export const RateLimitExceeded: typeof RateLimiterErrors.RateLimitExceeded = Rat
 export interface RateLimitExceeded extends RateLimiterErrors.RateLimitExceeded {}
 
 /**
+ * A take's cost on one dimension is more than a limit of that dimension can ever hold; it failed
+ * at once and consumed nothing.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export const CostExceedsCapacity: typeof RateLimiterErrors.CostExceedsCapacity = RateLimiterErrors.CostExceedsCapacity
+
+/**
+ * @since 0.3.0
+ * @category errors
+ */
+export interface CostExceedsCapacity extends RateLimiterErrors.CostExceedsCapacity {}
+
+/**
  * @since 0.1.0
  * @category errors
  */
-export type RateLimiterError = RateLimitExceeded | RateLimiterStore.RateLimiterStoreError
+export type RateLimiterError = RateLimitExceeded | CostExceedsCapacity | RateLimiterStore.RateLimiterStoreError
 
 /**
  * @since 0.1.0
@@ -205,7 +327,7 @@ export const isRateLimiterError: (u: unknown) => u is RateLimiterError = RateLim
  * Creates a rate limiter. It holds no fiber and no timer of its own. The store is
  * `options.store` or else the `RateLimiterStore` service. Invalid options (a limit or window ≤ 0,
  * NaN, a burst on a window algorithm, ...) are a defect whose message names the limiter and the
- * value; so is a take whose cost no limit can ever hold.
+ * value; a take whose cost a limit can never hold fails with `CostExceedsCapacity`.
  *
  * @example
  * ```ts
@@ -355,3 +477,31 @@ export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTot
  * @category metrics
  */
 export const timerLatenessSeconds: Metric.Metric.Histogram<number> = internal.timerLatenessSeconds
+
+/**
+ * `sluice_limiter_reserved_units_total`: units reserved by `reserve` (the estimates), by `name`
+ * and `dimension`.
+ *
+ * @since 0.3.0
+ * @category metrics
+ */
+export const reservedUnitsTotal: Metric.Metric.Counter<number> = internal.reservedUnitsTotal
+
+/**
+ * `sluice_limiter_actual_units_total`: the actual usage settled (a release settles 0), by `name`
+ * and `dimension`.
+ *
+ * @since 0.3.0
+ * @category metrics
+ */
+export const actualUnitsTotal: Metric.Metric.Counter<number> = internal.actualUnitsTotal
+
+/**
+ * `sluice_limiter_estimate_error_ratio`: per settled dimension with an estimate above 0,
+ * `(actual − estimate) / estimate`: 0 is exact, below 0 over-estimated (given back), above 0 a
+ * debt later starts pay. By `name` and `dimension`; releases are not counted.
+ *
+ * @since 0.3.0
+ * @category metrics
+ */
+export const estimateErrorRatio: Metric.Metric.Histogram<number> = internal.estimateErrorRatio

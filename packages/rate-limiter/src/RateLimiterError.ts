@@ -1,6 +1,6 @@
 /**
  * The errors of a rate limiter and of its store: a take refused because its start is beyond the
- * wait budget, or a store that failed to decide.
+ * wait budget, a cost no limit of its dimension can ever hold, or a store that failed to decide.
  *
  * The classes are declared here, in a public module, so that the declarations a library emits
  * when it narrows with `instanceof` point at a path the package exports.
@@ -39,6 +39,7 @@ export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
   readonly reason: "quota" | "paused"
   readonly retryAfter: Duration.Duration
   readonly limit: RateLimiter.ResolvedLimit | undefined
+  /** The cost on the limit that set the start (on the largest charged limit when paused). */
   readonly cost: number
   readonly maxWait: Duration.Duration
 }> {
@@ -57,6 +58,37 @@ export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
     return `rate limiter "${this.name}": ${within}${cost} is impossible ${cause}; retry after ${
       formatMillis(Duration.toMillis(this.retryAfter))
     }`
+  }
+}
+
+/**
+ * A take's cost on one dimension is more than a limit of that dimension can ever hold (`burst`
+ * for GCRA, `limit` for the window algorithms): it would wait forever, so it fails at once and
+ * consumes nothing. `capacity` is that limit's capacity.
+ *
+ * @since 0.3.0
+ * @category errors
+ */
+export class CostExceedsCapacity extends Data.TaggedError("CostExceedsCapacity")<{
+  /** The name of the limiter that refused. */
+  readonly name: string
+  readonly dimension: string
+  readonly cost: number
+  readonly capacity: number
+  /** The limit that cannot hold it. */
+  readonly limit: RateLimiter.ResolvedLimit
+}> {
+  /**
+   * @since 0.3.0
+   */
+  readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
+  /**
+   * @since 0.3.0
+   */
+  override get message(): string {
+    return `rate limiter "${this.name}": cost ${this.cost} on dimension "${this.dimension}" exceeds what ${
+      describeLimit(this.limit)
+    } can ever hold (${this.capacity}); it would wait forever`
   }
 }
 
@@ -80,7 +112,7 @@ export class RateLimiterStoreError extends Data.TaggedError("RateLimiterStoreErr
  * @since 0.2.0
  * @category errors
  */
-export type RateLimiterError = RateLimitExceeded | RateLimiterStoreError
+export type RateLimiterError = RateLimitExceeded | CostExceedsCapacity | RateLimiterStoreError
 
 /**
  * @since 0.2.0

@@ -1,7 +1,7 @@
 /**
  * Where a rate limiter's decisions are made and its state is kept.
  *
- * A store decides each take in one call, atomically: given the limits, the cost and the wait
+ * A store decides each take in one call, atomically: given the limits, the costs and the wait
  * budget, it either reserves on every limit and answers with the delay until the caller may start,
  * or reserves nothing and answers with how long to wait before retrying. Everything crossing the
  * boundary is plain data (numbers and strings, no closures), and every time is a relative duration
@@ -58,8 +58,22 @@ export interface ReserveRequest {
   readonly key: string
   /** Every limit the start must satisfy; all are charged or none. The same order on every call. */
   readonly limits: ReadonlyArray<LimitSpec>
-  /** Units this start takes, an integer from 1 to the smallest capacity of `limits`. */
+  /**
+   * Units this start takes on every limit, an integer from 1 to the smallest capacity of
+   * `limits`; with `costs`, the largest of them (so a store that reads only `cost` charges too
+   * much on some limits, never too little).
+   */
   readonly cost: number
+  /**
+   * Units this start takes on each limit, aligned with `limits` (absent: `cost` on every limit;
+   * read it with `costsOf`): integers from 0 to the limit's capacity (`burst` for GCRA, `limit`
+   * for the windows; the limiter refuses larger ones with `CostExceedsCapacity` before asking).
+   * A limit charged 0 neither delays the start nor is charged: a request that costs no tokens
+   * does not wait for tokens.
+   *
+   * @since 0.3.0
+   */
+  readonly costs?: ReadonlyArray<number> | undefined
   /** The longest acceptable delay in milliseconds; `Infinity` for no bound, `0` to never wait. */
   readonly maxWaitMillis: number
 }
@@ -82,8 +96,9 @@ export interface Reserved {
    */
   readonly pausedMillis?: number | undefined
   /**
-   * What the store needs to take this reservation back exactly (opaque: pass it to `refund` as
-   * it came). Absent, a refund gives back what it can without it.
+   * What the store needs to take this reservation back exactly, or to settle it (opaque: pass it
+   * to `refund` and `settle` as it came). Absent, a refund gives back what it can without it, and
+   * a settle charges debts but gives nothing back.
    */
   readonly restore?: ReadonlyArray<number> | undefined
   /**
@@ -125,11 +140,80 @@ export interface RefundRequest {
   readonly limits: ReadonlyArray<LimitSpec>
   /** The cost of the reservation, as given to `reserve`. */
   readonly cost: number
+  /**
+   * The costs of the reservation, as given to `reserve` (absent: `cost` on every limit).
+   *
+   * @since 0.3.0
+   */
+  readonly costs?: ReadonlyArray<number> | undefined
   /** The id `reserve` returned. */
   readonly reservation: number
   /** The `restore` `reserve` returned with it. */
   readonly restore?: ReadonlyArray<number> | undefined
 }
+
+/**
+ * The usage of a reservation that started, once known.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface SettleRequest {
+  readonly key: string
+  /** The limits of the reservation, as given to `reserve`. */
+  readonly limits: ReadonlyArray<LimitSpec>
+  /** The id `reserve` returned. */
+  readonly reservation: number
+  /** The `restore` `reserve` returned with it: for GCRA and the windows, where it was charged. */
+  readonly restore?: ReadonlyArray<number> | undefined
+  /** What `reserve` charged each limit (its `costs`), aligned with `limits`. */
+  readonly reserved: ReadonlyArray<number>
+  /** The actual usage on each limit, aligned with `limits`: integers ≥ 0, not bounded by capacity. */
+  readonly actual: ReadonlyArray<number>
+}
+
+/**
+ * What an upstream said about one limit (from its response headers), in the store's terms.
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface Observation {
+  /** The index in `limits` of the limit it describes. */
+  readonly limit: number
+  /** Units the upstream still allows now, an integer ≥ 0. */
+  readonly remaining: number
+  /**
+   * Milliseconds until the upstream resets that quota, ≥ 0 (0 when it did not say). Read only
+   * with `remaining: 0`.
+   */
+  readonly resetAfterMillis: number
+}
+
+/**
+ * @since 0.3.0
+ * @category models
+ */
+export interface TightenRequest {
+  readonly key: string
+  readonly limits: ReadonlyArray<LimitSpec>
+  /** At most one per limit. */
+  readonly observations: ReadonlyArray<Observation>
+}
+
+/**
+ * The cost of a reserve or refund on each limit: `costs`, or `cost` on every limit.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const costsOf = (
+  request: {
+    readonly limits: ReadonlyArray<LimitSpec>
+    readonly cost: number
+    readonly costs?: ReadonlyArray<number> | undefined
+  }
+): ReadonlyArray<number> => request.costs ?? request.limits.map(() => request.cost)
 
 /**
  * The operations every store implements.
@@ -138,7 +222,11 @@ export interface RefundRequest {
  * @category models
  */
 export interface Service {
-  /** Decides one start atomically: reserve on every limit, or nothing. */
+  /**
+   * Decides one start atomically: reserve `costsOf(request)[i]` on every limit `i` charged above 0, or
+   * nothing. The start is the earliest instant, at or after the key's pause, at which every
+   * charged limit allows its cost.
+   */
   readonly reserve: (request: ReserveRequest) => Effect.Effect<ReserveResult, RateLimiterStoreError>
   /**
    * Gives a reservation back where that cannot create an extra start in any window: at once when
@@ -146,9 +234,49 @@ export interface Service {
    * when every reservation after it has been refunded too (so a mass cancellation, in any order,
    * rolls the schedule back to the last reservation still live). Answers whether anything went
    * back now. A reservation made after a roll back seals the ones below it, whose later refunds
-   * lose their slots; so do bounds on what is remembered. A repeated refund is a no-op.
+   * lose their slots; so do bounds on what is remembered, and a settle that charged a debt. A
+   * repeated refund is a no-op.
    */
   readonly refund: (request: RefundRequest) => Effect.Effect<boolean, RateLimiterStoreError>
+  /**
+   * Corrects a started reservation to its actual usage, limit by limit, in one atomic step (the
+   * limiter calls it at most once per reservation; a store need not detect a repeat). With
+   * `T = windowMillis / limit` and `d = actual − reserved`:
+   *
+   * - `d > 0`, a debt, charged at once so that later starts pay it (the settling caller never
+   *   waits): GCRA `tat = max(tat, now) + d·T`; fixed window: `d` more units after everything
+   *   reserved (the current window if it has room, then the next); sliding window: `d` units
+   *   logged at `max(now, latest logged start)`. A debt also seals the key's earlier
+   *   reservations for `refund` (a window's roll back would otherwise erase it).
+   * - `d < 0`, unused units, given back only where that cannot create an extra start in any
+   *   window. GCRA: `tat = max(tat − |d|·T, latest + charged − chargedAfter)`, where `charged` is
+   *   the running total of what the limit was ever charged, in milliseconds (costs, debts and
+   *   pause shifts, each times `T`; never reduced), `chargedAfter` that total just after this
+   *   reservation's own charge (kept in `restore`), and `latest` the latest instant the limit's
+   *   schedule was decided from (starts, debts, pauses, `tighten`): a start decided after this
+   *   reservation is never left with less than its own and later charges behind it, so the
+   *   schedule is never looser than if the reservation had been charged its actual usage. (When
+   *   the reservation is the latest, this is exactly `tat − |d|·T`.) Fixed window: back to the
+   *   count only while the window the reservation started in is still the current one and
+   *   nothing is reserved in a later window. Sliding window: `|d|` of the reservation's units
+   *   leave the log, if they are still in it.
+   * - `d = 0`: nothing.
+   */
+  readonly settle: (request: SettleRequest) => Effect.Effect<void, RateLimiterStoreError>
+  /**
+   * Applies what an upstream said, never loosening (each step only delays future starts), in
+   * one atomic step. For an observation of limit `i` with `r = remaining`:
+   *
+   * - GCRA: at most `r` units may start now, `tat = max(tat, now + (burst − r)·T)` (and `latest`
+   *   moves up to that `tat`).
+   * - fixed window: at most `r` more units in the current window, `count = max(count, limit − r)`
+   *   (counted from the current window's start).
+   * - sliding window: at most `r` more units in the window ending now: as many units as that
+   *   takes are logged at `max(now, latest logged start)`.
+   * - `r = 0` and `resetAfterMillis > 0`: besides, no start charging that limit before
+   *   `now + resetAfterMillis` (a pause of that limit alone; extends, never shortens).
+   */
+  readonly tighten: (request: TightenRequest) => Effect.Effect<void, RateLimiterStoreError>
   /**
    * Pauses the key for `millis` from now (extends a pause, never shortens one). Reservations
    * already made are not cancelled (their callers are held until the pause ends, then paced), so

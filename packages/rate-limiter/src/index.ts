@@ -7,13 +7,17 @@
  * actual starts against the same limits: when late timers wake several callers together, at most
  * `burst` start at once and the rest queue in order, so late timers never bunch starts.
  *
+ * Limits may be named dimensions with units of their own (requests, tokens): a take's cost is then
+ * given per dimension, and `reserve` returns a reservation that is settled with the actual usage
+ * once known (LLM tokens), while `tighten` applies what an upstream's rate-limit headers say.
+ *
  * @since 0.1.0
  */
 export * as RateLimiter from "./RateLimiter.js"
 
 /**
  * The errors of a rate limiter and of its store: a take refused because its start is beyond the
- * wait budget, or a store that failed to decide.
+ * wait budget, a cost no limit of its dimension can ever hold, or a store that failed to decide.
  *
  * The classes are declared here, in a public module, so that the declarations a library emits
  * when it narrows with `instanceof` point at a path the package exports.
@@ -25,7 +29,7 @@ export * as RateLimiterError from "./RateLimiterError.js"
 /**
  * Where a rate limiter's decisions are made and its state is kept.
  *
- * A store decides each take in one call, atomically: given the limits, the cost and the wait
+ * A store decides each take in one call, atomically: given the limits, the costs and the wait
  * budget, it either reserves on every limit and answers with the delay until the caller may start,
  * or reserves nothing and answers with how long to wait before retrying. Everything crossing the
  * boundary is plain data (numbers and strings, no closures), and every time is a relative duration

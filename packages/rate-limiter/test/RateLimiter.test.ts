@@ -41,6 +41,8 @@ const taker = (limiter: RateLimiter.RateLimiter, options?: RateLimiter.TakeOptio
 const permissiveStore: RateLimiterStore.Service = {
   reserve: () => Effect.succeed({ _tag: "Reserved", delayMillis: 0, reservation: 1 }),
   refund: () => Effect.succeed(false),
+  settle: () => Effect.void,
+  tighten: () => Effect.void,
   pause: () => Effect.void,
   readPause: () => Effect.succeed(0)
 }
@@ -107,12 +109,22 @@ describe("RateLimiter", () => {
         expect(yield* defectOf(make({ name: "bad", limits }))).toContain("limits must hold at least one limit")
       }))
 
-    it.scoped("a cost above what the bucket can ever hold fails at once", () =>
+    it.scoped("a cost above what the bucket can ever hold fails at once, typed (CostExceedsCapacity)", () =>
       Effect.gen(function*() {
         const limiter = yield* make({ name: "costly", limit: 10, window: "1 second", burst: 2 })
-        expect(yield* defectOf(limiter.take({ cost: 3 }))).toBe(
-          `rate limiter "costly": cost 3 exceeds what 10 per 1s (burst 2) can ever hold (2); it would wait forever`
+        const error = yield* Effect.flip(limiter.take({ cost: 3 }))
+        assert(error._tag === "CostExceedsCapacity")
+        expect(error.message).toBe(
+          `rate limiter "costly": cost 3 on dimension "default" exceeds what 10 per 1s (burst 2) can ever hold (2); it would wait forever`
         )
+        const window = yield* make({ name: "window", limit: 3, window: "1 minute", algorithm: "sliding-window" })
+        const windowError = yield* Effect.flip(window.take({ cost: 4 }))
+        expect(windowError.message).toContain("3 per 1min (sliding window) can ever hold (3)")
+      }))
+
+    it.scoped("a bad cost or maxWait of a take", () =>
+      Effect.gen(function*() {
+        const limiter = yield* make({ name: "costly", limit: 10, window: "1 second", burst: 2 })
         expect(yield* defectOf(limiter.take({ cost: 0 }))).toContain("cost must be an integer ≥ 1, got 0")
         expect(yield* defectOf(limiter.take({ cost: Number.NaN }))).toContain("got NaN")
         expect(yield* defectOf(limiter.take({ maxWait: Number.NaN }))).toContain("maxWait must be a duration")
@@ -123,8 +135,6 @@ describe("RateLimiter", () => {
           `maxWait must be ≥ 0, got "-1 millis"`
         )
         expect(yield* defectOf(limiter.take({ maxWait: [-1, 0] }))).toContain("maxWait must be ≥ 0, got [-1,0]")
-        const window = yield* make({ name: "window", limit: 3, window: "1 minute", algorithm: "sliding-window" })
-        expect(yield* defectOf(window.take({ cost: 4 }))).toContain("3 per 1min (sliding window) can ever hold (3)")
       }))
 
     it.scoped("a bad pause", () =>
@@ -536,6 +546,7 @@ describe("RateLimiter", () => {
       Effect.gen(function*() {
         const limiter = yield* Geocoder
         assert.deepStrictEqual(limiter.limits, [{
+          dimension: "default",
           limit: 3,
           window: Duration.minutes(1),
           algorithm: "fixed-window",

@@ -339,9 +339,21 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
       }
     }
 
+    // Until the usage scripts land: per-limit costs are decided only when they are all equal
+    // (then `cost` is every limit's cost), and settle and tighten fail, typed.
+    const notYet = (operation: string, key: string) =>
+      Effect.fail(
+        new RateLimiterStore.RateLimiterStoreError({
+          message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" is not supported yet`
+        })
+      )
+    const unequalCosts = (request: { readonly costs?: ReadonlyArray<number> | undefined; readonly cost: number }) =>
+      request.costs !== undefined && request.costs.some((cost) => cost !== request.cost)
+
     const reserve = (
       request: RateLimiterStore.ReserveRequest
     ): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
+      if (unequalCosts(request)) return notYet("a reserve with a cost per limit", request.key)
       const encoding = encoded(request.limits)
       const keys = keysFor(encoding, request.key, request.limits.length)
       const maxWait = maxWaitArgument(request.maxWaitMillis)
@@ -401,6 +413,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
         })
       }
       if (request.reservation === 0) return Effect.succeed(false)
+      if (unequalCosts(request)) return notYet("a refund with a cost per limit", request.key)
       const encoding = encoded(request.limits)
       const keys = keysFor(encoding, request.key, request.limits.length)
       return withNow((now) =>
@@ -429,6 +442,8 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
     const service: RateLimiterStore.Service = {
       reserve,
       refund,
+      settle: (request) => notYet("settle", request.key),
+      tighten: (request) => notYet("tighten", request.key),
       pause: (key, millis) =>
         // Kept locally as well: when Redis goes down, this process still honours what it learned.
         Effect.zipRight(

@@ -280,8 +280,8 @@ export const postpone = (
 }
 
 /**
- * The earliest instant at or after `from` that every limit allows, and which limit binds. Reads
- * only.
+ * The earliest instant at or after `from` that every limit allows for its cost (a limit charged 0
+ * is skipped), and which limit binds. Reads only.
  *
  * @internal
  */
@@ -289,12 +289,13 @@ export const earliestAll = (
   specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   from: number,
-  cost: number
+  costs: ReadonlyArray<number>
 ): { readonly start: number; readonly binding: number } => {
   let start = from
   let binding = -1
   for (let i = 0; i < specs.length; i++) {
-    const e = earliest(specs[i], states[i], from, cost)
+    if (costs[i] <= 0) continue
+    const e = earliest(specs[i], states[i], from, costs[i])
     if (e > start + EPSILON_MILLIS) {
       start = e
       binding = i
@@ -312,18 +313,19 @@ export const earliestStartAll = (
   specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   from: number,
-  cost: number
+  costs: ReadonlyArray<number>
 ): number => {
   let start = from
   for (let i = 0; i < specs.length; i++) {
-    const e = earliest(specs[i], states[i], from, cost)
+    if (costs[i] <= 0) continue
+    const e = earliest(specs[i], states[i], from, costs[i])
     if (e > start) start = e
   }
   return start
 }
 
 /**
- * Charges every limit at `start`.
+ * Charges every limit its cost at `start`.
  *
  * @internal
  */
@@ -332,9 +334,11 @@ export const commitAll = (
   states: ReadonlyArray<LimitState>,
   now: number,
   start: number,
-  cost: number
+  costs: ReadonlyArray<number>
 ): void => {
-  for (let i = 0; i < specs.length; i++) commit(specs[i], states[i], now, start, cost)
+  for (let i = 0; i < specs.length; i++) {
+    if (costs[i] > 0) commit(specs[i], states[i], now, start, costs[i])
+  }
 }
 
 /**
@@ -346,8 +350,10 @@ export const rollbackAll = (
   specs: ReadonlyArray<LimitSpec>,
   states: ReadonlyArray<LimitState>,
   now: number,
-  cost: number,
+  costs: ReadonlyArray<number>,
   points: ReadonlyArray<number> | undefined
 ): void => {
-  for (let i = 0; i < specs.length; i++) rollback(specs[i], states[i], now, cost, points?.[i])
+  for (let i = 0; i < specs.length; i++) {
+    if (costs[i] > 0) rollback(specs[i], states[i], now, costs[i], points?.[i])
+  }
 }

@@ -38,8 +38,8 @@ export interface Ledger {
 export interface CancelledRun {
   readonly lo: number
   readonly hi: number
-  /** Their units in all. */
-  readonly cost: number
+  /** Their units in all, per limit. */
+  readonly costs: ReadonlyArray<number>
   /** When the last of them would have started. */
   readonly at: number
   /** The restore points taken before `lo` was reserved, one per limit. */
@@ -55,14 +55,26 @@ export interface CancelledRun {
 export type Restore = ReadonlyArray<number>
 
 /**
- * One step of a roll back: `cost` units, to the state before the reservation whose restore
+ * One step of a roll back: `costs` units per limit, to the state before the reservation whose restore
  * points are `points` (when known).
  *
  * @internal
  */
 export interface Rollback {
-  readonly cost: number
+  readonly costs: ReadonlyArray<number>
   readonly points: ReadonlyArray<number> | undefined
+}
+
+/**
+ * Seals every reservation made so far: none can be taken back any more (a settle charged a debt
+ * on top of them, which a roll back must not erase).
+ *
+ * @internal
+ */
+export const seal = (ledger: Ledger): void => {
+  ledger.floor = ledger.lastId
+  ledger.latest = ledger.lastId
+  ledger.cancelled = []
 }
 
 /**
@@ -109,7 +121,7 @@ const prune = (ledger: Ledger, now: number): void => {
 }
 
 /**
- * Cancels reservation `id` of `cost` units: answers the roll back to apply to the limits, in order
+ * Cancels reservation `id` of `costs` units per limit: answers the roll back to apply to the limits, in order
  * (empty when nothing goes back now; the reservation may be remembered for later).
  *
  * @internal
@@ -117,7 +129,7 @@ const prune = (ledger: Ledger, now: number): void => {
 export const cancel = (
   ledger: Ledger,
   id: number,
-  cost: number,
+  costs: ReadonlyArray<number>,
   restore: Restore | undefined,
   now: number
 ): ReadonlyArray<Rollback> => {
@@ -127,12 +139,12 @@ export const cancel = (
   const i = indexOf(runs, id)
   if (i < runs.length && runs[i].lo <= id) return []
   if (id === ledger.latest) {
-    const steps: Array<Rollback> = [{ cost, points: restore?.slice(1) }]
+    const steps: Array<Rollback> = [{ costs, points: restore?.slice(1) }]
     ledger.latest = id - 1
     const below = runs[runs.length - 1]
     if (below !== undefined && below.hi === ledger.latest) {
       runs.pop()
-      steps.push({ cost: below.cost, points: below.points })
+      steps.push({ costs: below.costs, points: below.points })
       ledger.latest = below.lo - 1
     }
     return steps
@@ -145,7 +157,7 @@ export const cancel = (
   const run: CancelledRun = {
     lo: joinsPrev ? prev.lo : id,
     hi: joinsNext ? next.hi : id,
-    cost: cost + (joinsPrev ? prev.cost : 0) + (joinsNext ? next.cost : 0),
+    costs: costs.map((cost, i) => cost + (joinsPrev ? prev.costs[i] : 0) + (joinsNext ? next.costs[i] : 0)),
     at: joinsNext ? next.at : restore[0],
     points: joinsPrev ? prev.points : restore.slice(1)
   }

@@ -1,7 +1,7 @@
 /** @internal */
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
-import type * as RateLimiterStore from "../RateLimiterStore.js"
+import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import * as ledger from "./ledger.js"
 
@@ -52,7 +52,12 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     const state = stateOf(request.key)
     alignSpecs(state, request.limits)
     const from = Math.max(now, state.pauseUntil)
-    const { binding, start } = algorithm.earliestAll(request.limits, state.states, from, request.cost)
+    const { binding, start } = algorithm.earliestAll(
+      request.limits,
+      state.states,
+      from,
+      RateLimiterStore.costsOf(request)
+    )
     const delayMillis = Math.max(0, start - now)
     if (delayMillis > request.maxWaitMillis + algorithm.EPSILON_MILLIS) {
       return {
@@ -66,7 +71,7 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     for (let i = 0; i < request.limits.length; i++) {
       restore.push(algorithm.restorePoint(request.limits[i], state.states[i], now))
     }
-    algorithm.commitAll(request.limits, state.states, now, start, request.cost)
+    algorithm.commitAll(request.limits, state.states, now, start, RateLimiterStore.costsOf(request))
     return {
       _tag: "Reserved",
       delayMillis,
@@ -80,16 +85,24 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
     const state = keys.get(request.key)
     if (state === undefined) return false
     const now = nowMillis(clock)
-    const steps = ledger.cancel(state.ledger, request.reservation, request.cost, request.restore, now)
+    const steps = ledger.cancel(
+      state.ledger,
+      request.reservation,
+      RateLimiterStore.costsOf(request),
+      request.restore,
+      now
+    )
     if (steps.length === 0) return false
     alignSpecs(state, request.limits)
-    for (const step of steps) algorithm.rollbackAll(request.limits, state.states, now, step.cost, step.points)
+    for (const step of steps) algorithm.rollbackAll(request.limits, state.states, now, step.costs, step.points)
     return true
   }
 
   return {
     reserve: (request) => Effect.sync(() => reserveSync(request)),
     refund: (request) => Effect.sync(() => refundSync(request)),
+    settle: () => Effect.dieMessage("not yet"),
+    tighten: () => Effect.dieMessage("not yet"),
     pause: (key, millis) =>
       Effect.sync(() => {
         const state = stateOf(key)

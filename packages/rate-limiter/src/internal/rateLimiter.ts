@@ -13,12 +13,12 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Predicate from "effect/Predicate"
 import type * as Tracer from "effect/Tracer"
 import type * as RateLimiter from "../RateLimiter.js"
-import { RateLimitExceeded } from "../RateLimiterError.js"
+import { type CostExceedsCapacity, RateLimitExceeded } from "../RateLimiterError.js"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
-import * as errors from "./errors.js"
 import { nowMillis } from "./memoryStore.js"
-import { decodeDuration, illegal, isPositiveInteger, resolve, type Resolved, show } from "./settings.js"
+import { decodeDuration, illegal, resolve, type Resolved, show } from "./settings.js"
+import * as usage from "./usage.js"
 
 /** @internal */
 export const TypeId: RateLimiter.TypeId = Symbol.for("@sluice/rate-limiter/RateLimiter") as RateLimiter.TypeId
@@ -41,6 +41,9 @@ export const waitSeconds = Metric.histogram(
   MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 20 }),
   "Time from the store's decision to the start, in seconds, per rate limiter"
 )
+
+/** @internal */
+export { actualUnitsTotal, estimateErrorRatio, reservedUnitsTotal } from "./usage.js"
 
 /** @internal */
 export const rejectedTotal = Metric.counter("sluice_limiter_rejected_total", {
@@ -76,7 +79,8 @@ const DONE = 1
  * reserved starts (first come first served among equal ones), linked through `prev`/`next`.
  */
 interface Waiter {
-  readonly cost: number
+  /** What it takes on each limit. */
+  readonly costs: ReadonlyArray<number>
   readonly reservation: number
   /** What the store needs to take the reservation back exactly. */
   readonly restore: ReadonlyArray<number> | undefined
@@ -106,7 +110,8 @@ const makeWith = (
   store: RateLimiterStore.Service
 ): Effect.Effect<RateLimiter.RateLimiter> =>
   Effect.map(Effect.clock, (clock) => {
-    const { limits, maxCost, specs } = resolved
+    const { dimensions, limits, specs } = resolved
+    const shape: usage.Shape = { name, key: name, limits, specs, dimensions }
     const key = name
     const labels = [MetricLabel.make("name", name)]
     const quotaLabels = [...labels, MetricLabel.make("reason", "quota")]
@@ -126,9 +131,9 @@ const makeWith = (
     let tail: Waiter | undefined
     let localPauseUntil = Number.NEGATIVE_INFINITY
 
-    const mayStartAt = (now: number, cost: number): boolean =>
+    const mayStartAt = (now: number, costs: ReadonlyArray<number>): boolean =>
       now + algorithm.EPSILON_MILLIS >= localPauseUntil &&
-      algorithm.earliestStartAll(specs, pacer, now, cost) <= now + algorithm.EPSILON_MILLIS
+      algorithm.earliestStartAll(specs, pacer, now, costs) <= now + algorithm.EPSILON_MILLIS
 
     // The span is read off the caller's fiber: `Effect.annotateCurrentSpan` builds a
     // NoSuchElementException, stack trace and all, on every call made outside a span.
@@ -138,7 +143,7 @@ const makeWith = (
     }
 
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
-      if (!waiter.unlimited) algorithm.commitAll(specs, pacer, now, now, waiter.cost)
+      if (!waiter.unlimited) algorithm.commitAll(specs, pacer, now, now, waiter.costs)
       waiter.state = DONE
       recordStart(now - waiter.decidedAt, waiter.span)
       return Effect.void
@@ -178,7 +183,7 @@ const makeWith = (
       Math.max(
         waiter.target,
         localPauseUntil,
-        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.cost)
+        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.costs)
       )
 
     /**
@@ -187,10 +192,10 @@ const makeWith = (
      */
     const tooLate = (waiter: Waiter, now: number, at: number): Effect.Effect<never, RateLimiter.RateLimiterError> => {
       const paused = localPauseUntil >= at - algorithm.EPSILON_MILLIS
-      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.cost).binding
+      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.costs).binding
       return refused(
         { _tag: "Refused", delayMillis: at - now, retryAfterMillis: Math.max(0, at - waiter.deadline), binding },
-        { ...defaultRequest, cost: waiter.cost, maxWaitMillis: waiter.maxWaitMillis }
+        { ...defaultRequest, cost: Math.max(...waiter.costs), costs: waiter.costs, maxWaitMillis: waiter.maxWaitMillis }
       )
     }
 
@@ -253,15 +258,18 @@ const makeWith = (
           store.refund({
             key,
             limits: specs,
-            cost: waiter.cost,
+            cost: Math.max(...waiter.costs),
+            costs: waiter.costs,
             reservation: waiter.reservation,
             restore: waiter.restore
           })
         )
       })
 
-    const refused = (refusal: RateLimiterStore.Refused, { cost, maxWaitMillis }: RateLimiterStore.ReserveRequest) => {
+    const refused = (refusal: RateLimiterStore.Refused, request: RateLimiterStore.ReserveRequest) => {
       const paused = refusal.binding < 0
+      const cost = paused ? request.cost : RateLimiterStore.costsOf(request)[refusal.binding]
+      const maxWaitMillis = request.maxWaitMillis
       rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
       return Effect.fail(
         new RateLimitExceeded({
@@ -276,12 +284,11 @@ const makeWith = (
     }
 
     const reserved = (
-      result: RateLimiterStore.ReserveResult,
+      result: RateLimiterStore.Reserved,
       request: RateLimiterStore.ReserveRequest,
       span: Tracer.AnySpan | undefined
     ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
-      if (result._tag === "Refused") return refused(result, request)
-      const { cost } = request
+      const costs = RateLimiterStore.costsOf(request)
       const now = nowMillis(clock)
       // A pause another process set reaches this one with its next decision: hold the callers
       // that reserved before it too.
@@ -292,14 +299,14 @@ const makeWith = (
       const unlimited = result.unlimited === true
       if (
         delay <= algorithm.EPSILON_MILLIS && head === undefined &&
-        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, cost))
+        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, costs))
       ) {
-        if (!unlimited) algorithm.commitAll(specs, pacer, now, now, cost)
+        if (!unlimited) algorithm.commitAll(specs, pacer, now, now, costs)
         recordStart(0, span)
         return Effect.void
       }
       const waiter: Waiter = {
-        cost,
+        costs,
         reservation: result.reservation,
         restore: result.restore,
         target: now + delay,
@@ -334,49 +341,67 @@ const makeWith = (
     }
 
     // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
+    const unitCosts: ReadonlyArray<number> = specs.map(() => 1)
     const defaultRequest: RateLimiterStore.ReserveRequest = {
       key,
       limits: specs,
       cost: 1,
+      costs: unitCosts,
       maxWaitMillis: resolved.maxWaitMillis
     }
 
-    /** The store's request for a take's options, or why they are invalid. */
+    /** The store's request for a take's options, or why they cannot be charged. */
     const requestFor = (
       options: RateLimiter.TakeOptions | undefined
-    ): Either.Either<RateLimiterStore.ReserveRequest, string> => {
+    ): Either.Either<RateLimiterStore.ReserveRequest, string | CostExceedsCapacity> => {
       if (options === undefined || (options.cost === undefined && options.maxWait === undefined)) {
         return Either.right(defaultRequest)
       }
-      const cost = options.cost ?? 1
-      if (cost !== 1 && (!isPositiveInteger(cost) || cost > maxCost)) {
-        return Either.left(
-          isPositiveInteger(cost)
-            ? `cost ${cost} exceeds what ${
-              limits.map(errors.describeLimit).join(" and ")
-            } can ever hold (${maxCost}); it would wait forever`
-            : `cost must be an integer ≥ 1, got ${show(cost)}`
-        )
-      }
-      if (options.maxWait === undefined) return Either.right({ ...defaultRequest, cost })
+      const costs = options.cost === undefined || options.cost === 1
+        ? Either.right(unitCosts)
+        : usage.takeCosts(shape, options.cost)
+      if (Either.isLeft(costs)) return Either.left(costs.left)
+      const charged = { ...defaultRequest, cost: Math.max(...costs.right), costs: costs.right }
+      if (options.maxWait === undefined) return Either.right(charged)
       return Either.map(
         decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true }),
-        (maxWaitMillis) => ({ ...defaultRequest, cost, maxWaitMillis })
+        (maxWaitMillis) => ({ ...charged, maxWaitMillis })
       )
     }
 
-    const take = (
-      options?: RateLimiter.TakeOptions | undefined
-    ): Effect.Effect<void, RateLimiter.RateLimiterError> =>
+    /** Decides, then waits for the start; `onStart` builds what the caller gets once started. */
+    const decide = <A>(
+      options: RateLimiter.TakeOptions | undefined,
+      onStart: (request: RateLimiterStore.ReserveRequest, reserved: RateLimiterStore.Reserved) => A
+    ): Effect.Effect<A, RateLimiter.RateLimiterError> =>
       Effect.withFiberRuntime((fiber) => {
         const request = requestFor(options)
-        if (Either.isLeft(request)) return illegal(name, request.left)
+        if (Either.isLeft(request)) {
+          return typeof request.left === "string" ? illegal(name, request.left) : Effect.fail(request.left)
+        }
         const span = fiber.currentSpan
         // The decision stays interruptible: a caller interrupted while it is in flight (a total
         // timeout, a shutdown) leaves at once, and its slot, if one was reserved, is lost, never
         // used twice.
-        return Effect.flatMap(store.reserve(request.right), (result) => reserved(result, request.right, span))
+        return Effect.flatMap(
+          store.reserve(request.right),
+          (result) =>
+            result._tag === "Refused"
+              ? refused(result, request.right)
+              : Effect.as(reserved(result, request.right, span), onStart(request.right, result))
+        )
       })
+
+    const take = (options?: RateLimiter.TakeOptions | undefined): Effect.Effect<void, RateLimiter.RateLimiterError> =>
+      decide(options, () => undefined)
+
+    const reserve = (
+      options?: RateLimiter.TakeOptions | undefined
+    ): Effect.Effect<RateLimiter.Reservation, RateLimiter.RateLimiterError> =>
+      decide(
+        options,
+        (request, result) => usage.makeReservation(shape, store, RateLimiterStore.costsOf(request), result)
+      )
 
     const pauseFor = (duration: Duration.DurationInput): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
       Effect.suspend(() => {
@@ -397,8 +422,11 @@ const makeWith = (
       [TypeId]: TypeId,
       name,
       limits,
+      dimensions,
       maxWait: defaultMaxWait,
       take,
+      reserve,
+      tighten: (observations) => usage.tighten(shape, store, observations),
       run: (self, options) => Effect.zipRight(take(options), self),
       pauseFor,
       pauseRemaining: Effect.map(store.readPause(key), (millis) => Duration.millis(millis))

@@ -15,7 +15,6 @@ import * as Either from "effect/Either"
 import * as Option from "effect/Option"
 import type * as RateLimiter from "../RateLimiter.js"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
-import * as algorithm from "./algorithm.js"
 
 const algorithms: ReadonlyArray<RateLimiterStore.Algorithm> = ["gcra", "fixed-window", "sliding-window"]
 
@@ -66,11 +65,18 @@ export interface Resolved {
   readonly limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>
   readonly specs: ReadonlyArray<RateLimiterStore.LimitSpec>
   readonly maxWaitMillis: number
-  /** The largest cost every limit can hold. */
-  readonly maxCost: number
+  /** The dimensions, each once, in the order of the limits. */
+  readonly dimensions: NonEmptyReadonlyArray<string>
 }
 
+/** @internal */
+export const defaultDimension = "default"
+
 const resolveLimit = (input: RateLimiter.Limit, at: string): Either.Either<RateLimiter.ResolvedLimit, string> => {
+  const dimension = input.dimension ?? defaultDimension
+  if (typeof dimension !== "string" || dimension.length === 0) {
+    return Either.left(`${at}dimension must be a non-empty string, got ${show(input.dimension)}`)
+  }
   if (!isPositiveInteger(input.limit)) return Either.left(`${at}limit must be an integer ≥ 1, got ${show(input.limit)}`)
   const algorithm = input.algorithm ?? "gcra"
   if (!algorithms.includes(algorithm)) {
@@ -92,7 +98,7 @@ const resolveLimit = (input: RateLimiter.Limit, at: string): Either.Either<RateL
     }
     burst = input.limit
   }
-  return Either.right({ limit: input.limit, window: Duration.millis(window.right), algorithm, burst })
+  return Either.right({ dimension, limit: input.limit, window: Duration.millis(window.right), algorithm, burst })
 }
 
 /**
@@ -126,8 +132,8 @@ export const resolve = (settings: RateLimiter.Settings): Either.Either<Resolved,
     windowMillis: Duration.toMillis(limit.window),
     burst: limit.burst
   }))
-  const maxCost = Math.min(...specs.map(algorithm.capacity))
-  return Either.right({ limits, specs, maxWaitMillis, maxCost })
+  const dimensions = Arr.dedupe(Arr.map(limits, (limit) => limit.dimension))
+  return Either.right({ limits, specs, maxWaitMillis, dimensions })
 }
 
 /** @internal */

@@ -1,0 +1,303 @@
+/**
+ * Usage-based limits on the limiter's side: costs per dimension resolved to costs per limit, the
+ * reservation that `reserve` returns (its settle and release), `tighten`'s mapping from what an
+ * upstream said to the store's observations, and their metrics.
+ *
+ * @internal
+ */
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as Metric from "effect/Metric"
+import * as MetricBoundaries from "effect/MetricBoundaries"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as RateLimiter from "../RateLimiter.js"
+import { CostExceedsCapacity } from "../RateLimiterError.js"
+import type * as RateLimiterStore from "../RateLimiterStore.js"
+import * as algorithm from "./algorithm.js"
+import { decodeDuration, illegal, show } from "./settings.js"
+
+// -----------------------------------------------------------------------------
+// metrics
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const reservedUnitsTotal = Metric.counter("sluice_limiter_reserved_units_total", {
+  description: "Units reserved by reserve (the estimates), by limiter and dimension",
+  incremental: true
+})
+
+/** @internal */
+export const actualUnitsTotal = Metric.counter("sluice_limiter_actual_units_total", {
+  description: "Actual usage settled on reservations (a release settles 0), by limiter and dimension",
+  incremental: true
+})
+
+/**
+ * From −1 (nothing used) in steps of 0.25 to +2 (three times the estimate); larger debts land in
+ * the last bucket.
+ *
+ * @internal
+ */
+export const estimateErrorRatio = Metric.histogram(
+  "sluice_limiter_estimate_error_ratio",
+  MetricBoundaries.linear({ start: -1, width: 0.25, count: 13 }),
+  "Per settled dimension, (actual − estimate) / estimate, by limiter and dimension"
+)
+
+// -----------------------------------------------------------------------------
+// costs
+// -----------------------------------------------------------------------------
+
+/** The limits as the usage code reads them. */
+export interface Shape {
+  readonly name: string
+  readonly key: string
+  readonly limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>
+  readonly specs: ReadonlyArray<RateLimiterStore.LimitSpec>
+  readonly dimensions: NonEmptyReadonlyArray<string>
+}
+
+const isUnits = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
+
+/**
+ * A take's cost as one cost per limit, or why it cannot be charged. A number must be an integer
+ * ≥ 1; a record holds integers ≥ 0 under known dimensions.
+ *
+ * @internal
+ */
+export const takeCosts = (
+  shape: Shape,
+  cost: RateLimiter.Cost
+): Either.Either<ReadonlyArray<number>, string | CostExceedsCapacity> => {
+  if (typeof cost === "number" && !(isUnits(cost) && cost >= 1)) {
+    return Either.left(`cost must be an integer ≥ 1, got ${show(cost)}`)
+  }
+  const costs = perLimit(shape, cost, "cost", undefined)
+  if (Either.isLeft(costs)) return costs
+  for (let i = 0; i < shape.specs.length; i++) {
+    const capacity = algorithm.capacity(shape.specs[i])
+    const limit = shape.limits[i]
+    if (costs.right[i] > capacity) {
+      return Either.left(
+        new CostExceedsCapacity({ name: shape.name, dimension: limit.dimension, cost: costs.right[i], capacity, limit })
+      )
+    }
+  }
+  return costs
+}
+
+/**
+ * A cost (or a usage) as one figure per limit; a dimension a record omits is `fallback[i]`, or 0.
+ *
+ * @internal
+ */
+export const perLimit = (
+  shape: Shape,
+  cost: RateLimiter.Cost,
+  label: string,
+  fallback: ReadonlyArray<number> | undefined
+): Either.Either<ReadonlyArray<number>, string> => {
+  if (typeof cost === "number") {
+    return isUnits(cost)
+      ? Either.right(shape.specs.map(() => cost))
+      : Either.left(`${label} must be an integer ≥ 0, got ${show(cost)}`)
+  }
+  if (typeof cost !== "object" || cost === null) {
+    return Either.left(`${label} must be a number or a record, got ${show(cost)}`)
+  }
+  for (const [dimension, units] of Object.entries(cost)) {
+    if (!shape.dimensions.includes(dimension)) {
+      return Either.left(
+        `${label} names the dimension ${show(dimension)}, which no limit has (dimensions: ${
+          shape.dimensions.map(show).join(", ")
+        })`
+      )
+    }
+    if (!isUnits(units)) {
+      return Either.left(`${label} on dimension ${show(dimension)} must be an integer ≥ 0, got ${show(units)}`)
+    }
+  }
+  return Either.right(shape.limits.map((limit, i) => {
+    const units = Object.hasOwn(cost, limit.dimension) ? cost[limit.dimension] : undefined
+    return units ?? fallback?.[i] ?? 0
+  }))
+}
+
+/** Per dimension, the figure of its first limit (every limit of a dimension has the same). */
+const byDimension = (shape: Shape, perLimitUnits: ReadonlyArray<number>): Record<string, number> => {
+  const out: Record<string, number> = {}
+  for (let i = 0; i < shape.limits.length; i++) {
+    const dimension = shape.limits[i].dimension
+    if (!Object.hasOwn(out, dimension)) out[dimension] = perLimitUnits[i]
+  }
+  return out
+}
+
+// -----------------------------------------------------------------------------
+// reservations
+// -----------------------------------------------------------------------------
+
+const labelsOf = (name: string, dimension: string) => [
+  MetricLabel.make("name", name),
+  MetricLabel.make("dimension", dimension)
+]
+
+/**
+ * The reservation of a start, once the store reserved it and the caller started.
+ *
+ * @internal
+ */
+export const makeReservation = (
+  shape: Shape,
+  store: RateLimiterStore.Service,
+  costs: ReadonlyArray<number>,
+  reserved: RateLimiterStore.Reserved
+): RateLimiter.Reservation => {
+  const estimate = byDimension(shape, costs)
+  for (const dimension of shape.dimensions) {
+    reservedUnitsTotal.unsafeUpdate(estimate[dimension], labelsOf(shape.name, dimension))
+  }
+  // Set in the same synchronous step that decides to settle or release: one of them, once.
+  let done = false
+
+  const record = (actual: ReadonlyArray<number>, released: boolean): void => {
+    const usage = byDimension(shape, actual)
+    for (const dimension of shape.dimensions) {
+      const labels = labelsOf(shape.name, dimension)
+      actualUnitsTotal.unsafeUpdate(usage[dimension], labels)
+      if (!released && estimate[dimension] > 0) {
+        estimateErrorRatio.unsafeUpdate((usage[dimension] - estimate[dimension]) / estimate[dimension], labels)
+      }
+    }
+  }
+
+  const settleWith = (actual: ReadonlyArray<number>) =>
+    store.settle({
+      key: shape.key,
+      limits: shape.specs,
+      reservation: reserved.reservation,
+      restore: reserved.restore,
+      reserved: costs,
+      actual
+    })
+
+  const settle = (actual: RateLimiter.Cost): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
+    Effect.uninterruptible(Effect.suspend(() => {
+      if (done) return Effect.void
+      const resolved = perLimit(shape, actual, "actual usage", costs)
+      if (Either.isLeft(resolved)) return illegal(shape.name, resolved.left)
+      done = true
+      record(resolved.right, false)
+      return resolved.right.every((units, i) => units === costs[i]) ? Effect.void : settleWith(resolved.right)
+    }))
+
+  const release: Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> = Effect.uninterruptible(
+    Effect.suspend(() => {
+      if (done) return Effect.void
+      done = true
+      const zeros = costs.map(() => 0)
+      record(zeros, true)
+      return Effect.flatMap(
+        store.refund({
+          key: shape.key,
+          limits: shape.specs,
+          cost: Math.max(...costs),
+          costs,
+          reservation: reserved.reservation,
+          restore: reserved.restore
+        }),
+        (refunded) => refunded ? Effect.void : settleWith(zeros)
+      )
+    })
+  )
+
+  return { name: shape.name, cost: estimate, settle, release }
+}
+
+// -----------------------------------------------------------------------------
+// tighten
+// -----------------------------------------------------------------------------
+
+/** The limit of `dimension` an observation describes: the nearest configured limit, then the shortest window. */
+const limitFor = (shape: Shape, dimension: string, limit: number | undefined): number => {
+  let best = -1
+  for (let i = 0; i < shape.limits.length; i++) {
+    const candidate = shape.limits[i]
+    if (candidate.dimension !== dimension) continue
+    if (best < 0) {
+      best = i
+      continue
+    }
+    const current = shape.limits[best]
+    const distance = (l: RateLimiter.ResolvedLimit) => limit === undefined ? 0 : Math.abs(l.limit - limit)
+    const d = distance(candidate) - distance(current)
+    if (d < 0 || (d === 0 && Duration.lessThan(candidate.window, current.window))) best = i
+  }
+  return best
+}
+
+/**
+ * What the store is told for `observations`, one per limit (the lowest `remaining`, the longest
+ * reset), and the warnings for what was ignored.
+ *
+ * @internal
+ */
+export const observationsFor = (
+  shape: Shape,
+  observations: ReadonlyArray<RateLimiter.Observation>
+): { readonly observations: ReadonlyArray<RateLimiterStore.Observation>; readonly warnings: ReadonlyArray<string> } => {
+  const byLimit = new Map<number, { remaining: number; resetAfterMillis: number }>()
+  const warnings: Array<string> = []
+  for (const observation of observations) {
+    if (observation.remaining === undefined) continue
+    const index = limitFor(shape, observation.dimension, observation.limit)
+    if (index < 0) {
+      warnings.push(`an observation of the unknown dimension ${show(observation.dimension)} was ignored`)
+      continue
+    }
+    if (!isUnits(observation.remaining)) {
+      warnings.push(
+        `remaining ${show(observation.remaining)} on dimension ${show(observation.dimension)} was ignored`
+      )
+      continue
+    }
+    let resetAfterMillis = 0
+    if (observation.resetAfter !== undefined) {
+      const decoded = decodeDuration("resetAfter", observation.resetAfter, { allowZero: true, allowInfinite: false })
+      if (Either.isLeft(decoded)) {
+        warnings.push(`${decoded.left} on dimension ${show(observation.dimension)}; read as 0`)
+      } else resetAfterMillis = decoded.right
+    }
+    const seen = byLimit.get(index)
+    byLimit.set(index, {
+      remaining: Math.min(observation.remaining, seen?.remaining ?? Number.POSITIVE_INFINITY),
+      resetAfterMillis: Math.max(resetAfterMillis, seen?.resetAfterMillis ?? 0)
+    })
+  }
+  return {
+    observations: Array.from(byLimit, ([limit, seen]) => ({ limit, ...seen })),
+    warnings
+  }
+}
+
+/** @internal */
+export const tighten = (
+  shape: Shape,
+  store: RateLimiterStore.Service,
+  observations: ReadonlyArray<RateLimiter.Observation>
+): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
+  Effect.suspend(() => {
+    const mapped = observationsFor(shape, observations)
+    const warn = Effect.forEach(
+      mapped.warnings,
+      (warning) => Effect.logWarning(`rate limiter ${show(shape.name)}: ${warning}`),
+      { discard: true }
+    )
+    if (mapped.observations.length === 0) return warn
+    return Effect.zipRight(
+      warn,
+      store.tighten({ key: shape.key, limits: shape.specs, observations: mapped.observations })
+    )
+  })
