@@ -118,9 +118,13 @@ export const figures = (summary: Run.Summary): Figures => {
     errors: countErrors(summary.calls),
     binding: {
       dimension: binding.name,
-      reason: `${binding.name}/${windowText} saturated: ${percent(binding.share)} of its quota ` +
-        `(${thousands(Math.round(binding.achieved))} of ${thousands(binding.quota)} a window), ` +
-        `${other.name} at ${percent(other.share)}`
+      reason: `${binding.name}/${windowText} ${binding.share >= 0.9 ? "saturated" : "the busier"}: ` +
+        `${percent(binding.share)} of its quota (${thousands(Math.round(binding.achieved))} of ${
+          thousands(binding.quota)
+        } a window), ${other.name} at ${percent(other.share)}` +
+        (binding === tokens && reserved > tokens.total * 1.1 && binding.share < 0.9
+          ? `; the estimates held ${percent(reserved / tokens.total - 1)} more than was used`
+          : "")
     },
     verdict: summary.verdict
   }
@@ -168,7 +172,6 @@ export const format = (f: Figures): string => {
     `estimates: ${thousands(e.reserved)} tokens reserved for ${thousands(e.actual)} used ` +
     `(error ${e.error >= 0 ? "+" : ""}${percent(e.error)}); ${e.short} calls used more than reserved, ` +
     `${thousands(e.shortfall)} tokens in all, paid by the calls after them`,
-    `binding: ${f.binding.dimension} — ${f.binding.reason}`,
-    `provider verdict: ${f.verdict.binding} — ${f.verdict.reason}`
+    `binding: ${f.binding.dimension} — ${f.binding.reason}`
   ].join("\n")
 }
