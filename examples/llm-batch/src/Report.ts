@@ -41,8 +41,8 @@ export interface Figures {
     readonly shortfall: number
   }
   readonly tooManyRequests: number
-  /** Failed calls by error, the first words of each. */
-  readonly errors: Readonly<Record<string, number>>
+  /** Failed calls by the error's tag, with the first one's message. */
+  readonly errors: Readonly<Record<string, { readonly count: number; readonly first: string }>>
   readonly binding: { readonly dimension: "requests" | "tokens"; readonly reason: string }
   readonly verdict: Run.Summary["verdict"]
 }
@@ -60,12 +60,16 @@ const busiestWindow = (times: ReadonlyArray<number>, values: ReadonlyArray<numbe
   return best
 }
 
-const countErrors = (calls: ReadonlyArray<Run.Call>): Record<string, number> => {
-  const counts: Record<string, number> = {}
+/** Failed calls by the error's tag, each with its first message. */
+const countErrors = (
+  calls: ReadonlyArray<Run.Call>
+): Record<string, { readonly count: number; readonly first: string }> => {
+  const counts: Record<string, { count: number; first: string }> = {}
   for (const call of calls) {
     if (call.error !== undefined) {
-      const key = call.error.slice(0, 160)
-      counts[key] = (counts[key] ?? 0) + 1
+      const tag = call.error.split(":", 1)[0]
+      const entry = counts[tag] ??= { count: 0, first: call.error }
+      entry.count++
     }
   }
   return counts
@@ -167,7 +171,7 @@ export const format = (f: Figures): string => {
     "",
     line(header),
     ...rows.map(line),
-    ...Object.entries(f.errors).map(([error, count]) => `  ${count} × ${error}`),
+    ...Object.entries(f.errors).map(([tag, { count, first }]) => `  ${count} failed with ${tag}, the first: ${first}`),
     "",
     `estimates: ${thousands(e.reserved)} tokens reserved for ${thousands(e.actual)} used ` +
     `(error ${e.error >= 0 ? "+" : ""}${percent(e.error)}); ${e.short} calls used more than reserved, ` +
