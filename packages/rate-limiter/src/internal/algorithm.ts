@@ -35,6 +35,15 @@ export interface GcraState {
   readonly _tag: "gcra"
   /** Theoretical arrival time: when the bucket will be empty of everything charged so far. */
   tat: number
+  /**
+   * Everything ever charged, in milliseconds (units times the emission interval: costs, debts,
+   * pause shifts), never reduced: with `latest`, the floor of a give back (see `settle`).
+   */
+  charged: number
+  /** The latest instant the schedule was decided from: starts, debts, pauses, tightenings. */
+  latest: number
+  /** No start charging this limit before this instant (`tighten` with `remaining: 0`). */
+  blockedUntil: number
 }
 
 /** @internal */
@@ -48,6 +57,8 @@ export interface FixedWindowState {
    * skips to the next, so slots can be skipped but never shared.
    */
   count: number
+  /** No start charging this limit before this instant (`tighten` with `remaining: 0`). */
+  blockedUntil: number
 }
 
 /** @internal */
@@ -64,6 +75,8 @@ export interface SlidingWindowState {
    * back must then leave `limit` units in the log, since what lay below them is gone.
    */
   trimmedAt: number
+  /** No start charging this limit before this instant (`tighten` with `remaining: 0`). */
+  blockedUntil: number
 }
 
 /** @internal */
@@ -73,11 +86,23 @@ export type LimitState = GcraState | FixedWindowState | SlidingWindowState
 export const initialState = (spec: LimitSpec): LimitState => {
   switch (spec.algorithm) {
     case "gcra":
-      return { _tag: "gcra", tat: Number.NEGATIVE_INFINITY }
+      return {
+        _tag: "gcra",
+        tat: Number.NEGATIVE_INFINITY,
+        charged: 0,
+        latest: Number.NEGATIVE_INFINITY,
+        blockedUntil: Number.NEGATIVE_INFINITY
+      }
     case "fixed-window":
-      return { _tag: "fixed-window", base: Number.NEGATIVE_INFINITY, count: 0 }
+      return { _tag: "fixed-window", base: Number.NEGATIVE_INFINITY, count: 0, blockedUntil: Number.NEGATIVE_INFINITY }
     case "sliding-window":
-      return { _tag: "sliding-window", times: [], head: 0, trimmedAt: Number.NEGATIVE_INFINITY }
+      return {
+        _tag: "sliding-window",
+        times: [],
+        head: 0,
+        trimmedAt: Number.NEGATIVE_INFINITY,
+        blockedUntil: Number.NEGATIVE_INFINITY
+      }
   }
 }
 
@@ -122,22 +147,22 @@ export const earliest = (
   switch (state._tag) {
     case "gcra": {
       // Conforming at s needs max(tat, s) + cost·T − s ≤ burst·T.
-      return Math.max(now, state.tat + (cost - spec.burst) * emissionInterval(spec))
+      return Math.max(now, state.blockedUntil, state.tat + (cost - spec.burst) * emissionInterval(spec))
     }
     case "fixed-window": {
       normalizeFixed(spec, state, now)
       const slot = fixedSlot(spec.limit, state.count, cost)
-      return Math.max(now, (state.base + Math.floor(slot / spec.limit)) * spec.windowMillis)
+      return Math.max(now, state.blockedUntil, (state.base + Math.floor(slot / spec.limit)) * spec.windowMillis)
     }
     case "sliding-window": {
       const length = slidingLength(state)
-      if (length === 0) return now
+      if (length === 0) return Math.max(now, state.blockedUntil)
       const last = state.times[state.times.length - 1]
       // The (limit − cost + 1)-th most recent unit must have left the window (s − W, s].
       const k = spec.limit - cost + 1
       const bound = k <= length ? state.times[state.times.length - k] + spec.windowMillis : now
       // Never before the latest start: appending in order is what keeps every window checked.
-      return Math.max(now, last, bound)
+      return Math.max(now, state.blockedUntil, last, bound)
     }
   }
 }
@@ -156,7 +181,10 @@ export const commit = (
 ): void => {
   switch (state._tag) {
     case "gcra": {
-      state.tat = Math.max(state.tat, start) + cost * emissionInterval(spec)
+      const charge = cost * emissionInterval(spec)
+      state.tat = Math.max(state.tat, start) + charge
+      state.charged += charge
+      state.latest = Math.max(state.latest, start)
       return
     }
     case "fixed-window": {
@@ -203,14 +231,15 @@ export const logCapacity = (spec: LimitSpec): number => spec.limit + MAX_ROLLBAC
 export const MAX_ROLLBACK_UNITS = 4096
 
 /**
- * What `rollback` needs to restore `state` to the instant before a reservation: a fixed window's
- * absolute unit count (`base × limit + count`), `NaN` where a double cannot hold it exactly (tiny
- * windows with huge limits: the roll back then gives back the cost only); the other algorithms
- * need nothing (0).
+ * What `rollback` and `settle` need of the state the instant before a reservation: a fixed
+ * window's absolute unit count (`base × limit + count`), `NaN` where a double cannot hold it
+ * exactly (tiny windows with huge limits: the roll back then gives back the cost only); GCRA's
+ * `charged` (what a give back reads); a sliding window needs nothing (0).
  *
  * @internal
  */
 export const restorePoint = (spec: LimitSpec, state: LimitState, now: number): number => {
+  if (state._tag === "gcra") return state.charged
   if (state._tag !== "fixed-window") return 0
   normalizeFixed(spec, state, now)
   const point = state.base * spec.limit + state.count
@@ -276,6 +305,129 @@ export const postpone = (
 ): void => {
   if (state._tag === "gcra" && extension > 0 && state.tat - spec.burst * emissionInterval(spec) > now) {
     state.tat += extension
+    state.charged += extension
+    state.latest = Math.max(state.latest, now)
+  }
+}
+
+/** Drops `remove` units logged at `at` (the units of one reservation), where the log still has them. */
+const dropUnits = (spec: LimitSpec, state: SlidingWindowState, now: number, at: number, remove: number): void => {
+  let lo = state.head
+  let hi = state.times.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (state.times[mid] < at) lo = mid + 1
+    else hi = mid
+  }
+  let found = 0
+  while (lo + found < state.times.length && state.times[lo + found] === at) found++
+  let n = Math.min(remove, found)
+  // Units below the log's start are gone: keep `limit` units then, the only ones ever read.
+  if (state.trimmedAt > now - spec.windowMillis) n = Math.min(n, slidingLength(state) - spec.limit)
+  if (n > 0) state.times.splice(lo, n)
+}
+
+/**
+ * Corrects a started reservation of `reserved` units (made at `start`, with `point` its
+ * `restorePoint`, when known) to its `actual` usage; the rules are `RateLimiterStore.settle`'s.
+ * Answers whether a debt was charged.
+ *
+ * @internal
+ */
+export const settle = (
+  spec: LimitSpec,
+  state: LimitState,
+  now: number,
+  start: number | undefined,
+  reserved: number,
+  actual: number,
+  point: number | undefined
+): boolean => {
+  const d = actual - reserved
+  if (d === 0) return false
+  switch (state._tag) {
+    case "gcra": {
+      const interval = emissionInterval(spec)
+      if (d > 0) {
+        state.tat = Math.max(state.tat, now) + d * interval
+        state.charged += d * interval
+        state.latest = Math.max(state.latest, now)
+        return true
+      }
+      if (point === undefined || !Number.isFinite(point)) return false
+      // Every start decided after this reservation keeps its own and later charges behind it.
+      const chargedAfter = point + reserved * interval
+      const floor = state.latest + (state.charged - chargedAfter)
+      state.tat = Math.min(state.tat, Math.max(state.tat + d * interval, floor))
+      return false
+    }
+    case "fixed-window": {
+      normalizeFixed(spec, state, now)
+      if (d > 0) {
+        state.count += d
+        return true
+      }
+      if (
+        start !== undefined && Math.floor(start / spec.windowMillis) === state.base &&
+        state.count <= spec.limit
+      ) {
+        state.count = Math.max(0, state.count + d)
+      }
+      return false
+    }
+    case "sliding-window": {
+      if (d > 0) {
+        const last = slidingLength(state) > 0 ? state.times[state.times.length - 1] : now
+        commit(spec, state, now, Math.max(now, last), d)
+        return true
+      }
+      if (start !== undefined && start > now - spec.windowMillis) dropUnits(spec, state, now, start, -d)
+      return false
+    }
+  }
+}
+
+/**
+ * What an upstream said of this limit: `remaining` units left now, and, with `remaining: 0`, a
+ * reset `resetAfter` milliseconds away; the rules are `RateLimiterStore.tighten`'s. Only ever
+ * delays future starts.
+ *
+ * @internal
+ */
+export const tighten = (
+  spec: LimitSpec,
+  state: LimitState,
+  now: number,
+  remaining: number,
+  resetAfter: number
+): void => {
+  const r = Math.max(0, Math.min(remaining, spec.limit))
+  if (r === 0 && resetAfter > 0) state.blockedUntil = Math.max(state.blockedUntil, now + resetAfter)
+  switch (state._tag) {
+    case "gcra": {
+      const target = now + (spec.burst - Math.min(r, spec.burst)) * emissionInterval(spec)
+      if (target > state.tat) state.tat = target
+      state.latest = Math.max(state.latest, target)
+      return
+    }
+    case "fixed-window": {
+      normalizeFixed(spec, state, now)
+      state.count = Math.max(state.count, spec.limit - r)
+      return
+    }
+    case "sliding-window": {
+      const horizon = now - spec.windowMillis
+      let inWindow = 0
+      for (let i = state.times.length - 1; i >= state.head && state.times[i] > horizon; i--) {
+        if (state.times[i] <= now) inWindow++
+      }
+      const missing = spec.limit - r - inWindow
+      if (missing > 0) {
+        const last = slidingLength(state) > 0 ? state.times[state.times.length - 1] : now
+        commit(spec, state, now, Math.max(now, last), missing)
+      }
+      return
+    }
   }
 }
 
@@ -356,4 +508,26 @@ export const rollbackAll = (
   for (let i = 0; i < specs.length; i++) {
     if (costs[i] > 0) rollback(specs[i], states[i], now, costs[i], points?.[i])
   }
+}
+
+/**
+ * Settles every limit; `points[i]` is limit `i`'s `restorePoint`. Answers whether any limit was
+ * charged a debt.
+ *
+ * @internal
+ */
+export const settleAll = (
+  specs: ReadonlyArray<LimitSpec>,
+  states: ReadonlyArray<LimitState>,
+  now: number,
+  start: number | undefined,
+  reserved: ReadonlyArray<number>,
+  actual: ReadonlyArray<number>,
+  points: ReadonlyArray<number> | undefined
+): boolean => {
+  let debt = false
+  for (let i = 0; i < specs.length; i++) {
+    if (settle(specs[i], states[i], now, start, reserved[i], actual[i], points?.[i])) debt = true
+  }
+  return debt
 }

@@ -101,8 +101,41 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
   return {
     reserve: (request) => Effect.sync(() => reserveSync(request)),
     refund: (request) => Effect.sync(() => refundSync(request)),
-    settle: () => Effect.dieMessage("not yet"),
-    tighten: () => Effect.dieMessage("not yet"),
+    settle: (request) =>
+      Effect.sync(() => {
+        const state = keys.get(request.key)
+        if (state === undefined) return
+        alignSpecs(state, request.limits)
+        const now = nowMillis(clock)
+        const debt = algorithm.settleAll(
+          request.limits,
+          state.states,
+          now,
+          request.restore?.[0],
+          request.reserved,
+          request.actual,
+          request.restore?.slice(1)
+        )
+        // A window's roll back restores a count taken before the debt: it must not erase it.
+        if (debt) ledger.seal(state.ledger)
+      }),
+    tighten: (request) =>
+      Effect.sync(() => {
+        const state = stateOf(request.key)
+        alignSpecs(state, request.limits)
+        const now = nowMillis(clock)
+        for (const observation of request.observations) {
+          const i = observation.limit
+          if (i < 0 || i >= request.limits.length) continue
+          algorithm.tighten(
+            request.limits[i],
+            state.states[i],
+            now,
+            observation.remaining,
+            observation.resetAfterMillis
+          )
+        }
+      }),
     pause: (key, millis) =>
       Effect.sync(() => {
         const state = stateOf(key)

@@ -93,6 +93,10 @@ interface Waiter {
   readonly maxWaitMillis: number
   /** Admitted without a quota (a fail-open store): neither paced nor counted by the pacer. */
   readonly unlimited: boolean
+  /** A reservation, to be settled: remember where the pacer charged it. */
+  readonly track: boolean
+  /** Where the pacer charged it, once started (when tracked). */
+  local: usage.LocalCharge | undefined
   /** At the head: the instant it sleeps until (no one behind it starts earlier). */
   plannedAt: number
   /** The caller's span, which gets the wait as an attribute. */
@@ -142,8 +146,28 @@ const makeWith = (
       if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
     }
 
+    /** Charges the pacer for a start now; for a reservation, answers where, for its settle. */
+    const chargeLocally = (
+      now: number,
+      costs: ReadonlyArray<number>,
+      track: boolean
+    ): usage.LocalCharge | undefined => {
+      const points = track ? specs.map((spec, i) => algorithm.restorePoint(spec, pacer[i], now)) : undefined
+      algorithm.commitAll(specs, pacer, now, now, costs)
+      return points === undefined ? undefined : { at: now, points }
+    }
+
+    /** A reservation's usage, applied to the pacer as the store applies it to the shared state. */
+    const settleLocally = (
+      local: usage.LocalCharge,
+      reserved: ReadonlyArray<number>,
+      actual: ReadonlyArray<number>
+    ): void => {
+      algorithm.settleAll(specs, pacer, nowMillis(clock), local.at, reserved, actual, local.points)
+    }
+
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
-      if (!waiter.unlimited) algorithm.commitAll(specs, pacer, now, now, waiter.costs)
+      if (!waiter.unlimited) waiter.local = chargeLocally(now, waiter.costs, waiter.track)
       waiter.state = DONE
       recordStart(now - waiter.decidedAt, waiter.span)
       return Effect.void
@@ -286,8 +310,9 @@ const makeWith = (
     const reserved = (
       result: RateLimiterStore.Reserved,
       request: RateLimiterStore.ReserveRequest,
-      span: Tracer.AnySpan | undefined
-    ): Effect.Effect<void, RateLimiter.RateLimiterError> => {
+      span: Tracer.AnySpan | undefined,
+      track: boolean
+    ): Effect.Effect<usage.LocalCharge | undefined, RateLimiter.RateLimiterError> => {
       const costs = RateLimiterStore.costsOf(request)
       const now = nowMillis(clock)
       // A pause another process set reaches this one with its next decision: hold the callers
@@ -301,9 +326,9 @@ const makeWith = (
         delay <= algorithm.EPSILON_MILLIS && head === undefined &&
         (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, costs))
       ) {
-        if (!unlimited) algorithm.commitAll(specs, pacer, now, now, costs)
+        const local = unlimited ? undefined : chargeLocally(now, costs, track)
         recordStart(0, span)
-        return Effect.void
+        return Effect.succeed(local)
       }
       const waiter: Waiter = {
         costs,
@@ -314,6 +339,8 @@ const makeWith = (
         deadline: now + request.maxWaitMillis,
         maxWaitMillis: request.maxWaitMillis,
         unlimited,
+        track,
+        local: undefined,
         plannedAt: now + delay,
         span,
         state: QUEUED,
@@ -333,7 +360,7 @@ const makeWith = (
           restore(Effect.suspend(() =>
             ahead > waiter.deadline + algorithm.EPSILON_MILLIS
               ? tooLate(waiter, now, Math.max(ahead, localStart(waiter, now)))
-              : lead(waiter)
+              : Effect.map(lead(waiter), () => waiter.local)
           )),
           (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause))
         )
@@ -372,7 +399,12 @@ const makeWith = (
     /** Decides, then waits for the start; `onStart` builds what the caller gets once started. */
     const decide = <A>(
       options: RateLimiter.TakeOptions | undefined,
-      onStart: (request: RateLimiterStore.ReserveRequest, reserved: RateLimiterStore.Reserved) => A
+      track: boolean,
+      onStart: (
+        request: RateLimiterStore.ReserveRequest,
+        reserved: RateLimiterStore.Reserved,
+        local: usage.LocalCharge | undefined
+      ) => A
     ): Effect.Effect<A, RateLimiter.RateLimiterError> =>
       Effect.withFiberRuntime((fiber) => {
         const request = requestFor(options)
@@ -388,20 +420,29 @@ const makeWith = (
           (result) =>
             result._tag === "Refused"
               ? refused(result, request.right)
-              : Effect.as(reserved(result, request.right, span), onStart(request.right, result))
+              : Effect.map(
+                reserved(result, request.right, span, track),
+                (local) => onStart(request.right, result, local)
+              )
         )
       })
 
     const take = (options?: RateLimiter.TakeOptions | undefined): Effect.Effect<void, RateLimiter.RateLimiterError> =>
-      decide(options, () => undefined)
+      decide(options, false, () => undefined)
 
     const reserve = (
       options?: RateLimiter.TakeOptions | undefined
     ): Effect.Effect<RateLimiter.Reservation, RateLimiter.RateLimiterError> =>
-      decide(
-        options,
-        (request, result) => usage.makeReservation(shape, store, RateLimiterStore.costsOf(request), result)
-      )
+      decide(options, true, (request, result, local) =>
+        usage.makeReservation(
+          shape,
+          store,
+          RateLimiterStore.costsOf(request),
+          result,
+          (reserved, actual) => {
+            if (local !== undefined) settleLocally(local, reserved, actual)
+          }
+        ))
 
     const pauseFor = (duration: Duration.DurationInput): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
       Effect.suspend(() => {

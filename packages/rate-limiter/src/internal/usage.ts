@@ -145,7 +145,18 @@ const labelsOf = (name: string, dimension: string) => [
 ]
 
 /**
- * The reservation of a start, once the store reserved it and the caller started.
+ * Where the limiter's local pacer charged a start: when, and each limit's `restorePoint` before.
+ *
+ * @internal
+ */
+export interface LocalCharge {
+  readonly at: number
+  readonly points: ReadonlyArray<number>
+}
+
+/**
+ * The reservation of a start, once the store reserved it and the caller started. `onUsage`
+ * applies the usage to the limiter's own pacer, synchronously, before the store hears of it.
  *
  * @internal
  */
@@ -153,7 +164,8 @@ export const makeReservation = (
   shape: Shape,
   store: RateLimiterStore.Service,
   costs: ReadonlyArray<number>,
-  reserved: RateLimiterStore.Reserved
+  reserved: RateLimiterStore.Reserved,
+  onUsage: (reserved: ReadonlyArray<number>, actual: ReadonlyArray<number>) => void
 ): RateLimiter.Reservation => {
   const estimate = byDimension(shape, costs)
   for (const dimension of shape.dimensions) {
@@ -190,6 +202,7 @@ export const makeReservation = (
       if (Either.isLeft(resolved)) return illegal(shape.name, resolved.left)
       done = true
       record(resolved.right, false)
+      onUsage(costs, resolved.right)
       return resolved.right.every((units, i) => units === costs[i]) ? Effect.void : settleWith(resolved.right)
     }))
 
@@ -199,6 +212,7 @@ export const makeReservation = (
       done = true
       const zeros = costs.map(() => 0)
       record(zeros, true)
+      onUsage(costs, zeros)
       return Effect.flatMap(
         store.refund({
           key: shape.key,
