@@ -146,17 +146,18 @@ describe("RedisRateLimiterStore on the server's TIME", () => {
       // the hash, and the log of the sliding window (limit 2); no key for the other limits' logs
       expect(keys).toEqual([hash, log2])
       // one hash tag for all, and the stored layout's version in every name
-      expect([hash, log2]).toEqual([`${prefix}{geo:eu}:v1`, `${prefix}{geo:eu}:v1:log:2`])
+      expect([hash, log2]).toEqual([`${prefix}{geo:eu}:v2`, `${prefix}{geo:eu}:v2:log:2`])
       // the refusal charged nothing: three starts in the log, and the day window counts three
-      assert.strictEqual(yield* call(() => redis.llen(`${prefix}{geo:eu}:v1:log:2`)), 3)
-      // the state is n, id, latest, floor, pause (doubles), then per limit two doubles and the
-      // zero-terminated signature: the day window (the third limit) has its base and count there
+      assert.strictEqual(yield* call(() => redis.llen(`${prefix}{geo:eu}:v2:log:2`)), 3)
+      // the state is n, id, latest, floor, pause, quiet, born (doubles), then per limit four doubles,
+      // its own pause and the zero-terminated signature: the day window (the third limit) has its
+      // base and count first
       const [n, dayCount, daySignature] = (yield* call(() =>
         redis.eval(
           `local raw = redis.call('GET', KEYS[1])
-          local n, _, _, _, _, pos = struct.unpack('<ddddd', raw)
+          local n, _, _, _, _, _, _, pos = struct.unpack('<ddddddd', raw)
           local base, count, sig
-          for i = 1, n do base, count, sig, pos = struct.unpack('<dds', raw, pos) end
+          for i = 1, n do base, count, _, _, _, sig, pos = struct.unpack('<ddddds', raw, pos) end
           return { n, count, sig }`,
           1,
           hash
@@ -183,14 +184,14 @@ describe("keys and TTLs", () => {
       // a pause of 400 ms
       yield* s.pause("paused", 400)
       const ttl = (key: string) => call(() => redis.pttl(key))
-      const gcraTtl = yield* ttl(`${prefix}{gcra}:v1`)
+      const gcraTtl = yield* ttl(`${prefix}{gcra}:v2`)
       expect(gcraTtl).toBeGreaterThan(0)
       expect(gcraTtl).toBeLessThanOrEqual(100)
-      const logTtl = yield* ttl(`${prefix}{sliding}:v1:log:1`)
+      const logTtl = yield* ttl(`${prefix}{sliding}:v2:log:1`)
       expect(logTtl).toBeGreaterThan(0)
       expect(logTtl).toBeLessThanOrEqual(300)
-      expect(yield* ttl(`${prefix}{sliding}:v1`)).toBeLessThanOrEqual(300)
-      const pauseTtl = yield* ttl(`${prefix}{paused}:v1`)
+      expect(yield* ttl(`${prefix}{sliding}:v2`)).toBeLessThanOrEqual(300)
+      const pauseTtl = yield* ttl(`${prefix}{paused}:v2`)
       expect(pauseTtl).toBeGreaterThan(300)
       expect(pauseTtl).toBeLessThanOrEqual(400)
       yield* Effect.sleep("550 millis")
@@ -213,11 +214,11 @@ describe("keys and TTLs", () => {
         redis.eval(
           `local raw = redis.call('GET', KEYS[1])
           if not raw then return -1 end
-          local _, _, _, _, _, tat = struct.unpack('<dddddd', raw)
+          local _, _, _, _, _, _, _, tat = struct.unpack('<dddddddd', raw)
           if redis.call('PEXPIRETIME', KEYS[1]) + 1 >= tat then return 1 end
           return 0`,
           1,
-          `${prefix}{busy}:v1`
+          `${prefix}{busy}:v2`
         )
       )
       const checks: Array<unknown> = []
@@ -347,7 +348,7 @@ describe("options", () => {
         (limiter) => limiter.take()
       )).pipe(Effect.provide(layer), Effect.withConfigProvider(provider))
       const redis = yield* inspector(url)
-      expect(yield* call(() => redis.exists(`${prefix}{cfg}:v1`))).toBe(1)
+      expect(yield* call(() => redis.exists(`${prefix}{cfg}:v2`))).toBe(1)
       const invalid = ConfigProvider.fromMap(new Map([["STORE_DOWN", "local"], ["LOCAL_SHARE", "2"]]))
       const error = yield* Effect.flip(
         Effect.scoped(Layer.build(RedisRateLimiterStore.layerConfig(RedisRateLimiterStore.config))).pipe(

@@ -12,16 +12,15 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { spawn } from "node:child_process"
 import * as path from "node:path"
-import * as readline from "node:readline"
 import { inject } from "vitest"
 import type { TakerOptions, TakerReport } from "./fixtures/taker.js"
+import { childProcess } from "./utils/children.js"
 import { uniquePrefix } from "./utils/helpers.js"
 
 const url = inject("redisUrl")
-const packageDir = path.join(import.meta.dirname, "..")
 const takerScript = path.join(import.meta.dirname, "fixtures", "taker.ts")
+const child = (options: TakerOptions) => childProcess(takerScript, options)
 
 const LIMIT = 500
 const BURST = 10
@@ -30,53 +29,6 @@ const SECONDS = 4
 const LATENESS_ALLOWANCE_MILLIS = 100
 /** The replies' travel from Redis, on top of each process's event-loop lateness. */
 const REPLY_TRAVEL_MILLIS = 20
-
-interface Child {
-  readonly lines: Array<string>
-  readonly nextLine: (timeoutMillis: number) => Promise<string>
-  readonly send: (line: string) => void
-}
-
-/** A taker process, killed with the scope whatever happens. */
-const child = (options: TakerOptions) =>
-  Effect.acquireRelease(
-    Effect.sync(() => {
-      const proc = spawn(process.execPath, ["--import", "tsx", takerScript, JSON.stringify(options)], {
-        cwd: packageDir,
-        stdio: ["pipe", "pipe", "pipe"]
-      })
-      const lines: Array<string> = []
-      const waiting: Array<(line: string) => void> = []
-      let stderr = ""
-      proc.stderr.on("data", (chunk: Buffer) => {
-        stderr += chunk.toString()
-      })
-      readline.createInterface({ input: proc.stdout }).on("line", (line) => {
-        const waiter = waiting.shift()
-        if (waiter !== undefined) waiter(line)
-        else lines.push(line)
-      })
-      const handle: Child = {
-        lines,
-        nextLine: (timeoutMillis) =>
-          new Promise<string>((resolve, reject) => {
-            const queued = lines.shift()
-            if (queued !== undefined) return resolve(queued)
-            const timer = setTimeout(
-              () => reject(new Error(`child sent nothing within ${timeoutMillis} ms; stderr: ${stderr}`)),
-              timeoutMillis
-            )
-            waiting.push((line) => {
-              clearTimeout(timer)
-              resolve(line)
-            })
-          }),
-        send: (line) => proc.stdin.write(`${line}\n`)
-      }
-      return { proc, handle }
-    }),
-    ({ proc }) => Effect.sync(() => proc.exitCode === null && proc.kill("SIGKILL"))
-  ).pipe(Effect.map(({ handle }) => handle))
 
 /** The most starts in any window of `windowMillis` (each window opening at a start). */
 const maxInWindow = (starts: ReadonlyArray<number>, windowMillis: number): number => {

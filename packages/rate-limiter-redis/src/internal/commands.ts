@@ -13,7 +13,7 @@ import type * as Clock from "effect/Clock"
  *
  * @internal
  */
-export const STATE_FORMAT = "v1"
+export const STATE_FORMAT = "v2"
 
 /** @internal */
 export const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
@@ -49,7 +49,7 @@ export const algorithmCode = (algorithm: RateLimiterStore.Algorithm): string =>
  * @internal
  */
 export interface Encoded {
-  /** For `reserve` and `refund`: n, then per limit algorithm, limit, window, burst and signature. */
+  /** For every script but `reserveGcra`: n, then per limit algorithm, limit, window, burst and signature. */
   readonly limitArgs: ReadonlyArray<string>
   /** Set when the limits are a single GCRA limit: `reserveGcra` decides then. */
   readonly gcra: GcraArgs | undefined
@@ -109,6 +109,22 @@ export const gcraIncrements = (gcra: GcraArgs, cost: number): GcraArgs => {
   return gcra
 }
 
+/**
+ * `tighten`'s observations as its ARGV tail: per observation the limit's index, `remaining` and
+ * `resetAfter`.
+ *
+ * @internal
+ */
+export const observationArgs = (observations: ReadonlyArray<RateLimiterStore.Observation>): Array<string> => {
+  const args: Array<string> = []
+  for (const o of observations) args.push(String(o.limit), String(o.remaining), String(o.resetAfterMillis))
+  return args
+}
+
+/** @internal */
+export const numberArgs = (values: ReadonlyArray<number> | undefined): Array<string> =>
+  values === undefined ? [] : values.map(String)
+
 /** @internal */
 export const maxWaitArgument = (millis: number): string => millis === Number.POSITIVE_INFINITY ? "-1" : String(millis)
 
@@ -161,7 +177,7 @@ export const decodeReserve: Decoder<RateLimiterStore.ReserveResult> = (reply) =>
         delayMillis: Number(reply[1]),
         reservation: Number(reply[2]),
         pausedMillis: Number(reply[3]),
-        // the start, then each limit's restore point: what an exact refund needs
+        // the start, each limit's restore point and charged total: what refund and settle read
         restore: reply.length > 4 ? reply.slice(4).map(Number) : undefined
       }
     }

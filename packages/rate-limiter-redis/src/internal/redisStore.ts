@@ -13,27 +13,10 @@ import type * as Scope from "effect/Scope"
 import { Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
-import {
-  decodePause,
-  type Decoder,
-  decodeRefund,
-  decodeReserve,
-  decodeVoid,
-  encode,
-  type Encoded,
-  errorText,
-  gcraIncrements,
-  invalid,
-  isNoScript,
-  keysOf,
-  maxWaitArgument,
-  nowArgument,
-  runsKeyOf,
-  scaleLimits,
-  stateKeyOf
-} from "./commands.js"
+import { type Decoder, errorText, invalid, isNoScript, nowArgument } from "./commands.js"
+import { operations, type Script } from "./operations.js"
 import { type ScriptName, scripts } from "./scripts.js"
-import { clientClockTtlPadMillis, maxReconnectDelayMillis, type Policy, resolve, type Resolved } from "./settings.js"
+import { clientClockTtlPadMillis, maxReconnectDelayMillis, resolve, type Resolved } from "./settings.js"
 
 /** @internal */
 export { keysOf } from "./commands.js"
@@ -60,12 +43,6 @@ export const errorsTotal = Metric.counter("sluice_limiter_store_errors_total", {
 // the store
 // -----------------------------------------------------------------------------
 
-interface Script {
-  readonly name: ScriptName
-  readonly lua: string
-  readonly sha: string
-}
-
 const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
   const make = (name: ScriptName): Script => ({
     name,
@@ -76,6 +53,8 @@ const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
     reserveGcra: make("reserveGcra"),
     reserve: make("reserve"),
     refund: make("refund"),
+    settle: make("settle"),
+    tighten: make("tighten"),
     pause: make("pause"),
     readPause: make("readPause")
   }
@@ -284,195 +263,7 @@ const makeWith = (settings: Resolved): Effect.Effect<RateLimiterStore.Service, n
     const withNow = <A, E>(f: (now: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
       settings.clock === "server" ? f("") : Effect.clockWith((clock) => f(nowArgument(clock)))
 
-    const encodings = new WeakMap<ReadonlyArray<RateLimiterStore.LimitSpec>, Encoded>()
-    const encoded = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): Encoded => {
-      let found = encodings.get(limits)
-      if (found === undefined) {
-        found = encode(limits)
-        encodings.set(limits, found)
-      }
-      return found
-    }
-    const keysFor = (encoding: Encoded, key: string, limits: number) => {
-      let keys = encoding.keys
-      if (keys === undefined || keys.key !== key) {
-        const all = keysOf(prefix, key, limits)
-        keys = { key, state: all[0], all }
-        encoding.keys = keys
-      }
-      return keys
-    }
-
-    const policyOf = (key: string): Policy => settings.policies.get(key) ?? settings.defaultPolicy
-
-    const failClosed = (key: string, error: RateLimiterStore.RateLimiterStoreError) =>
-      Effect.fail(
-        new RateLimiterStore.RateLimiterStoreError({
-          message: `${error.message} (limiter "${key}" fails closed while Redis is unreachable)`,
-          cause: error.cause
-        })
-      )
-
-    const reserveDown = (
-      request: RateLimiterStore.ReserveRequest,
-      error: RateLimiterStore.RateLimiterStoreError
-    ): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
-      const policy = policyOf(request.key)
-      switch (policy.storeDown) {
-        case "fail-closed":
-          return failClosed(request.key, error)
-        case "fail-open":
-          // Unlimited, except for a pause this process learned: a known cooldown is still honoured.
-          return Effect.map(
-            local.readPause(request.key),
-            (pause): RateLimiterStore.ReserveResult =>
-              pause > request.maxWaitMillis
-                ? { _tag: "Refused", delayMillis: pause, retryAfterMillis: pause - request.maxWaitMillis, binding: -1 }
-                : { _tag: "Reserved", delayMillis: pause, reservation: 0, pausedMillis: pause, unlimited: true }
-          )
-        case "local":
-          // Local reservations get negative ids, so that their refunds go back to the local store.
-          return Effect.map(
-            local.reserve({ ...request, limits: scaleLimits(request.limits, policy.localShare) }),
-            (result) => result._tag === "Reserved" ? { ...result, reservation: -result.reservation } : result
-          )
-      }
-    }
-
-    // Until the usage scripts land: per-limit costs are decided only when they are all equal
-    // (then `cost` is every limit's cost), and settle and tighten fail, typed.
-    const notYet = (operation: string, key: string) =>
-      Effect.fail(
-        new RateLimiterStore.RateLimiterStoreError({
-          message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" is not supported yet`
-        })
-      )
-    const unequalCosts = (request: { readonly costs?: ReadonlyArray<number> | undefined; readonly cost: number }) =>
-      request.costs !== undefined && request.costs.some((cost) => cost !== request.cost)
-
-    const reserve = (
-      request: RateLimiterStore.ReserveRequest
-    ): Effect.Effect<RateLimiterStore.ReserveResult, RateLimiterStore.RateLimiterStoreError> => {
-      if (unequalCosts(request)) return notYet("a reserve with a cost per limit", request.key)
-      const encoding = encoded(request.limits)
-      const keys = keysFor(encoding, request.key, request.limits.length)
-      const maxWait = maxWaitArgument(request.maxWaitMillis)
-      const down = (error: RateLimiterStore.RateLimiterStoreError) => reserveDown(request, error)
-      const gcra = encoding.gcra
-      if (gcra !== undefined) {
-        const { advance, signature, slack } = gcraIncrements(gcra, request.cost)
-        return withNow((now) =>
-          runScript(
-            "reserve",
-            request.key,
-            loaded.reserveGcra,
-            1,
-            [
-              keys.state,
-              now,
-              ttlPad,
-              maxWait,
-              signature,
-              slack,
-              advance
-            ],
-            decodeReserve,
-            down
-          )
-        )
-      }
-      return withNow((now) =>
-        runScript(
-          "reserve",
-          request.key,
-          loaded.reserve,
-          keys.all.length,
-          [
-            ...keys.all,
-            now,
-            ttlPad,
-            String(request.cost),
-            maxWait,
-            ...encoding.limitArgs
-          ],
-          decodeReserve,
-          down
-        )
-      )
-    }
-
-    const refund = (
-      request: RateLimiterStore.RefundRequest
-    ): Effect.Effect<boolean, RateLimiterStore.RateLimiterStoreError> => {
-      if (request.reservation < 0) {
-        const share = policyOf(request.key).localShare
-        return local.refund({
-          ...request,
-          limits: scaleLimits(request.limits, share),
-          reservation: -request.reservation
-        })
-      }
-      if (request.reservation === 0) return Effect.succeed(false)
-      if (unequalCosts(request)) return notYet("a refund with a cost per limit", request.key)
-      const encoding = encoded(request.limits)
-      const keys = keysFor(encoding, request.key, request.limits.length)
-      return withNow((now) =>
-        runScript(
-          "refund",
-          request.key,
-          loaded.refund,
-          keys.all.length + 1,
-          [
-            ...keys.all,
-            runsKeyOf(prefix, request.key),
-            now,
-            ttlPad,
-            String(request.cost),
-            String(request.reservation),
-            ...encoding.limitArgs,
-            ...(request.restore ?? []).map(String)
-          ],
-          decodeRefund,
-          (error) =>
-            policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.succeed(false)
-        )
-      )
-    }
-
-    const service: RateLimiterStore.Service = {
-      reserve,
-      refund,
-      settle: (request) => notYet("settle", request.key),
-      tighten: (request) => notYet("tighten", request.key),
-      pause: (key, millis) =>
-        // Kept locally as well: when Redis goes down, this process still honours what it learned.
-        Effect.zipRight(
-          local.pause(key, millis),
-          withNow((now) =>
-            runScript(
-              "pause",
-              key,
-              loaded.pause,
-              1,
-              [stateKeyOf(prefix, key), now, ttlPad, String(millis)],
-              decodeVoid,
-              (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : Effect.void
-            )
-          )
-        ),
-      readPause: (key) =>
-        withNow((now) =>
-          runScript(
-            "readPause",
-            key,
-            loaded.readPause,
-            1,
-            [stateKeyOf(prefix, key), now, ttlPad],
-            decodePause,
-            (error) => policyOf(key).storeDown === "fail-closed" ? failClosed(key, error) : local.readPause(key)
-          )
-        )
-    }
+    const service = operations({ prefix, settings, ttlPad, local, scripts: loaded, runScript, withNow })
 
     degradedGauge.unsafeUpdate(0, labels)
     if (yield* awaitReady(redis, settings.connectTimeoutMillis)) {
