@@ -13,6 +13,7 @@
  *
  * @since 0.1.0
  */
+import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -32,6 +33,7 @@ import type * as HttpPool from "./HttpPool.js"
 import * as internalConfig from "./internal/config.js"
 import * as errors from "./internal/errors.js"
 import * as internal from "./internal/providerHttpClient.js"
+import type * as RateLimitHeaders from "./RateLimitHeaders.js"
 
 /**
  * @since 0.1.0
@@ -89,6 +91,51 @@ export interface Options {
    * Default `false`.
    */
   readonly preconnect?: boolean | undefined
+  /**
+   * The cost of a request on the provider's limiter, before it is sent: with `usage`, an estimate
+   * that each attempt reserves and settles with what the upstream reports (say prompt tokens plus
+   * `max_tokens`: `{ requests: 1, tokens: n }`). A request's own `cost` option wins. Default: the
+   * provider's (1).
+   *
+   * @since 0.2.0
+   */
+  readonly estimate?: ((request: HttpClientRequest.HttpClientRequest) => Provider.Cost) | undefined
+  /**
+   * The actual usage a response reports, e.g. OpenAI's
+   * `({ body }) => ({ tokens: body.usage.total_tokens })`. Given, every attempt reserves its
+   * estimate and settles it inside the permit, before the release, with what this returns
+   * (`undefined`: the estimate stands). The body is the one the call reads, read once: for `json`
+   * the parsed JSON before the schema decodes it, for `text` the text, for `execute` and `stream`
+   * none (headers only). An attempt that never reached the upstream (the connection refused)
+   * releases its reservation; one that failed after keeps its estimate. An exception thrown here
+   * is logged and keeps the estimate.
+   *
+   * @since 0.2.0
+   */
+  readonly usage?: ((response: UsageResponse) => Provider.Cost | undefined) | undefined
+  /**
+   * Read every response's rate-limit headers with this profile (`RateLimitHeaders.openai`, …) and
+   * tighten the provider's limiter with what they say: a `remaining` below its own view moves its
+   * state down, `remaining: 0` holds the dimension until the reset; a header never raises a
+   * configured limit. Observations of dimensions the limiter does not have are ignored (map names
+   * with `RateLimitHeaders.rename`); unreadable values are logged with the header and the value.
+   *
+   * @since 0.2.0
+   */
+  readonly rateLimitHeaders?: RateLimitHeaders.Profile | undefined
+}
+
+/**
+ * What `Options.usage` reads: the response's status and headers, and its body when the call read
+ * one (`json`: the parsed JSON; `text`: the text; `execute`, `stream`: `undefined`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface UsageResponse {
+  readonly status: number
+  readonly headers: Headers.Headers
+  readonly body: unknown
 }
 
 /**

@@ -28,3 +28,23 @@ export * as HttpPool from "./HttpPool.js"
  * @since 0.1.0
  */
 export * as ProviderHttpClient from "./ProviderHttpClient.js"
+
+/**
+ * Header profiles: the limits a server reports in its response headers, read as observations per
+ * dimension (`{ dimension, limit?, remaining?, resetAfterMillis? }`), for a limiter to tighten on.
+ *
+ * | profile | headers | reset |
+ * | --- | --- | --- |
+ * | `openai` | `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` | Go durations: `1s`, `6m0s`, `20ms` |
+ * | `anthropic` | `anthropic-ratelimit-{requests,tokens,input-tokens,output-tokens}-{limit,remaining,reset}` | RFC 3339 instants |
+ * | `ietf` | `RateLimit-Policy` (`q`) and `RateLimit` (`r`, `t`) structured fields, one dimension per policy name | seconds |
+ * | `generic` | `X-RateLimit-Limit/Remaining/Reset`, the dimension `default` | seconds, or epoch seconds/milliseconds recognised by size |
+ *
+ * Header names are matched in any case. An instant (Anthropic's reset, an epoch) becomes a duration
+ * once, on the receiver's clock at receipt: from then on only the duration travels, so no other
+ * process compares its clock with the server's. A value that cannot be read is never thrown: it is
+ * left out and returned as a `Problem` naming the header and the value, for the caller to log.
+ *
+ * @since 0.2.0
+ */
+export * as RateLimitHeaders from "./RateLimitHeaders.js"

@@ -17,6 +17,7 @@ import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
@@ -207,8 +208,26 @@ export type Settings = Omit<Options, "name">
 export interface CallOptions {
   /** Bulkhead permits this call holds. Default 1. */
   readonly permits?: number | undefined
-  /** Rate limiter units this call takes. Default 1. */
-  readonly cost?: number | undefined
+  /**
+   * Rate limiter units this call takes: a number on every limit, or units per dimension
+   * (`{ requests: 1, tokens: 1_800 }`; see `RateLimiter.Cost`). With `usage`, an estimate that
+   * each attempt settles. Default 1.
+   */
+  readonly cost?: RateLimiter.Cost | undefined
+  /**
+   * The actual usage of an attempt, read from how it ended. Given, each attempt *reserves* `cost`
+   * on the limiter instead of taking it, and settles the reservation when the attempt ends,
+   * inside the permit, before its release: with the `Cost` this returns (dimensions it omits keep
+   * their estimate), with `"release"` (the upstream never counted the call: the connection was
+   * refused), or keeping the whole estimate with `undefined` (the upstream may have counted it and
+   * said nothing). An attempt that ends before its call starts (the total budget ran out in the
+   * limiter, an interruption) releases without asking. The exit is the call's own: its value, its
+   * error, or an interruption (the caller's, `CallTimeout`, shutdown). An exception thrown here is
+   * logged and keeps the estimate.
+   *
+   * @since 0.2.0
+   */
+  readonly usage?: Usage | undefined
   /** Overrides the provider's attempt budget. */
   readonly attemptTimeout?: Duration.DurationInput | undefined
   /** Overrides the provider's total budget. */
@@ -216,6 +235,30 @@ export interface CallOptions {
   /** `false`: one attempt only, e.g. for a call that is not idempotent. Default `true`. */
   readonly retry?: boolean | undefined
 }
+
+/**
+ * A call's cost on the limiter: a number on every limit, or units per dimension (see
+ * `RateLimiter.Cost`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Cost = RateLimiter.Cost
+
+/**
+ * How an attempt's reservation is settled: the actual usage, `"release"`, or `undefined` to keep
+ * the estimate (see `CallOptions.usage`).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export type Settlement = RateLimiter.Cost | "release" | undefined
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type Usage = (exit: Exit.Exit<unknown, unknown>) => Settlement
 
 /**
  * @since 0.1.0
@@ -246,6 +289,12 @@ export type Binding = ProviderStats.Binding
  * @category models
  */
 export type Verdict = ProviderStats.Verdict
+
+/**
+ * @since 0.2.0
+ * @category models
+ */
+export type DimensionLoad = ProviderStats.DimensionLoad
 
 /**
  * Counters, phase times and the verdict of one provider: see the module `ProviderStats`.
@@ -386,6 +435,20 @@ export const RateLimitExceeded: typeof Errors.RateLimitExceeded = Errors.RateLim
 export type RateLimitExceeded = Errors.RateLimitExceeded
 
 /**
+ * See `ProviderError.CostExceedsCapacity`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const CostExceedsCapacity: typeof Errors.CostExceedsCapacity = Errors.CostExceedsCapacity
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type CostExceedsCapacity = Errors.CostExceedsCapacity
+
+/**
  * See `ProviderError.RateLimiterStoreError`.
  *
  * @since 0.1.0
@@ -477,7 +540,7 @@ type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budge
 export type ErrorsOf<O> =
   | ProviderClosed
   | ("bulkhead" extends keyof O ? BulkheadErrorsOf<O["bulkhead"]> : never)
-  | When<Configures<O, "rateLimiter">, RateLimitExceeded | RateLimiterStoreError>
+  | When<Configures<O, "rateLimiter">, RateLimitExceeded | CostExceedsCapacity | RateLimiterStoreError>
   | When<Configures<O, "attemptTimeout">, CallTimeout>
   | When<Configures<O, "totalTimeout">, TotalTimeout>
   | When<Configures<O, "circuitBreaker">, CircuitOpen>

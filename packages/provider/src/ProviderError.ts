@@ -224,6 +224,22 @@ export const RateLimitExceeded: typeof RateLimiter.RateLimitExceeded = RateLimit
 export type RateLimitExceeded = RateLimiter.RateLimitExceeded
 
 /**
+ * The call's cost on one dimension is more than a limit of that dimension can ever hold (a
+ * 300,000-token request against 200,000 tokens a minute): it fails at once, never waits. From
+ * `@sluice/rate-limiter`.
+ *
+ * @since 0.2.0
+ * @category errors
+ */
+export const CostExceedsCapacity: typeof RateLimiter.CostExceedsCapacity = RateLimiter.CostExceedsCapacity
+
+/**
+ * @since 0.2.0
+ * @category errors
+ */
+export type CostExceedsCapacity = RateLimiter.CostExceedsCapacity
+
+/**
  * The limiter's store failed to decide (from `@sluice/rate-limiter`).
  *
  * @since 0.1.0
@@ -248,6 +264,7 @@ export type ProviderError =
   | BulkheadFull
   | PermitWaitTimeout
   | RateLimitExceeded
+  | CostExceedsCapacity
   | RateLimiterStoreError
   | CallTimeout
   | TotalTimeout

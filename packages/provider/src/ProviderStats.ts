@@ -5,6 +5,7 @@
  * @since 0.1.0
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import type * as Duration from "effect/Duration"
 import * as internal from "./internal/verdict.js"
 
 /**
@@ -67,6 +68,27 @@ export interface Verdict {
   readonly binding: Binding
   /** One sentence with the numbers. */
   readonly reason: string
+  /**
+   * With `binding: "limiter"` and a limiter whose limits name dimensions: the limit that binds,
+   * as `dimension/window` (`"tokens/min"`), the one whose dimension is used nearest its rate.
+   *
+   * @since 0.2.0
+   */
+  readonly dimension?: string | undefined
+}
+
+/**
+ * One limit of a limiter with named dimensions, and the rate its dimension was used at lately
+ * (units charged per second by the recent starts, their settled usage included).
+ *
+ * @since 0.2.0
+ * @category models
+ */
+export interface DimensionLoad {
+  readonly dimension: string
+  readonly limit: number
+  readonly window: Duration.Duration
+  readonly ratePerSecond: number
 }
 
 /**
@@ -123,6 +145,13 @@ export interface VerdictInput {
    * and 1,000 per day"), per second; absent without a limiter.
    */
   readonly limiterRate?: number | undefined
+  /**
+   * Each limit of a limiter whose limits name dimensions, with its dimension's recent rate: a
+   * `limiter` verdict names the one used nearest its rate ("tokens/min saturated").
+   *
+   * @since 0.2.0
+   */
+  readonly dimensions?: ReadonlyArray<DimensionLoad> | undefined
 }
 
 /**

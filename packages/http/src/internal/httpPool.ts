@@ -1,14 +1,13 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
 import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as Layer from "effect/Layer"
-import * as Runtime from "effect/Runtime"
+import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import type { Socket } from "node:net"
 import type * as Api from "../HttpPool.js"
@@ -55,16 +54,41 @@ const limitsOf = (
  * Connections opened ahead of their pool, per origin, oldest first. Each is read while it waits,
  * so that a close from the server (an idle timeout, a restart) is seen and the connection
  * forgotten rather than handed to a request; anything else arriving unasked closes it too. One not
- * taken within `keepAliveTimeout` is closed, as undici closes an idle connection.
+ * taken within `keepAliveTimeout` is closed, as undici closes an idle connection: `put` (called
+ * from a connect callback, outside any fiber) queues it on `expiries` with its deadline on the
+ * pool's clock, and one housekeeping fiber in the pool's scope closes those still waiting then.
  */
-const makePreconnected = (keepAliveTimeout: number, runtime: Runtime.Runtime<never>) => {
-  const expiry = Effect.sleep(Duration.millis(keepAliveTimeout))
-  interface Waiting {
-    readonly socket: Socket
-    readonly release: () => void
-  }
+const makePreconnected = (keepAliveTimeout: number) =>
+  Effect.map(
+    Effect.zip(Effect.clock, Queue.unbounded<Waiting>()),
+    // deadlines come in the order of `put`: every connection waits the same keepAliveTimeout
+    ([clock, expiries]) => preconnectedWith(keepAliveTimeout, clock, expiries)
+  )
+
+interface Waiting {
+  readonly socket: Socket
+  /** When it is closed unless taken first, on the pool's clock. */
+  readonly deadline: number
+  released: boolean
+  readonly release: () => void
+  readonly drop: () => void
+}
+
+const preconnectedWith = (keepAliveTimeout: number, clock: Clock.Clock, expiries: Queue.Queue<Waiting>) => {
   const byOrigin = new Map<string, Array<Waiting>>()
   let closed = false
+
+  /** Closes each connection still waiting at its deadline, oldest first: the pool's one timer. */
+  const housekeeping: Effect.Effect<never> = Effect.forever(
+    Effect.flatMap(Queue.take(expiries), (waiting) =>
+      Effect.flatMap(clock.currentTimeMillis, (now) =>
+        Effect.zipRight(
+          Effect.sleep(Duration.millis(Math.max(0, waiting.deadline - now))),
+          Effect.sync(() => {
+            if (!waiting.released) waiting.drop()
+          })
+        )))
+  )
 
   const forget = (origin: string, waiting: Waiting) => {
     const list = byOrigin.get(origin)
@@ -84,15 +108,14 @@ const makePreconnected = (keepAliveTimeout: number, runtime: Runtime.Runtime<nev
       forget(origin, waiting)
       socket.destroy()
     }
-    // on the runtime's clock; released (taken, dropped, closed) before it ends, it is interrupted
-    const idle = Runtime.runFork(runtime)(expiry)
-    idle.addObserver((exit) => {
-      if (Exit.isSuccess(exit)) drop()
-    })
     const waiting: Waiting = {
       socket,
+      deadline: clock.unsafeCurrentTimeMillis() + keepAliveTimeout,
+      released: false,
+      drop,
       release: () => {
-        idle.unsafeInterruptAsFork(FiberId.none)
+        // taken, dropped or closed: the housekeeping fiber passes over it at its deadline
+        waiting.released = true
         // paused again, so that nothing arrives before undici listens
         socket.off("data", drop)
         socket.pause()
@@ -109,6 +132,7 @@ const makePreconnected = (keepAliveTimeout: number, runtime: Runtime.Runtime<nev
     const list = byOrigin.get(origin)
     if (list === undefined) byOrigin.set(origin, [waiting])
     else list.push(waiting)
+    Queue.unsafeOffer(expiries, waiting)
     return true
   }
 
@@ -136,6 +160,7 @@ const makePreconnected = (keepAliveTimeout: number, runtime: Runtime.Runtime<nev
   }
 
   return {
+    housekeeping,
     put,
     take,
     close,
@@ -175,7 +200,7 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
     }
 
     const connectNew = Undici.buildConnector({ timeout: connectTimeout })
-    const preconnected = makePreconnected(keepAliveTimeout, yield* Effect.runtime<never>())
+    const preconnected = yield* makePreconnected(keepAliveTimeout)
     // undici's own connector, except that a connection `preconnect` opened for the origin goes first
     const connect: Undici.buildConnector.connector = (opts, callback) => {
       // a connection opened ahead named its host for TLS; a request that names another (its own
@@ -207,6 +232,8 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
       ),
       (agent) => Effect.zipRight(Effect.sync(preconnected.close), Effect.promise(() => agent.destroy()))
     )
+    // housekeeping the pool's scope owns: interrupted when the pool closes
+    yield* Effect.forkScoped(preconnected.housekeeping)
 
     const reserve: Api.Service["reserve"] = ({ connections, origin: url, provider }) =>
       Effect.suspend(() => {

@@ -12,7 +12,6 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -20,15 +19,16 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
-import * as Runtime from "effect/Runtime"
 import * as Schema from "effect/Schema"
 import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
+import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
-import { durationMillis, httpOrigin, positiveInteger } from "./options.js"
+import * as Metering from "./metering.js"
+import * as responseBody from "./responseBody.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
@@ -47,77 +47,10 @@ export const parseRetryAfter = (
   bounds: RetryAfterBounds
 ): Duration.Duration => Duration.millis(retryAfterMillis(header, now, bounds))
 
-const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
-const KiB = 1024
-/** Large enough for any geocoding or JSON API answer; a body past it is a bug or an attack. */
-const DEFAULT_MAX_BODY = 8 * 1024 * KiB
-/** Reading up to this much of an error body keeps the connection reusable; past it, aborting is cheaper. */
-const DEFAULT_ERROR_BODY_LIMIT = 64 * KiB
-/** What an error keeps of an error body, for its message and logs. */
-const EXCERPT_BYTES = 512
-
 const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
 
 const illegal = (provider: string, message: string) =>
   new Cause.IllegalArgumentException(`http client of provider "${provider}": ${message}`)
-
-const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => {
-  const out = new Uint8Array(size)
-  let offset = 0
-  for (const chunk of chunks) {
-    out.set(chunk, offset)
-    offset += chunk.length
-  }
-  return out
-}
-
-/** The options checked, defaults filled in: `Left` says what is wrong, naming the option and value. */
-const check = (options: Api.Options): Either.Either<Settings, string> =>
-  Either.gen(function*() {
-    const optional = <A>(value: unknown, fallback: A, f: (value: unknown) => Either.Either<A, string>) =>
-      value === undefined ? Either.right(fallback) : f(value)
-    const origin = yield* httpOrigin("baseUrl", options.baseUrl)
-    const retryAfter = {
-      fallbackMillis: yield* optional(
-        options.retryAfter?.fallback,
-        1_000,
-        (v) => durationMillis("retryAfter.fallback", v, true)
-      ),
-      minMillis: yield* optional(options.retryAfter?.min, 100, (v) => durationMillis("retryAfter.min", v, true)),
-      maxMillis: yield* optional(options.retryAfter?.max, 300_000, (v) => durationMillis("retryAfter.max", v, false))
-    }
-    if (retryAfter.minMillis > retryAfter.maxMillis) {
-      return yield* Either.left(
-        `retryAfter.min must not exceed retryAfter.max, got ${retryAfter.minMillis} ms > ${retryAfter.maxMillis} ms`
-      )
-    }
-    return {
-      origin,
-      maxBodySize: yield* optional(options.maxBodySize, DEFAULT_MAX_BODY, (v) => positiveInteger("maxBodySize", v)),
-      errorBodyLimit: yield* optional(
-        options.errorBodyLimit,
-        DEFAULT_ERROR_BODY_LIMIT,
-        (v) => positiveInteger("errorBodyLimit", v)
-      ),
-      retryAfter,
-      idleTimeout: Duration.millis(
-        yield* optional(options.streamIdleTimeout, 30_000, (v) => durationMillis("streamIdleTimeout", v, false))
-      )
-    }
-  })
-
-interface Settings {
-  readonly origin: string
-  readonly maxBodySize: number
-  readonly errorBodyLimit: number
-  readonly retryAfter: RetryAfterBounds
-  readonly idleTimeout: Duration.Duration
-}
-
-interface BodyAccumulator {
-  readonly chunks: Array<Uint8Array>
-  size: number
-}
 
 /** @internal */
 export const make = <Err>(
@@ -183,30 +116,14 @@ export const make = <Err>(
           })
         )
       })
-    // one for the client: a decode without `stream` keeps no state between calls
-    const utf8 = new TextDecoder()
     // query strings stay out of errors: they often carry API keys
     const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
-
-    /** Reads at most `errorBodyLimit` of an error body, keeping its start for the error message. */
-    const drain = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
-      response.stream.pipe(
-        Stream.runFoldWhile(
-          { size: 0, excerpt: [] as Array<Uint8Array>, excerptSize: 0 },
-          (state) => state.size < settings.errorBodyLimit,
-          (state, chunk) => {
-            if (state.excerptSize < EXCERPT_BYTES) {
-              const part = chunk.subarray(0, EXCERPT_BYTES - state.excerptSize)
-              state.excerpt.push(part)
-              state.excerptSize += part.length
-            }
-            state.size += chunk.length
-            return state
-          }
-        ),
-        Effect.map((state) => utf8.decode(concat(state.excerpt, state.excerptSize))),
-        Effect.orElseSucceed(() => "")
-      )
+    const { drain, readText } = responseBody.make({
+      provider: name,
+      maxBodySize: settings.maxBodySize,
+      errorBodyLimit: settings.errorBodyLimit,
+      urlOf
+    })
 
     const nameLabel = MetricLabel.make("name", name)
     const failStatus = (
@@ -241,7 +158,20 @@ export const make = <Err>(
         return yield* Effect.fail(new errors.UpstreamStatus({ provider: name, status, url: urlOf(request), body }))
       })
 
-    /** Sends `request` through `via`, then hands a 2xx response to `handle` and fails any other. */
+    const metering = Metering.make(provider as Provider.Provider<unknown>, options)
+    const learn = metering.learn
+    /** A 2xx response to `handle`, any other fails. */
+    const answer = <A, E, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      response: HttpClientResponse.HttpClientResponse,
+      handle: (response: HttpClientResponse.HttpClientResponse) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, E | Api.HttpError, R> =>
+      response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+
+    /**
+     * Sends `request` through `via`, then hands a 2xx response to `handle` and fails any other;
+     * with a header profile, what the headers say goes to the limiter first, whatever the status.
+     */
     const exchange = <A, E, R, RC>(
       via: HttpClient.HttpClient.With<HttpClientError.HttpClientError, RC>,
       request: HttpClientRequest.HttpClientRequest,
@@ -249,8 +179,9 @@ export const make = <Err>(
     ): Effect.Effect<A, E | Api.HttpError, R | RC> =>
       Effect.flatMap(
         sending(via.execute(request)),
-        (response): Effect.Effect<A, E | Api.HttpError, R> =>
-          response.status >= 200 && response.status < 300 ? handle(response) : failStatus(request, response)
+        learn === undefined
+          ? (response) => answer(request, response, handle)
+          : (response) => Effect.zipRight(learn(response), answer(request, response, handle))
       )
 
     /**
@@ -292,71 +223,33 @@ export const make = <Err>(
       return idempotent ? rest : { ...rest, retry: false }
     }
 
-    const tooLarge = (request: HttpClientRequest.HttpClientRequest, received: number) =>
-      new errors.BodyTooLarge({ provider: name, url: urlOf(request), limit: settings.maxBodySize, received })
-
     /**
-     * The whole body as text (UTF-8), failing as soon as it passes `maxBodySize`. A body with a
-     * Content-Length is checked against the header before a byte is read, then read in one piece
-     * (undici fails a body that does not match its Content-Length); a chunked body is
-     * counted chunk by chunk as it arrives, and the request is aborted at the first chunk past the
-     * limit.
+     * One call of `request`, its attempts run by `run` with the call's usage slot: with `usage`,
+     * each attempt reports into it what its response says, and settles from it inside the permit.
      */
-    const readText = (
+    const unmetered: Metering.Slot = { usage: undefined }
+    const metered = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
-      response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> => {
-      const declared = response.headers["content-length"]
-      if (declared !== undefined && /^\d+$/.test(declared)) {
-        const length = Number(declared)
-        if (length > settings.maxBodySize) {
-          return Effect.zipRight(abandon(response), Effect.fail(tooLarge(request, length)))
-        }
-        // arrayBuffer rather than the response's text, which the client memoises (Effect.cached)
-        // at a cost per request that this one-shot read has no use for
-        return Effect.map(response.arrayBuffer, (buffer) => utf8.decode(buffer))
-      }
-      return readChunked(request, response)
+      options: Api.RequestOptions | undefined,
+      run: (slot: Metering.Slot) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, unknown, R> => {
+      if (!metering.metered) return provider.call(run(unmetered), callOptions(request, options))
+      return Effect.suspend(() => {
+        const slot: Metering.Slot = { usage: undefined }
+        return provider.call(run(slot), metering.callOptions(request, callOptions(request, options), slot))
+      })
     }
 
-    /**
-     * Gives up a body unread: its read is started, on a fiber of its own that runs at once until it
-     * waits for the body, then interrupted, which aborts the request (the platform's body stream
-     * aborts when it ends early). Reading to the first chunk instead would wait for a byte an
-     * upstream may never send, and turn the refusal into a timeout, or a hang without one.
-     */
-    const abandon = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
-      Effect.flatMap(
-        Effect.runtime<never>(),
-        (runtime) => Fiber.interrupt(Runtime.runFork(runtime, Effect.interruptible(Stream.runHead(response.stream))))
-      )
-
-    const readChunked = (
-      request: HttpClientRequest.HttpClientRequest,
-      response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> =>
-      Effect.map(
-        Stream.runFoldEffect(
-          response.stream,
-          { chunks: [], size: 0 } as BodyAccumulator,
-          (state, chunk): Effect.Effect<BodyAccumulator, errors.BodyTooLarge> => {
-            state.size += chunk.length
-            if (state.size > settings.maxBodySize) return Effect.fail(tooLarge(request, state.size))
-            state.chunks.push(chunk)
-            return Effect.succeed(state)
-          }
-        ),
-        (state) => utf8.decode(concat(state.chunks, state.size))
-      )
-
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
-      provider.call(attempt(request, handle), callOptions(request, options)) as never
+      metered(request, options, (slot) =>
+        attempt(request, (response) =>
+          Effect.zipRight(metering.report(slot, response, undefined), handle(response)))) as never
 
     const text: Api.ProviderHttpClient<Err>["text"] = (request, options) =>
-      provider.call(
-        attemptRead(request, (response) => readText(request, response)),
-        callOptions(request, options)
-      ) as never
+      metered(request, options, (slot) =>
+        attemptRead(request, (response) =>
+          Effect.tap(readText(request, response), (body) =>
+            metering.report(slot, response, body)))) as never
 
     const json: Api.ProviderHttpClient<Err>["json"] = <A, I, R>(
       request: HttpClientRequest.HttpClientRequest,
@@ -364,11 +257,12 @@ export const make = <Err>(
       options?: Api.RequestOptions
     ) => {
       const decode = Schema.decodeUnknown(schema)
-      const handle = (response: HttpClientResponse.HttpClientResponse) =>
+      const handle = (slot: Metering.Slot) => (response: HttpClientResponse.HttpClientResponse) =>
         readText(request, response).pipe(
           Effect.flatMap((body) =>
             Effect.try({
-              try: (): unknown => JSON.parse(body),
+              try: (): unknown =>
+                JSON.parse(body),
               catch: (cause) =>
                 new errors.DecodeError({
                   provider: name,
@@ -377,6 +271,10 @@ export const make = <Err>(
                   cause
                 })
             })
+          ),
+          // the usage is read from the body parsed once, before the schema sees it
+          Effect.tap((value) =>
+            metering.report(slot, response, value)
           ),
           Effect.flatMap((value) =>
             Effect.mapError(decode(value), (error) =>
@@ -388,7 +286,8 @@ export const make = <Err>(
               }))
           )
         )
-      return provider.call(attemptRead(request, handle), callOptions(request, options)) as never
+      return metered(request, options, (slot) =>
+        attemptRead(request, handle(slot))) as never
     }
 
     const stream: Api.ProviderHttpClient<Err>["stream"] = (request, options) =>
@@ -403,7 +302,10 @@ export const make = <Err>(
         // what ended the stream after its first chunk: a retry fails with it again, unsent, since
         // the consumer has part of the body (a retry would deliver it twice)
         let broken: Option.Option<unknown> = Option.none()
+        const slot: Metering.Slot = { usage: undefined }
         const pump = (response: HttpClientResponse.HttpClientResponse) =>
+          Effect.zipRight(metering.report(slot, response, undefined), streamed(response))
+        const streamed = (response: HttpClientResponse.HttpClientResponse) =>
           response.stream.pipe(
             Stream.timeoutFail(
               () =>
@@ -423,12 +325,17 @@ export const make = <Err>(
             // the consumer gets the failure once the call has ended
             Effect.tapError((error) =>
               Effect.sync(() => {
-                if (received > 0) broken = Option.some(error)
+                if (received > 0) {
+                  broken = Option.some(error)
+                }
               })
             )
           )
-        const once = Effect.suspend(() => Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump))
-        const perCall = callOptions(request, options)
+        const once = Effect.suspend(() =>
+          Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump)
+        )
+        const base = callOptions(request, options)
+        const perCall = metering.metered ? metering.callOptions(request, base, slot) : base
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
         const call = provider.call(
@@ -442,7 +349,8 @@ export const make = <Err>(
         ) as Effect.Effect<unknown, unknown>
         yield* call.pipe(
           Effect.matchCauseEffect({
-            onFailure: (cause) => Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
+            onFailure: (cause) =>
+              Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
             onSuccess: () => Queue.offer(queue, Exit.fail(Option.none()))
           }),
           Effect.forkScoped

@@ -9,6 +9,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import * as Predicate from "effect/Predicate"
 import * as Random from "effect/Random"
+import type { Settlement, Usage } from "../Provider.js"
 import * as ProviderError from "../ProviderError.js"
 import { CallFailed, unwrap, wrap } from "./callFailed.js"
 import { callSeconds } from "./metrics.js"
@@ -195,21 +196,75 @@ const attemptOnce = <A, E, R>(
     // the limiter refuses at once a start the total budget could not wait for
     const left = call.deadline - granted
     const cost = call.perCall.cost
-    const take = left < provider.limiterMaxWaitMillis
-      ? limiter.take({ cost, maxWait: Duration.millis(left) })
-      : limiter.take(cost === 1 ? undefined : { cost })
-    return Effect.zipRight(
-      take,
-      Effect.suspend(() => {
-        const passed = clock.unsafeCurrentTimeMillis()
-        provider.limiterWait.add(passed - granted)
-        if (passed >= call.deadline) return Effect.fail(provider.totalTimeout(call, passed, "limiter_wait"))
-        return callPhase(provider, self, call, clock)
-      })
-    )
+    const takeOptions = left < provider.limiterMaxWaitMillis
+      ? { cost, maxWait: Duration.millis(left) }
+      : cost === 1
+      ? undefined
+      : { cost }
+    const afterWait = Effect.suspend(() => {
+      const passed = clock.unsafeCurrentTimeMillis()
+      provider.limiterWait.add(passed - granted)
+      if (passed >= call.deadline) return Effect.fail(provider.totalTimeout(call, passed, "limiter_wait"))
+      return callPhase(provider, self, call, clock)
+    })
+    const usage = call.perCall.usage
+    if (usage === undefined) return Effect.zipRight(limiter.take(takeOptions), afterWait)
+    return reserved(provider, limiter, takeOptions, afterWait, call, usage, clock)
   })
   const permits = call.perCall.permits
   return provider.bulkhead.run(holding, permits === 1 ? undefined : { cost: permits })
+}
+
+/**
+ * The limiter's wait as a reservation, settled when the attempt ends, inside the permit: released
+ * when the call never started, else as `usage` reads the call's ending. The reservation is taken
+ * in an uninterruptible region but for the wait, so that no interruption falls between it and the
+ * settle that owns it.
+ */
+const reserved = <A, R>(
+  provider: ProviderState,
+  limiter: RateLimiter.RateLimiter,
+  takeOptions: RateLimiter.TakeOptions | undefined,
+  afterWait: Effect.Effect<A, unknown, R>,
+  call: Call,
+  usage: Usage,
+  clock: Clock.Clock
+): Effect.Effect<A, unknown, R> =>
+  Effect.uninterruptibleMask((restore) =>
+    Effect.flatMap(restore(limiter.reserve(takeOptions)), (reservation) =>
+      Effect.onExit(restore(afterWait), (exit) =>
+        // `callPhase` set the phase: the call started, and the upstream may have counted it
+        settle(provider, reservation, call.phase === "call" ? usage : undefined, exit, clock)))
+  )
+
+/** Settles `reservation` as `usage` reads `exit`; without `usage` (the call never started), releases. */
+const settle = (
+  provider: ProviderState,
+  reservation: RateLimiter.Reservation,
+  usage: Usage | undefined,
+  exit: Exit.Exit<unknown, unknown>,
+  clock: Clock.Clock
+): Effect.Effect<void> => {
+  let settlement: Settlement = "release"
+  if (usage !== undefined) {
+    try {
+      settlement = usage(Exit.mapError(exit, unwrap))
+    } catch (error) {
+      return Effect.logWarning(
+        `provider "${provider.name}": its usage function threw (${String(error)}); the estimate stands`
+      )
+    }
+  }
+  provider.settled(reservation, settlement, clock.unsafeCurrentTimeMillis())
+  const settling = settlement === "release"
+    ? reservation.release
+    : settlement === undefined
+    ? Effect.void
+    : reservation.settle(settlement)
+  return Effect.catchAll(
+    settling,
+    (error) => Effect.logWarning(`provider "${provider.name}": could not settle its reservation: ${error.message}`)
+  )
 }
 
 /** The call, its time recorded however it ends. */
@@ -222,6 +277,7 @@ const callPhase = <A, E, R>(
   const start = clock.unsafeCurrentTimeMillis()
   // only a limiter's rate is compared with the starts
   if (provider.limiterRate !== undefined) provider.starts.add(start)
+  provider.dimensions?.started(start, call.perCall.cost)
   call.phase = "call"
   // an infinite attempt budget (a stream's, say) is no budget
   const budget = call.perCall.attemptTimeoutMillis

@@ -1,4 +1,5 @@
 /** @internal */
+import type { RateLimiter } from "@sluice/rate-limiter"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
 import * as Option from "effect/Option"
@@ -195,7 +196,10 @@ export const resolve = (options: Api.Options): Resolved => {
  */
 export interface PerCall {
   readonly permits: number
-  readonly cost: number
+  /** A number on every limit, or units per dimension (checked by the limiter, naming it). */
+  readonly cost: RateLimiter.Cost
+  /** Given: the limiter reserves `cost` and the attempt settles it (see `Api.CallOptions.usage`). */
+  readonly usage: Api.Usage | undefined
   readonly attemptTimeoutMillis: number | undefined
   readonly totalTimeoutMillis: number | undefined
   readonly maxAttempts: number
@@ -205,6 +209,7 @@ export interface PerCall {
 export const defaultsOf = (resolved: Resolved): PerCall => ({
   permits: 1,
   cost: 1,
+  usage: undefined,
   attemptTimeoutMillis: resolved.attemptTimeoutMillis,
   totalTimeoutMillis: resolved.totalTimeoutMillis,
   maxAttempts: resolved.maxAttempts
@@ -216,12 +221,13 @@ export const perCall = (resolved: Resolved, defaults: PerCall, options: Api.Call
   if (
     options === undefined ||
     (options.permits === undefined && options.cost === undefined && options.attemptTimeout === undefined &&
-      options.totalTimeout === undefined && options.retry !== false)
+      options.totalTimeout === undefined && options.retry !== false && options.usage === undefined)
   ) return defaults
   const name = resolved.name
   return {
     permits: positiveInteger(name, "permits", options.permits, 1),
-    cost: positiveInteger(name, "cost", options.cost, 1),
+    cost: typeof options.cost === "object" ? options.cost : positiveInteger(name, "cost", options.cost, 1),
+    usage: options.usage,
     attemptTimeoutMillis: options.attemptTimeout === undefined
       ? defaults.attemptTimeoutMillis
       : millisOf(name, "attemptTimeout", options.attemptTimeout, { allowZero: false }),

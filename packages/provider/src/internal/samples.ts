@@ -52,3 +52,51 @@ export class StartTimes extends Samples {
     return newest > oldest ? ((this.filled - 1) * 1000) / (newest - oldest) : Number.POSITIVE_INFINITY
   }
 }
+
+/**
+ * Units charged per dimension by recent starts (estimates at the start, corrections when they
+ * settle), each in a ring of the last `size` entries: the rate each dimension is used at lately,
+ * for the verdict to name the one nearest its limit.
+ *
+ * @internal
+ */
+export class DimensionUsage {
+  private readonly rings = new Map<string, { at: Float64Array; units: Float64Array; next: number; filled: number }>()
+
+  constructor(readonly dimensions: ReadonlyArray<string>, private readonly size: number) {
+    for (const dimension of dimensions) {
+      this.rings.set(dimension, { at: new Float64Array(size), units: new Float64Array(size), next: 0, filled: 0 })
+    }
+  }
+
+  add(dimension: string, at: number, units: number): void {
+    const ring = this.rings.get(dimension)
+    if (ring === undefined || units === 0) return
+    ring.at[ring.next] = at
+    ring.units[ring.next] = units
+    ring.next = (ring.next + 1) % this.size
+    if (ring.filled < this.size) ring.filled++
+  }
+
+  /** A start's estimate: a number on every dimension, a record on those it names. */
+  started(at: number, cost: number | Readonly<Record<string, number>>): void {
+    for (const dimension of this.dimensions) {
+      this.add(dimension, at, typeof cost === "number" ? cost : cost[dimension] ?? 0)
+    }
+  }
+
+  /**
+   * Units per second from the oldest entry kept to the newest, the oldest's own units excluded
+   * (as `StartTimes` counts starts); 0 with fewer than two entries or none apart in time.
+   */
+  ratePerSecond(dimension: string): number {
+    const ring = this.rings.get(dimension)
+    if (ring === undefined || ring.filled < 2) return 0
+    const oldest = ring.filled < this.size ? 0 : ring.next
+    const newest = (ring.next - 1 + this.size) % this.size
+    let sum = 0
+    for (let i = 0; i < ring.filled; i++) if (i !== oldest) sum += ring.units[i]
+    const span = ring.at[newest] - ring.at[oldest]
+    return span > 0 ? (Math.max(0, sum) * 1000) / span : 0
+  }
+}

@@ -21,7 +21,7 @@ import {
   recordOf
 } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
-import { Samples, StartTimes } from "./samples.js"
+import { DimensionUsage, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
 
 /**
@@ -83,6 +83,8 @@ export class ProviderState {
   readonly callTime: Samples
   /** When recent calls started, for the rate the verdict compares with the limiter's. */
   readonly starts: StartTimes
+  /** Units per dimension of recent starts, when the limiter names dimensions of its own. */
+  readonly dimensions: DimensionUsage | undefined
 
   // shutdown
   closing = false
@@ -103,6 +105,8 @@ export class ProviderState {
     this.limiterWait = new Samples(resolved.sampleSize)
     this.callTime = new Samples(resolved.sampleSize)
     this.starts = new StartTimes(resolved.sampleSize)
+    const named = limiter !== undefined && (limiter.dimensions.length > 1 || limiter.dimensions[0] !== "default")
+    this.dimensions = named ? new DimensionUsage(limiter.dimensions, resolved.sampleSize) : undefined
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
     this.breaker = resolved.breaker === undefined ? undefined : new CircuitBreaker(
@@ -113,6 +117,20 @@ export class ProviderState {
     this.defaults = defaultsOf(resolved)
     this.gracePeriod = Duration.millis(resolved.gracePeriodMillis)
     this.spanOptions = { attributes: { "sluice.provider": resolved.name }, captureStackTrace: false }
+  }
+
+  /** A reservation settled (or released): its correction, per dimension, for the verdict. */
+  settled(reservation: RateLimiter.Reservation, settlement: Api.Settlement, now: number): void {
+    const usage = this.dimensions
+    if (usage === undefined || settlement === undefined) return
+    for (const [dimension, estimate] of Object.entries(reservation.cost)) {
+      const actual = settlement === "release"
+        ? 0
+        : typeof settlement === "number"
+        ? settlement
+        : settlement[dimension] ?? estimate
+      usage.add(dimension, now, actual - estimate)
+    }
   }
 
   count(outcome: Api.Outcome): void {
@@ -150,6 +168,18 @@ export class ProviderState {
     return new ProviderError.ProviderClosed({ provider: this.name, reason, gracePeriod: this.gracePeriod })
   }
 
+  /** Each limit of a limiter with named dimensions, with the rate its dimension is used at lately. */
+  private dimensionLoads(): ReadonlyArray<Api.DimensionLoad> | undefined {
+    const usage = this.dimensions
+    if (usage === undefined || this.limiter === undefined) return undefined
+    return this.limiter.limits.map((limit) => ({
+      dimension: limit.dimension,
+      limit: limit.limit,
+      window: limit.window,
+      ratePerSecond: usage.ratePerSecond(limit.dimension)
+    }))
+  }
+
   get stats(): Effect.Effect<Api.Stats> {
     return Effect.map(this.bulkhead.stats, (bulkhead) => {
       const permitWait = this.permitWait.summary()
@@ -176,7 +206,8 @@ export class ProviderState {
           limiterWait,
           callTime,
           startRate: this.starts.ratePerSecond(),
-          limiterRate: this.limiterRate
+          limiterRate: this.limiterRate,
+          dimensions: this.dimensionLoads()
         })
       }
     })

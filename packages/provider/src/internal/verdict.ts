@@ -32,6 +32,47 @@ const ms = (millis: number): string =>
 
 const percent = (share: number): string => `${Math.round(share * 100)} %`
 
+const windowNames: ReadonlyArray<readonly [number, string]> = [
+  [1_000, "s"],
+  [60_000, "min"],
+  [3_600_000, "h"],
+  [86_400_000, "day"]
+]
+
+/** `tokens/min`, `requests/s`, `tokens/10 s`: a limit named by its dimension and window. */
+const limitLabel = (load: Api.DimensionLoad): string => {
+  const millis = Duration.toMillis(load.window)
+  const named = windowNames.find(([m]) => m === millis)
+  return `${load.dimension}/${named === undefined ? ms(millis) : named[1]}`
+}
+
+/** The limit whose dimension is used nearest its rate, and that share. */
+const bindingLimit = (
+  loads: ReadonlyArray<Api.DimensionLoad> | undefined
+): { readonly load: Api.DimensionLoad; readonly share: number } | undefined => {
+  let best: { readonly load: Api.DimensionLoad; readonly share: number } | undefined
+  for (const load of loads ?? []) {
+    const rate = (load.limit * 1000) / Duration.toMillis(load.window)
+    const share = rate > 0 ? load.ratePerSecond / rate : 0
+    if (best === undefined || share > best.share) best = { load, share }
+  }
+  return best
+}
+
+/** A `limiter` verdict, naming the binding limit when the limiter's limits name dimensions. */
+const limiterVerdict = (input: Api.VerdictInput, reason: string): Api.Verdict => {
+  const binding = bindingLimit(input.dimensions)
+  if (binding === undefined) return { binding: "limiter", reason }
+  const label = limitLabel(binding.load)
+  return {
+    binding: "limiter",
+    dimension: label,
+    reason: `${label} saturated (${binding.load.dimension} used at ${
+      percent(binding.share)
+    } of ${binding.load.limit} per ${ms(Duration.toMillis(binding.load.window))} lately): ${reason}`
+  }
+}
+
 /** @internal */
 export const verdict = (input: Api.VerdictInput): Api.Verdict => {
   const { attempts, callTime, limiterWait, permitWait, upstreamErrors } = input
@@ -58,30 +99,28 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
   const held = limiterWait.meanMillis + callTime.meanMillis
   const limiterShare = held > 0 ? limiterWait.meanMillis / held : 0
   if (limiterShare >= LIMITER_SHARE) {
-    return {
-      binding: "limiter",
-      reason: `permits were held ${percent(limiterShare)} asleep in the limiter (mean ${
-        ms(limiterWait.meanMillis)
-      } of ${ms(held)}; permit wait mean ${
+    return limiterVerdict(
+      input,
+      `permits were held ${percent(limiterShare)} asleep in the limiter (mean ${ms(limiterWait.meanMillis)} of ${
+        ms(held)
+      }; permit wait mean ${
         ms(permitWait.meanMillis)
       }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
-    }
+    )
   }
   const { limiterRate, startRate } = input
   if (
     limiterRate !== undefined && startRate !== undefined && limiterRate > 0 &&
     startRate >= QUOTA_RATE_SHARE * limiterRate
   ) {
-    return {
-      binding: "limiter",
-      reason: `calls started at ${perSecond(startRate)}, ${
-        percent(Math.min(1, startRate / limiterRate))
-      } of the limiter's ${perSecond(limiterRate)} (permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
-        ms(limiterWait.meanMillis)
-      }, call mean ${
+    return limiterVerdict(
+      input,
+      `calls started at ${perSecond(startRate)}, ${percent(Math.min(1, startRate / limiterRate))} of the limiter's ${
+        perSecond(limiterRate)
+      } (permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${ms(limiterWait.meanMillis)}, call mean ${
         ms(callTime.meanMillis)
       }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
-    }
+    )
   }
   if (permitWait.meanMillis > 0 && permitWait.meanMillis >= PERMIT_WAIT_SHARE * callTime.meanMillis) {
     return {

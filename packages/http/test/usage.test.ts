@@ -1,0 +1,167 @@
+/**
+ * Usage-based limits through the client, against real HTTP servers on 127.0.0.1: the estimate is
+ * reserved, the usage the response reports is settled inside the permit, a request that never
+ * reached the upstream is released, and the rate-limit headers tighten the limiter. The limiter
+ * counts tokens in a fixed window of 1,000 per minute, so that what it holds is read exactly with
+ * takes that must not wait (`maxWait: 0`).
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { assert, describe, it } from "@effect/vitest"
+import { ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
+import { Provider } from "@sluice/provider"
+import type { RateLimiter } from "@sluice/rate-limiter"
+import { Duration, Effect, Exit, Logger, Schema, TestClock } from "effect"
+import { run, uniqueName } from "./utils/run.js"
+import { json, testServer } from "./utils/server.js"
+
+const Completion = Schema.Struct({ id: Schema.String })
+
+const tokensPerMinute = (name: string) =>
+  Provider.make({
+    name,
+    bulkhead: { permits: 2 },
+    rateLimiter: {
+      limits: [
+        { dimension: "requests", limit: 100, window: "1 minute" },
+        { dimension: "tokens", limit: 1000, window: "1 minute", algorithm: "fixed-window" }
+      ]
+    }
+  })
+
+/** Whether `tokens` more start now, without waiting (and are taken if so). */
+const fits = (provider: Provider.Provider<unknown>, tokens: number) =>
+  Effect.map(
+    Effect.exit((provider.rateLimiter as RateLimiter.RateLimiter).take({ cost: { tokens }, maxWait: 0 })),
+    Exit.isSuccess
+  )
+
+/** Tokens the limiter lets start now: the largest `n` with `fits(n)`, found by halving. */
+const room = (provider: Provider.Provider<unknown>) =>
+  Effect.gen(function*() {
+    // a probe that fits is reserved, then released: the newest reservation comes back whole
+    const limiter = provider.rateLimiter as RateLimiter.RateLimiter
+    let lo = 0
+    let hi = 1000
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2)
+      const probe = yield* Effect.either(limiter.reserve({ cost: { tokens: mid }, maxWait: 0 }))
+      if (probe._tag === "Right") {
+        yield* Effect.orDie(probe.right.release)
+        lo = mid
+      } else {
+        hi = mid - 1
+      }
+    }
+    return lo
+  })
+
+const completions = (usage: number, headers: Record<string, string> = {}) =>
+  json(
+    { id: "chatcmpl-1", usage: { prompt_tokens: 20, completion_tokens: usage - 20, total_tokens: usage } },
+    200,
+    headers
+  )
+
+const openaiUsage = ({ body }: ProviderHttpClient.UsageResponse) => ({
+  tokens: (body as { readonly usage: { readonly total_tokens: number } }).usage.total_tokens
+})
+
+describe("usage", () => {
+  it.live("the estimate is reserved and settled with the usage the body reports, inside the permit", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/v1/chat/completions": completions(120) })
+      const provider = yield* tokensPerMinute(uniqueName("usage"))
+      const held: Array<number> = []
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: server.url,
+        estimate: () => ({ requests: 1, tokens: 300 }),
+        usage: (response) => {
+          held.push(Effect.runSync(provider.bulkhead.stats).inFlight)
+          return openaiUsage(response)
+        }
+      })
+      const post = HttpClientRequest.post("/v1/chat/completions")
+      assert.deepStrictEqual(yield* client.json(post, Completion), { id: "chatcmpl-1" })
+      // read while the permit was held, from the body the schema then decoded
+      assert.deepStrictEqual(held, [1])
+      // 300 reserved, 120 used: the unused 180 came back in the open window
+      assert.strictEqual(yield* room(provider), 880)
+    })))
+
+  it.live("an upstream that counted the call and reported nothing keeps the estimate", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/v1/chat/completions": json({ error: "overloaded" }, 500) })
+      const provider = yield* tokensPerMinute(uniqueName("usage-500"))
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: server.url,
+        estimate: () => ({ requests: 1, tokens: 300 }),
+        usage: openaiUsage
+      })
+      const error = yield* Effect.flip(client.json(HttpClientRequest.post("/v1/chat/completions"), Completion))
+      assert.strictEqual(error._tag, "UpstreamStatus")
+      assert.strictEqual(yield* room(provider), 700)
+    })))
+
+  it.live("a request whose connection was refused never reached the upstream: released", () =>
+    run(Effect.gen(function*() {
+      const provider = yield* tokensPerMinute(uniqueName("usage-refused"))
+      // port 9 (discard) on loopback: nothing listens there
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: "http://127.0.0.1:9",
+        estimate: () => ({ requests: 1, tokens: 300 }),
+        usage: openaiUsage
+      })
+      const error = yield* Effect.flip(client.json(HttpClientRequest.post("/v1/chat/completions"), Completion))
+      assert.strictEqual(error._tag, "RequestError")
+      assert.strictEqual(yield* room(provider), 1000)
+    })))
+
+  it.live("a request's own cost wins over the estimate", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/v1/chat/completions": completions(120) })
+      const provider = yield* tokensPerMinute(uniqueName("usage-cost"))
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: server.url,
+        estimate: () => ({ requests: 1, tokens: 300 })
+      })
+      yield* client.json(HttpClientRequest.post("/v1/chat/completions"), Completion, {
+        cost: { requests: 1, tokens: 450 }
+      })
+      // no usage option: the cost is taken as it is, not settled
+      assert.strictEqual(yield* room(provider), 550)
+    })))
+
+  it.effect("OpenAI's headers tighten the limiter: remaining 0 holds tokens for 6m0s, six minutes", () =>
+    Effect.gen(function*() {
+      const logs: Array<string> = []
+      const server = yield* testServer({
+        "/v1/chat/completions": completions(120, {
+          // the sample of OpenAI's Rate limits guide, tokens exhausted, and a malformed value
+          "x-ratelimit-limit-tokens": "1000",
+          "x-ratelimit-remaining-tokens": "0",
+          "x-ratelimit-reset-tokens": "6m0s",
+          "x-ratelimit-remaining-requests": "-1"
+        })
+      })
+      const provider = yield* tokensPerMinute(uniqueName("usage-headers"))
+      const client = yield* ProviderHttpClient.make(provider, {
+        baseUrl: server.url,
+        rateLimitHeaders: RateLimitHeaders.openai
+      })
+      yield* client.json(HttpClientRequest.post("/v1/chat/completions"), Completion).pipe(
+        Effect.provide(Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logs.push(String(message)))))
+      )
+      assert.deepStrictEqual(logs, [
+        `provider "${provider.name}": ignored the rate-limit header x-ratelimit-remaining-requests: "-1" (not a non-negative integer)`
+      ])
+      const limiter = provider.rateLimiter as RateLimiter.RateLimiter
+      const refused = yield* Effect.flip(limiter.take({ cost: { tokens: 1 }, maxWait: 0 }))
+      assert.strictEqual(refused._tag, "RateLimitExceeded")
+      yield* TestClock.adjust(Duration.seconds(359))
+      assert.isFalse(yield* fits(provider, 1))
+      yield* TestClock.adjust(Duration.seconds(1))
+      assert.isTrue(yield* fits(provider, 1))
+      // requests were never touched
+      assert.isTrue(Exit.isSuccess(yield* Effect.exit(limiter.take({ cost: { requests: 1 }, maxWait: 0 }))))
+    }).pipe(run))
+})
