@@ -9,13 +9,9 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientError from "@effect/platform/HttpClientError"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { HttpPool, ProviderHttpClient } from "@sluice/http"
+import { HttpPool, ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { RateLimiter } from "@sluice/rate-limiter"
-import * as Cause from "effect/Cause"
-import * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
@@ -90,100 +86,57 @@ export const refusalOf = (error: unknown): Option.Option<{ readonly _tag: string
     : Option.none()
 }
 
-/** `usage.total_tokens` of a chat completion's body, when it has one. */
-const usageOf = (body: ArrayBuffer): number | undefined => {
+/** `usage.total_tokens` of a chat completion's body (the text the call read), when it has one. */
+export const usageOf = (response: ProviderHttpClient.UsageResponse): { readonly tokens: number } | undefined => {
+  if (typeof response.body !== "string") return undefined
   try {
-    const parsed = JSON.parse(new TextDecoder().decode(body)) as {
-      readonly usage?: { readonly total_tokens?: unknown }
-    }
+    const parsed = JSON.parse(response.body) as { readonly usage?: { readonly total_tokens?: unknown } }
     const total = parsed.usage?.total_tokens
-    return typeof total === "number" && Number.isSafeInteger(total) && total >= 0 ? total : undefined
+    return typeof total === "number" && Number.isSafeInteger(total) && total >= 0 ? { tokens: total } : undefined
   } catch {
     return undefined
   }
 }
 
 /**
- * Failures after which the upstream cannot have counted the call: a 429 (OpenAI refused it), a
- * refusal by the bulkhead, a connection that never opened. Their reservation is released; any
- * other failure keeps its estimate, the safe side (the upstream may have run it).
- */
-const neverCounted = (error: unknown): boolean =>
-  error instanceof ProviderHttpClient.UpstreamRateLimited ||
-  Predicate.isTagged(error, "BulkheadFull") ||
-  Predicate.isTagged(error, "PermitWaitTimeout") ||
-  (HttpClientError.isHttpClientError(error) && error._tag === "RequestError" && error.reason === "Transport")
-
-/**
  * The `HttpClient` the OpenAI client is given: each request a provider call whose permit holds
- * until the body is read; the response handed on is that body, already in memory. The OpenAI
- * client sends absolute URLs (`HttpClient.make` parses them first); the provider's client appends
- * a path to its origin, so only the path goes on, and another origin is refused.
- *
- * Around the call, the limiter's reservation: the estimate (`estimateOf` the request: one request,
- * its prompt's tokens plus `max_tokens`) is reserved on both dimensions before it is sent, and
- * `usage.total_tokens` settled as soon as the body is in, inside the permit. A 429 releases it,
- * pauses the limiter for the `retry-after` (every process, with the Redis store) and sends the
- * request again through a fresh reservation.
+ * until the body is read, the body handed on already in memory. The OpenAI client sends absolute
+ * URLs (`HttpClient.make` parses them first); the provider's client appends a path to its origin,
+ * so only the path goes on, and another origin is refused. The body is read as text: that is what
+ * the provider's `usage` reads the actual tokens from, inside the permit.
  */
-export const throughProvider = (
-  http: ProviderHttpClient.ProviderHttpClient,
-  limiter: RateLimiter.RateLimiter,
-  settings: Pick<Settings, "maxTokens" | "expectedCompletion">
-): HttpClient.HttpClient =>
-  HttpClient.make((request, url) => {
-    if (url.origin !== http.origin) {
-      return Effect.fail(
+export const throughProvider = (http: ProviderHttpClient.ProviderHttpClient): HttpClient.HttpClient =>
+  HttpClient.make((request, url) =>
+    url.origin !== http.origin
+      ? Effect.fail(
         new HttpClientError.RequestError({
           request,
           reason: "InvalidUrl",
           description: `provider "openai" reaches ${http.origin} only, not ${url.origin}`
         })
       )
-    }
-    const path = HttpClientRequest.setUrl(request, url.pathname)
-    const send = (reservation: RateLimiter.Reservation) =>
-      http.execute(path, (response) =>
-        Effect.flatMap(response.arrayBuffer, (body) => {
-          const tokens = usageOf(body)
-          const settled = tokens === undefined
-            ? Effect.void
-            : reservation.settle({ tokens }).pipe(
-              // the response is good whatever the store says: the estimate stays charged instead
-              Effect.catchAll((error) =>
-                Effect.logWarning(`limiter "openai": settle failed, the estimate stays: ${error.message}`)
-              )
-            )
-          return Effect.as(
-            settled,
-            HttpClientResponse.fromWeb(
-              request,
-              new Response(body, { status: response.status, headers: new Headers({ ...response.headers }) })
-            )
+      : http.text(
+        HttpClientRequest.setUrl(request, url.pathname),
+        // a 429 means OpenAI did not run the request: sending it again is safe
+        { idempotent: true }
+      ).pipe(
+        Effect.map((body) =>
+          HttpClientResponse.fromWeb(
+            request,
+            new Response(body, { status: 200, headers: { "content-type": "application/json" } })
           )
-        }))
-    const attempt = Effect.acquireUseRelease(
-      limiter.reserve({ cost: estimateOf(request, settings) }),
-      send,
-      (reservation, exit) =>
-        Exit.isFailure(exit) && Option.exists(Cause.failureOption(exit.cause), neverCounted)
-          ? Effect.ignoreLogged(reservation.release)
-          : Effect.void
-    )
-    return attempt.pipe(
-      Effect.tapError((error) =>
-        error instanceof ProviderHttpClient.UpstreamRateLimited
-          ? Effect.ignoreLogged(limiter.pauseFor(error.retryAfter))
-          : Effect.void
-      ),
-      Effect.retry({ times: 2, while: (error) => error instanceof ProviderHttpClient.UpstreamRateLimited }),
-      Effect.mapError(asHttpClientError(request))
-    )
-  })
+        ),
+        Effect.mapError(asHttpClientError(request))
+      )
+  )
 
-/** Requests and tokens, each `margin` under the quota, in one limiter: a start is charged on both or neither. */
-export const limiterOptions = (settings: Pick<Settings, "quotas" | "margin">): RateLimiter.Options => ({
-  name: "openai",
+const isRetryable = (error: unknown): boolean => error instanceof ProviderHttpClient.UpstreamRateLimited
+
+/**
+ * Requests and tokens, each `margin` under the quota, in the provider's one limiter: a start is
+ * charged on both or neither.
+ */
+export const limiterSettings = (settings: Pick<Settings, "quotas" | "margin">) => ({
   limits: [
     {
       dimension: "requests",
@@ -195,46 +148,40 @@ export const limiterOptions = (settings: Pick<Settings, "quotas" | "margin">): R
       ...clientLimit(settings.quotas.tokens, settings.margin),
       window: settings.quotas.windowMillis
     }
-  ],
-  maxWait: "10 minutes"
+  ] as const,
+  maxWait: "10 minutes" as const
 })
 
-export class OpenAiLimiter extends Context.Tag("@sluice/example-llm-batch/OpenAiLimiter")<
-  OpenAiLimiter,
-  RateLimiter.RateLimiter
->() {}
-
 /**
- * The provider: a bulkhead, the attempt timeout, no limiter of its own (the reservation around the
- * call is the limiter) and no retries (the reservation's loop retries a 429, each attempt reserved).
+ * The provider: bulkhead → the limiter (requests and tokens) → attempt timeout → the call. A 429
+ * pauses the limiter for the `retry-after` (every process, with the Redis store) and is retried,
+ * each attempt through its own reservation.
  */
 export const providerSettings = (settings: Settings) =>
   ProviderHttpClient.withUpstreamErrors({
     bulkhead: { permits: settings.permits, maxWait: "10 minutes" },
-    attemptTimeout: "60 seconds"
+    rateLimiter: limiterSettings(settings),
+    attemptTimeout: "60 seconds",
+    retry: { maxAttempts: 3, isRetryable }
   })
 
-/** `OpenAiClient`, the provider it runs through and the limiter (for their figures), from the settings. */
+/** `OpenAiClient`, and the provider it runs through (for its figures), from the settings. */
 export const layer = (settings: Settings) =>
   OpenAiClient.layer({ apiKey: settings.apiKey, apiUrl: settings.baseUrl }).pipe(
-    Layer.provide(
-      Layer.effect(
-        HttpClient.HttpClient,
-        Effect.map(
-          Effect.all([OpenAiHttp, OpenAiLimiter]),
-          ([http, limiter]) => throughProvider(http, limiter, settings)
-        )
-      )
-    ),
+    Layer.provide(Layer.effect(HttpClient.HttpClient, Effect.map(OpenAiHttp, throughProvider))),
     Layer.provideMerge(
       OpenAiHttp.layer(OpenAi, {
         baseUrl: new URL(settings.baseUrl).origin,
         userAgent: "sluice-llm-batch/0.1 (example)",
-        preconnect: true
+        preconnect: true,
+        // each attempt reserves the estimate and settles the usage the body reports, inside the permit
+        estimate: (request) => estimateOf(request, settings),
+        usage: usageOf,
+        // OpenAI's x-ratelimit-* headers tighten the limiter when the server knows better
+        rateLimitHeaders: RateLimitHeaders.openai
       })
     ),
     Layer.provideMerge(OpenAi.layer(providerSettings(settings))),
-    Layer.provideMerge(RateLimiter.layer(OpenAiLimiter, limiterOptions(settings))),
     Layer.provide(HttpPool.layerWithHttpClient())
   )
 

@@ -176,6 +176,7 @@ export const format = (f: Figures): string => {
     `estimates: ${thousands(e.reserved)} tokens reserved for ${thousands(e.actual)} used ` +
     `(error ${e.error >= 0 ? "+" : ""}${percent(e.error)}); ${e.short} calls used more than reserved, ` +
     `${thousands(e.shortfall)} tokens in all, paid by the calls after them`,
-    `binding: ${f.binding.dimension} — ${f.binding.reason}`
+    `binding: ${f.binding.dimension} — ${f.binding.reason}`,
+    `the provider's verdict: ${f.verdict.binding} — ${f.verdict.reason}`
   ].join("\n")
 }
