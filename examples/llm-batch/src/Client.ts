@@ -54,14 +54,20 @@ export const estimateOf = (
   settings: Pick<Settings, "maxTokens" | "expectedCompletion">
 ): { readonly requests: number; readonly tokens: number } => {
   const body = request.body
-  if (body._tag !== "Uint8Array") return { requests: 1, tokens: settings.maxTokens }
-  const chat = JSON.parse(new TextDecoder().decode(body.body)) as {
-    readonly messages?: ReadonlyArray<Tokens.Message>
-    readonly max_tokens?: number
-  }
-  return {
-    requests: 1,
-    tokens: Tokens.estimate(chat.messages ?? [], chat.max_tokens ?? settings.maxTokens, settings.expectedCompletion)
+  const fallback = { requests: 1, tokens: settings.maxTokens }
+  if (body._tag !== "Uint8Array") return fallback
+  try {
+    const chat = JSON.parse(new TextDecoder().decode(body.body)) as {
+      readonly messages?: ReadonlyArray<Tokens.Message>
+      readonly max_tokens?: number
+    }
+    return {
+      requests: 1,
+      tokens: Tokens.estimate(chat.messages ?? [], chat.max_tokens ?? settings.maxTokens, settings.expectedCompletion)
+    }
+  } catch {
+    // not JSON: no prompt to count, so max_tokens alone (the OpenAI client always sends JSON)
+    return fallback
   }
 }
 

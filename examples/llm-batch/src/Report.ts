@@ -3,6 +3,7 @@
  * busiest window (the client's view, and the stand-in's when this run started it), the 429s; the
  * estimates against the real usage; and the dimension that bound the run, with its reason.
  */
+import * as Client from "./Client.js"
 import type * as Run from "./Run.js"
 
 export interface Dimension {
@@ -90,7 +91,7 @@ export const figures = (summary: Run.Summary): Figures => {
       name,
       quota: quota.limit,
       burst: quota.burst,
-      clientLimit: Math.max(1, Math.floor(quota.limit * (1 - config.margin))),
+      clientLimit: Client.clientLimit(quota, config.margin).limit,
       total,
       achieved,
       share: achieved / quota.limit,
