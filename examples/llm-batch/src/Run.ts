@@ -1,0 +1,171 @@
+/**
+ * One batch: the stand-in started (unless a URL is given), the OpenAI client over the provider,
+ * every prompt completed by a fixed pool of workers, each call's estimate and real usage recorded,
+ * progress on stderr, and a summary for the report.
+ */
+import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
+import { ProviderHttpClient } from "@sluice/http"
+import { RateLimiterStore } from "@sluice/rate-limiter"
+import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+import * as Arr from "effect/Array"
+import * as Clock from "effect/Clock"
+import * as Console from "effect/Console"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
+import type * as Redacted from "effect/Redacted"
+import * as Schedule from "effect/Schedule"
+import * as Stream from "effect/Stream"
+import * as Client from "./Client.js"
+import * as Prompts from "./Prompts.js"
+import * as Child from "./stand-in/Child.js"
+import type * as StandIn from "./stand-in/StandIn.js"
+import * as Tokens from "./Tokens.js"
+
+export interface Config {
+  /** The endpoint up to `/v1`; absent: a stand-in is started, with `quotas` as its own. */
+  readonly url: string | undefined
+  readonly apiKey: Redacted.Redacted | undefined
+  readonly model: string
+  readonly quotas: Client.Quotas
+  readonly margin: number
+  readonly permits: number
+  readonly maxTokens: number
+  readonly expectedCompletion: number | undefined
+  readonly input: string | undefined
+  readonly samplePrompts: number
+  readonly redis: string | undefined
+  readonly seed: number
+  readonly progress: boolean
+}
+
+/** One call as the client saw it. */
+export interface Call {
+  readonly id: string
+  /** When its response arrived, in milliseconds from the batch's start. */
+  readonly at: number
+  readonly estimate: number
+  /** `usage.total_tokens`; absent for a failed call. */
+  readonly actual: number | undefined
+  /** The sluice refusal or HTTP error that failed it. */
+  readonly error?: string | undefined
+}
+
+export interface Summary {
+  readonly config: Config
+  readonly elapsedMillis: number
+  readonly calls: ReadonlyArray<Call>
+  /** 429s the client received (retries included). */
+  readonly tooManyRequests: number
+  readonly verdict: { readonly binding: string; readonly reason: string }
+  /** The stand-in's own figures, when this run started it. */
+  readonly server: StandIn.Stats | undefined
+}
+
+/** The stand-in's answer times: 40 ms, plus 0.4 ms a completion token (about 50 to 150 ms a call). */
+export const STAND_IN_LATENCY = { baseMillis: 40, perTokenMillis: 0.4 }
+/** The shortest completion the stand-in writes; the longest is the request's `max_tokens`. */
+export const STAND_IN_MIN_COMPLETION = 16
+
+export const standInOptions = (config: Pick<Config, "quotas" | "seed">): StandIn.Options => ({
+  windowMillis: config.quotas.windowMillis,
+  requests: config.quotas.requests,
+  tokens: config.quotas.tokens,
+  minCompletion: STAND_IN_MIN_COMPLETION,
+  latency: STAND_IN_LATENCY,
+  seed: config.seed
+})
+
+const tooManyRequests = Metric.value(
+  ProviderHttpClient.upstreamStatusTotal.pipe(Metric.tagged("name", "openai"), Metric.tagged("status", "429"))
+)
+
+export const storeLayer = (redis: string | undefined) =>
+  redis === undefined
+    ? RateLimiterStore.layerMemory
+    : RedisRateLimiterStore.layer({ url: redis, prefix: "sluice:llm-batch:" })
+
+export const run = (config: Config, entry: Child.Entry) =>
+  Effect.gen(function*() {
+    const prompts = config.input === undefined
+      ? Prompts.sample(config.samplePrompts, config.seed)
+      : yield* Prompts.fromFile(config.input)
+    const standIn = config.url === undefined ? yield* Child.start(entry, standInOptions(config)) : undefined
+    const baseUrl = config.url ?? `${standIn?.url}/v1`
+    const settings: Client.Settings = {
+      baseUrl,
+      apiKey: config.apiKey ?? Client.defaultApiKey,
+      quotas: config.quotas,
+      margin: config.margin,
+      permits: config.permits,
+      maxTokens: config.maxTokens,
+      expectedCompletion: config.expectedCompletion
+    }
+    return yield* batch(config, prompts, standIn).pipe(
+      Effect.provide(Client.layer(settings).pipe(Layer.provide(storeLayer(config.redis))))
+    )
+  }).pipe(Effect.scoped)
+
+const batch = (config: Config, prompts: ReadonlyArray<Prompts.Prompt>, standIn: StandIn.StandIn | undefined) =>
+  Effect.gen(function*() {
+    const openai = yield* OpenAiClient.OpenAiClient
+    const provider = yield* Client.OpenAi
+    const startedAt = yield* Clock.currentTimeMillis
+    const before = (yield* tooManyRequests).count
+    const calls: Array<Call> = []
+
+    const complete = (prompt: Prompts.Prompt) =>
+      Effect.gen(function*() {
+        const estimate = Tokens.estimate(prompt.messages, config.maxTokens, config.expectedCompletion)
+        const result = yield* Effect.either(openai.client.createChatCompletion({
+          model: config.model,
+          messages: Arr.map(prompt.messages, (message) => ({ role: message.role, content: message.content })),
+          max_tokens: config.maxTokens
+        }))
+        const at = (yield* Clock.currentTimeMillis) - startedAt
+        calls.push(
+          result._tag === "Right"
+            ? { id: prompt.id, at, estimate, actual: result.right.usage?.total_tokens }
+            : {
+              id: prompt.id,
+              at,
+              estimate,
+              actual: undefined,
+              error: Option.match(Client.refusalOf(result.left), {
+                onNone: () => result.left.message,
+                onSome: (refusal) => `${refusal._tag}: ${refusal.message}`
+              })
+            }
+        )
+      })
+
+    const progress = Effect.suspend(() => {
+      const done = calls.length
+      const tokens = calls.reduce((sum, call) => sum + (call.actual ?? 0), 0)
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Console.error(
+          `[${((now - startedAt) / 1000).toFixed(1)} s] ${done}/${prompts.length} calls, ${
+            tokens.toLocaleString("en-US")
+          } tokens used`
+        ))
+    })
+    if (config.progress) yield* Effect.forkScoped(Effect.repeat(progress, Schedule.spaced("2 seconds")))
+
+    // a fixed pool of workers, as many as the bulkhead has permits: more would only queue in it
+    yield* Stream.fromIterable(prompts).pipe(
+      Stream.mapEffect(complete, { concurrency: config.permits, unordered: true }),
+      Stream.runDrain
+    )
+    const elapsedMillis = (yield* Clock.currentTimeMillis) - startedAt
+    const stats = yield* provider.stats
+    const summary: Summary = {
+      config,
+      elapsedMillis,
+      calls,
+      tooManyRequests: (yield* tooManyRequests).count - before,
+      verdict: stats.verdict,
+      server: standIn === undefined ? undefined : yield* standIn.stats
+    }
+    return summary
+  }).pipe(Effect.scoped)
