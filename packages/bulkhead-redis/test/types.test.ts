@@ -6,10 +6,10 @@
 import { describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
+import type { RedisConnection } from "@sluice/redis"
 import type { Layer, Scope } from "effect"
 import { Effect } from "effect"
 import { expectTypeOf } from "vitest"
-import type { RedisConnection } from "@sluice/redis"
 import { RedisBulkhead } from "../src/index.js"
 
 class Boom {

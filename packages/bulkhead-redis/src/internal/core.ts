@@ -5,6 +5,7 @@
  * @internal
  */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as Connection from "@sluice/redis/RedisConnection"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
@@ -12,7 +13,6 @@ import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Api from "../RedisBulkhead.js"
-import * as Connection from "@sluice/redis/RedisConnection"
 import { leaseLostTotal, storeDegraded, storeErrorsTotal } from "./metrics.js"
 import * as S from "./scripts.js"
 import { illegal, isPositiveInteger, type Settings } from "./settings.js"
