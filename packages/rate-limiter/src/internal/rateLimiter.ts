@@ -75,7 +75,14 @@ const makeWith = (
 ): Effect.Effect<RateLimiter.RateLimiter> =>
   Effect.map(Effect.clock, (clock) => {
     const { dimensions, limits, specs } = resolved
-    const shape: usage.Shape = { name, key: name, limits, specs, dimensions }
+    const shape: usage.Shape = {
+      name,
+      key: name,
+      limits,
+      specs,
+      dimensions,
+      labels: usage.labelsByDimension(name, dimensions)
+    }
     const key = name
     const labels = [MetricLabel.make("name", name)]
     const quotaLabels = [...labels, MetricLabel.make("reason", "quota")]

@@ -28,7 +28,24 @@ export interface Shape {
   readonly limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>
   readonly specs: ReadonlyArray<RateLimiterStore.LimitSpec>
   readonly dimensions: NonEmptyReadonlyArray<string>
+  /**
+   * The metric labels of each dimension, made once: a metric finds its series by the labels
+   * array it is given, so a fresh array per update would key (and hash) the series anew each time.
+   */
+  readonly labels: Readonly<Record<string, ReadonlyArray<MetricLabel.MetricLabel>>>
 }
+
+/** @internal */
+export const labelsByDimension = (
+  name: string,
+  dimensions: ReadonlyArray<string>
+): Record<string, ReadonlyArray<MetricLabel.MetricLabel>> =>
+  Object.fromEntries(
+    dimensions.map((dimension) => [dimension, [
+      MetricLabel.make("name", name),
+      MetricLabel.make("dimension", dimension)
+    ]])
+  )
 
 const isUnits = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
 
@@ -110,11 +127,6 @@ const byDimension = (shape: Shape, perLimitUnits: ReadonlyArray<number>): Record
 // reservations
 // -----------------------------------------------------------------------------
 
-const labelsOf = (name: string, dimension: string) => [
-  MetricLabel.make("name", name),
-  MetricLabel.make("dimension", dimension)
-]
-
 /**
  * Where the limiter's local pacer charged a start: when, and each limit's `restorePoint` before.
  *
@@ -142,7 +154,7 @@ export const makeReservation = (
 ): RateLimiter.Reservation => {
   const estimate = byDimension(shape, costs)
   for (const dimension of shape.dimensions) {
-    reservedUnitsTotal.unsafeUpdate(estimate[dimension], labelsOf(shape.name, dimension))
+    reservedUnitsTotal.unsafeUpdate(estimate[dimension], shape.labels[dimension])
   }
   // Set in the same synchronous step that decides to settle or release: one of them, once.
   let done = false
@@ -150,7 +162,7 @@ export const makeReservation = (
   const record = (actual: ReadonlyArray<number>, released: boolean): void => {
     const usage = byDimension(shape, actual)
     for (const dimension of shape.dimensions) {
-      const labels = labelsOf(shape.name, dimension)
+      const labels = shape.labels[dimension]
       actualUnitsTotal.unsafeUpdate(usage[dimension], labels)
       if (!released && estimate[dimension] > 0) {
         estimateErrorRatio.unsafeUpdate((usage[dimension] - estimate[dimension]) / estimate[dimension], labels)
