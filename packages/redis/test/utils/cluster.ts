@@ -162,6 +162,15 @@ export const startCluster = async (options?: {
     if (create.status !== 0) throw new Error(`redis-cli --cluster create failed: ${create.stdout}${create.stderr}`)
     await until("cluster_state:ok not reached on every node", 30, () => stateOk(ports))
     if (replicas > 0) {
+      // the replicas are told their masters by gossip: until every node sees them all, a node may
+      // still list a replica as an empty master (and `failover` would find no replica)
+      const expected = masters * replicas
+      await until(`not every node saw the ${expected} replicas`, 30, async () => {
+        for (const port of ports) {
+          if ((await clusterNodes(port)).filter((n) => !n.master).length !== expected) return false
+        }
+        return true
+      })
       const replicaPorts = (await clusterNodes(ports[0])).filter((n) => !n.master).map((n) => n.port)
       for (const port of replicaPorts) {
         await until(`the replica on port ${port} did not sync`, 30, () => replicaInSync(port))
