@@ -121,10 +121,17 @@ const acquireMasked = (
         impl.forget(ticket)
         return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead))
       }
-      // queued (a grant message may already have come: then the signal is already done)
+      // queued; a grant message may already have come, before this reply
       if (ticket.member === "") ticket.member = String(reply[1])
-      if (ticket.state === T.ASKING) ticket.state = T.QUEUED
-      const granted = Deferred.await(ticket.signal)
+      if (ticket.state === T.GRANTED) {
+        ticket.state = T.HELD
+        Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, impl.labels)
+        return ticket
+      }
+      ticket.state = T.QUEUED
+      const signal = Deferred.unsafeMake<boolean>(FiberId.none)
+      ticket.signal = signal
+      const granted = Deferred.await(signal)
       const remaining = maxWaitMillis - (now - start)
       const outcome = yield* restore(
         Duration.isFinite(maxWait)

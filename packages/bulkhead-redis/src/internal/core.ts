@@ -156,7 +156,7 @@ export class Impl {
     if (ticket.state !== T.ASKING && ticket.state !== T.QUEUED) return
     ticket.member = member
     ticket.state = T.GRANTED
-    Deferred.unsafeDone(ticket.signal, Exit.succeed(true))
+    if (ticket.signal !== undefined) Deferred.unsafeDone(ticket.signal, Exit.succeed(true))
   }
 
   /**
@@ -208,7 +208,7 @@ export class Impl {
             } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
               // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
               this.forget(ticket)
-              Deferred.unsafeDone(ticket.signal, Exit.succeed(false))
+              if (ticket.signal !== undefined) Deferred.unsafeDone(ticket.signal, Exit.succeed(false))
             } else if (ticket.state !== T.GONE) {
               effects.push(this.leaseLost(ticket, now))
             }

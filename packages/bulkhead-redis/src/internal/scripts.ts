@@ -16,9 +16,9 @@
  * - `p{n}:tickets`: a hash, ticket → `cost:ttl` for every waiting or granted ticket.
  * - `p{n}:grants`: the shard channel (`SPUBLISH`) that carries each grant, members space-separated.
  *
- * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's random nonce makes it
- * a lease id no other grant can have, even after Redis lost the counter (a restart without
- * persistence). A renew or release of a member that is not there does nothing: fencing.
+ * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's nonce (a random prefix
+ * per process and a counter) makes it a lease id no other grant can have, even after Redis lost the
+ * counter (a restart without persistence). A renew or release of a member that is not there does nothing: fencing.
  *
  * Every script first expires what is due (held leases past their deadline give their permits
  * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
@@ -38,9 +38,13 @@ local t = redis.call("TIME")
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local meta = redis.call("HMGET", metaKey, "permits", "used", "wanted")
 local permits = tonumber(meta[1])
-if not permits then permits = tonumber(ARGV[2]) end
+-- no counters (a Redis that restarted empty, or a name that fell idle): read every key, trust nothing
+local unknown = not permits
+if unknown then permits = tonumber(ARGV[2]) end
 local used = tonumber(meta[2]) or 0
 local wanted = tonumber(meta[3]) or 0
+-- the keys lose their idle expiry when the name turns busy, and get it back when it turns idle
+local wasBusy = not unknown and (used > 0 or wanted > 0)
 local granted = {}
 
 local function ticketOf(member)
@@ -59,6 +63,8 @@ local function expire()
     redis.call("HDEL", ticketsKey, m)
     redis.call("ZREM", heldKey, m)
   end
+  -- nothing wanted means an empty queue (wanted is the sum of its costs, each at least 1)
+  if wanted <= 0 and not unknown then return end
   local gone = redis.call("ZRANGEBYSCORE", wleaseKey, "-inf", now)
   for _, m in ipairs(gone) do
     local c = ticketOf(m)
@@ -71,7 +77,7 @@ end
 
 -- strict FIFO: the head is granted when its cost fits, and nothing behind it overtakes it
 local function grant()
-  while true do
+  while wanted > 0 or unknown do
     local head = redis.call("ZRANGE", queueKey, 0, 0)[1]
     if not head then return end
     local c, l = ticketOf(head)
@@ -88,10 +94,11 @@ end
 -- writes the counters back and tells the waiters; a name with no ticket left expires in an hour
 local function finish()
   redis.call("HSET", metaKey, "permits", permits, "used", used, "wanted", wanted)
-  if used == 0 and wanted == 0 then
+  local busy = used > 0 or wanted > 0
+  if not busy and (wasBusy or unknown) then
     redis.call("PEXPIRE", metaKey, 3600000)
     redis.call("PEXPIRE", seqKey, 3600000)
-  else
+  elseif busy and not wasBusy then
     redis.call("PERSIST", metaKey)
     redis.call("PERSIST", seqKey)
   end
@@ -110,7 +117,7 @@ end
  * ARGV: channel, permits, nonce, cost, ttl (ms), maxWaiting (-1: unbounded), queue (1: may queue;
  * 0: `maxWait` is zero, answer at once).
  *
- * Reply `{kind, member, used, permits, queued, nextExpiry}`: kind 1 granted, 0 queued, 2 full (the
+ * Reply `{kind, member, used, permits, queued}`: kind 1 granted, 0 queued, 2 full (the
  * queue holds maxWaiting tickets), 3 not granted and not allowed to queue. `queued` is the queue's
  * length before this ticket: the callers ahead of it.
  */
@@ -119,7 +126,8 @@ local nonce, cost, ttl = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local maxWaiting, mayQueue = tonumber(ARGV[6]), ARGV[7] == "1"
 expire()
 grant()
-local queued = redis.call("ZCARD", queueKey)
+local queued = 0
+if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
 local kind, member = 0, ""
 if queued == 0 and used + cost <= permits then
   local ticket = redis.call("INCR", seqKey)
@@ -141,7 +149,7 @@ else
   wanted = wanted + cost
 end
 finish()
-return {kind, member, used, permits, queued, nextExpiry()}
+return {kind, member, used, permits, queued}
 `
 
 /**

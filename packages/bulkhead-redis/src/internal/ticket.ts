@@ -1,6 +1,5 @@
 /** A ticket's life in this process. @internal */
-import * as Deferred from "effect/Deferred"
-import * as FiberId from "effect/FiberId"
+import type * as Deferred from "effect/Deferred"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 
@@ -27,8 +26,11 @@ export interface Ticket {
   /** `<ticket>:<nonce>`, the lease id (`c:<nonce>` for a fallback holder); empty until Redis answered. */
   member: string
   state: State
-  /** Completed with true at the grant, false when the waiting lease was lost. */
-  readonly signal: Deferred.Deferred<boolean>
+  /**
+   * Made when the ticket queues (a grant in the acquire's reply needs none); completed with true at
+   * the grant, false when the waiting lease was lost.
+   */
+  signal: Deferred.Deferred<boolean> | undefined
   /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
   lostSignal: Deferred.Deferred<void> | undefined
   lost: boolean
@@ -43,13 +45,17 @@ export interface Ticket {
   needsClaim: boolean
 }
 
+/** This process's nonces: a random prefix, then a counter (unique without a random draw each). */
+const noncePrefix = randomBytes(6).toString("hex")
+let nonces = 0
+
 /** @internal */
 export const make = (cost: number): Ticket => ({
-  nonce: randomBytes(8).toString("hex"),
+  nonce: noncePrefix + (nonces++).toString(36),
   cost,
   member: "",
   state: ASKING,
-  signal: Deferred.unsafeMake<boolean>(FiberId.none),
+  signal: undefined,
   lostSignal: undefined,
   lost: false,
   renewedAt: 0,
