@@ -59,7 +59,9 @@ export interface FromUrl extends Timeouts {
   /**
    * More ioredis options (TLS, credentials, `retryStrategy`, ...). The connection always sets
    * `enableOfflineQueue: false`, `maxRetriesPerRequest: 0` and `commandTimeout`, which keep a
-   * command from hanging while Redis is down and a script from being sent twice.
+   * command from hanging while Redis is down and a script from being sent twice. It turns
+   * `enableAutoPipelining` on unless given here: the commands of many calls issued in one turn of
+   * the event loop go out in one socket write.
    */
   readonly redis?: RedisOptions | undefined
 }
@@ -76,7 +78,7 @@ export interface FromCluster extends Timeouts {
   /**
    * More ioredis Cluster options (`redisOptions` for credentials and TLS, `natMap`, ...). The
    * connection always sets `enableOfflineQueue: false` on the cluster and `maxRetriesPerRequest: 0`
-   * and `commandTimeout` on its nodes.
+   * and `commandTimeout` on its nodes, and turns `enableAutoPipelining` on unless given here.
    */
   readonly clusterOptions?: ClusterOptions | undefined
 }

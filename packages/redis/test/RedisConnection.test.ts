@@ -54,6 +54,37 @@ describe("RedisConnection", () => {
       assert.deepStrictEqual(yield* Effect.promise(() => redis.script("EXISTS", incr.sha)), [1])
     }))
 
+  it.scopedLive("the scripts of calls made in one turn of the event loop go out in one socket write", () =>
+    Effect.gen(function*() {
+      const writesOf = (options: RedisConnection.FromUrl) =>
+        Effect.gen(function*() {
+          const connection = yield* RedisConnection.make(options)
+          const client = connection.client as Redis
+          yield* connection.runScript(incr, [uniqueKey("warm")], ["1"])
+          const write = client.stream.write.bind(client.stream)
+          let writes = 0
+          client.stream.write = ((...args: Parameters<typeof write>) => {
+            writes++
+            return write(...args)
+          }) as typeof client.stream.write
+          const key = uniqueKey("pipelined")
+          const replies = yield* Effect.all(
+            Array.from({ length: 20 }, () => connection.runScript(incr, [key], ["1"])),
+            { concurrency: "unbounded" }
+          )
+          client.stream.write = write
+          assert.deepStrictEqual(
+            [...replies].sort((a, b) => Number(a) - Number(b)),
+            Array.from({ length: 20 }, (_, i) => i + 1)
+          )
+          return writes
+        }).pipe(Effect.scoped)
+      // on by default: the 20 EVALSHA leave together
+      assert.strictEqual(yield* writesOf({ url }), 1)
+      // an application that turns it off gets one write per command
+      assert.strictEqual(yield* writesOf({ url, redis: { enableAutoPipelining: false } }), 20)
+    }))
+
   it.scopedLive("a connection opened from a URL is closed with its scope", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()

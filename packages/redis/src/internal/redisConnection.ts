@@ -134,6 +134,7 @@ const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis
     const given = options.clusterOptions ?? {}
     return new Cluster([...options.cluster], {
       clusterRetryStrategy: retryStrategy,
+      enableAutoPipelining: true,
       ...given,
       enableOfflineQueue: false,
       redisOptions: {
@@ -154,6 +155,7 @@ const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis
   return new Redis(url, {
     retryStrategy,
     connectTimeout: connectTimeoutMillis,
+    enableAutoPipelining: true,
     ...options.redis,
     ...noHang(commandTimeoutMillis)
   })
@@ -230,8 +232,8 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
           // Offline queue on: a subscription asked for while disconnected is sent on connection,
           // and ioredis subscribes again after each reconnect.
           const sub = client instanceof Cluster
-            ? client.duplicate([], { shardedSubscribers: true, enableOfflineQueue: true })
-            : client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null })
+            ? client.duplicate([], { shardedSubscribers: true, enableOfflineQueue: true, enableAutoPipelining: false })
+            : client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, enableAutoPipelining: false })
           sub.on("error", () => {})
           sub.on("smessage", onMessage)
           subscriber = sub
