@@ -268,6 +268,23 @@ const budgets = (
         `the call's spans and the attempt in a child fiber the provider can end (withSpan + child fiber + bulkhead.run)`
     )
   }
+  const parent = row("withSpan + bulkhead.run")
+  if (all?.baseline !== undefined && span !== undefined && parent !== undefined && floor !== undefined) {
+    // the baseline made its span and joined its fiber's refs by hand: what those two public-API
+    // parts cost over useSpan is the share of the gap that only internals could win back
+    const gap = all.ns - all.baseline
+    const parts = floor.ns - span.ns
+    lines.push(
+      `every feature costs ${formatNs(gap)} more than the baseline per call; the two public-API parts the ` +
+        `baseline made by hand cost ${formatNs(parts)} over useSpan + bulkhead.run (${
+          formatNs(parent.ns - span.ns)
+        } for the span as the parent of the call's spans, Effect.withParentSpan; ${
+          formatNs(floor.ns - parent.ns)
+        } for the child fiber, Effect.fork + Fiber.await + Fiber.inheritAll): ${
+          Math.round(100 * Math.min(1, parts / gap))
+        } % of the gap`
+    )
+  }
   return lines
 }
 
