@@ -66,11 +66,12 @@ const acquireMasked = (
     } catch (defect) {
       return yield* Effect.die(defect)
     }
-    const start = yield* Clock.currentTimeMillis
+    const clock = yield* Effect.clock
+    const start = clock.unsafeCurrentTimeMillis()
     const maxWaitMillis = Duration.toMillis(maxWait)
     const fallback = impl.fallback
     for (;;) {
-      const asked = yield* Clock.currentTimeMillis
+      const asked = clock.unsafeCurrentTimeMillis()
       // degraded with a fallback: straight to it; the beat notices when Redis answers again
       if (fallback !== undefined && impl.degraded) {
         return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
@@ -95,7 +96,7 @@ const acquireMasked = (
       const used = int(reply[2])
       const permits = int(reply[3])
       const ahead = int(reply[4])
-      const now = yield* Clock.currentTimeMillis
+      const now = clock.unsafeCurrentTimeMillis()
       ticket.renewedAt = now
       if (kind === S.ACQUIRE_GRANTED) {
         ticket.member = String(reply[1])
@@ -158,7 +159,7 @@ const acquireMasked = (
       }
       if (outcome.value) {
         ticket.state = T.HELD
-        const held = yield* Clock.currentTimeMillis
+        const held = clock.unsafeCurrentTimeMillis()
         Bulkhead.permitWaitSeconds.unsafeUpdate((held - start) / 1000, impl.labels)
         return ticket
       }

@@ -89,25 +89,35 @@ export class Impl {
     script: Connection.Script,
     extra: ReadonlyArray<string>
   ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
-    return Effect.suspend(() =>
-      this.connection.runScript(script, this.keys, [this.channel, String(this.permits), ...extra])
-    ).pipe(
-      Effect.flatMap((reply) =>
-        isArray(reply) ? Effect.succeed(reply) : Effect.fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
-      ),
-      Effect.matchEffect({
-        onFailure: (error) => {
-          const storeError = new Api.BulkheadStoreError({
-            bulkhead: this.settings.name,
-            operation,
-            cause: error instanceof Connection.RedisCommandError ? error.cause : error,
-            policy: this.settings.storeDown
-          })
-          return Effect.zipRight(this.wentDown(storeError), Effect.fail(storeError))
-        },
-        onSuccess: (reply) => this.degraded ? Effect.as(this.cameBack, reply) : Effect.succeed(reply)
-      })
-    )
+    // one asynchronous step per script: it runs on every acquire and release
+    return Effect.async((resume) => {
+      this.connection.unsafeRunScript(script, this.keys.length, [
+        ...this.keys,
+        this.channel,
+        String(this.permits),
+        ...extra
+      ]).then(
+        (reply) =>
+          resume(
+            !isArray(reply)
+              ? this.failed(operation, new Error(`unexpected reply ${JSON.stringify(reply)}`))
+              : this.degraded
+              ? Effect.as(this.cameBack, reply)
+              : Effect.succeed(reply)
+          ),
+        (cause) => resume(this.failed(operation, cause))
+      )
+    })
+  }
+
+  failed(operation: string, cause: unknown): Effect.Effect<never, Api.BulkheadStoreError> {
+    const storeError = new Api.BulkheadStoreError({
+      bulkhead: this.settings.name,
+      operation,
+      cause,
+      policy: this.settings.storeDown
+    })
+    return Effect.zipRight(this.wentDown(storeError), Effect.fail(storeError))
   }
 
   wentDown(error: Api.BulkheadStoreError): Effect.Effect<void> {
