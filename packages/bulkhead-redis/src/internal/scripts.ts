@@ -77,7 +77,8 @@ end
 
 -- strict FIFO: the head is granted when its cost fits, and nothing behind it overtakes it
 local function grant()
-  while wanted > 0 or unknown do
+  -- every cost is at least 1: with every permit used nothing fits, whoever the head is
+  while (wanted > 0 or unknown) and used < permits do
     local head = redis.call("ZRANGE", queueKey, 0, 0)[1]
     if not head then return end
     local c, l = ticketOf(head)
