@@ -24,31 +24,7 @@ import * as metrics from "./internal/metrics.js"
 import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
 import * as Errors from "./ProviderError.js"
-import {
-  BulkheadFull,
-  CallTimeout,
-  CircuitOpen,
-  CostExceedsCapacity,
-  PermitWaitTimeout,
-  ProviderClosed,
-  RateLimiterStoreError,
-  RateLimitExceeded,
-  RetryBudgetExhausted,
-  TotalTimeout
-} from "./ProviderError.js"
-import type {
-  Backoff,
-  CallOptions,
-  CircuitBreakerOptions,
-  Cost,
-  FailureRatio,
-  Options,
-  RetryBudget,
-  RetryOptions,
-  Settings,
-  Settlement,
-  Usage
-} from "./ProviderOptions.js"
+import type { CallOptions, Options, Settings } from "./ProviderOptions.js"
 import * as ProviderStats from "./ProviderStats.js"
 
 /**
@@ -118,7 +94,7 @@ export type {
   Settings,
   Settlement,
   Usage
-}
+} from "./ProviderOptions.js"
 
 /**
  * What a provider reports about itself: see the module `ProviderStats`.
@@ -150,7 +126,7 @@ export {
   RateLimitExceeded,
   RetryBudgetExhausted,
   TotalTimeout
-}
+} from "./ProviderError.js"
 
 /**
  * Every refusal a provider can produce: see `ProviderError.ProviderError`.
@@ -216,11 +192,11 @@ type When<C extends boolean, T> = C extends true ? T : never
 type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead<infer E> ?
   Bulkhead.BulkheadError | (unknown extends E ? never : E)
   : B extends undefined ? never
-  : When<Configures<B, "maxWaiting">, BulkheadFull> | When<Configures<B, "maxWait">, PermitWaitTimeout>
+  : When<Configures<B, "maxWaiting">, Errors.BulkheadFull> | When<Configures<B, "maxWait">, Errors.PermitWaitTimeout>
 
 /** The retry budget's error, unless the budget is off. */
 type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
-: RetryBudgetExhausted
+: Errors.RetryBudgetExhausted
 
 /**
  * The refusals a provider built from options `O` can produce.
@@ -229,12 +205,15 @@ type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budge
  * @category type-level
  */
 export type ErrorsOf<O> =
-  | ProviderClosed
+  | Errors.ProviderClosed
   | ("bulkhead" extends keyof O ? BulkheadErrorsOf<O["bulkhead"]> : never)
-  | When<Configures<O, "rateLimiter">, RateLimitExceeded | CostExceedsCapacity | RateLimiterStoreError>
-  | When<Configures<O, "attemptTimeout">, CallTimeout>
-  | When<Configures<O, "totalTimeout">, TotalTimeout>
-  | When<Configures<O, "circuitBreaker">, CircuitOpen>
+  | When<
+    Configures<O, "rateLimiter">,
+    Errors.RateLimitExceeded | Errors.CostExceedsCapacity | Errors.RateLimiterStoreError
+  >
+  | When<Configures<O, "attemptTimeout">, Errors.CallTimeout>
+  | When<Configures<O, "totalTimeout">, Errors.TotalTimeout>
+  | When<Configures<O, "circuitBreaker">, Errors.CircuitOpen>
   | ("retry" extends keyof O ? RetryErrorsOf<O["retry"]> : never)
 
 /**
@@ -244,8 +223,8 @@ export type ErrorsOf<O> =
  * @category type-level
  */
 export type CallErrorsOf<C> =
-  | When<Configures<C, "attemptTimeout">, CallTimeout>
-  | When<Configures<C, "totalTimeout">, TotalTimeout>
+  | When<Configures<C, "attemptTimeout">, Errors.CallTimeout>
+  | When<Configures<C, "totalTimeout">, Errors.TotalTimeout>
 
 /**
  * What building a provider from options `O` needs: the `RateLimiterStore` when it builds its
