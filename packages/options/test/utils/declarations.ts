@@ -65,24 +65,29 @@ export interface ConsumerDeclarations {
 }
 
 /**
- * In a scratch app outside the workspace, with the package (`packageDir`, as `@sluice/<name>`) and
- * effect linked as a package manager would: compiles `consumerSource` as a library, publishes
- * only its declarations as `consumer`, and compiles `userSource` (which imports "consumer")
- * against them.
+ * In a scratch app outside the workspace, with the package (`packageDir`, as `@sluice/<name>`),
+ * effect and the package's other `peers` linked as a package manager would: compiles
+ * `consumerSource` as a library, publishes only its declarations as `consumer`, and compiles
+ * `userSource` (which imports "consumer") against them.
  */
 export const consumerDeclarations = (options: {
   readonly packageDir: string
   readonly consumerSource: string
   readonly userSource: string
+  /** Peer dependencies besides effect, which the app installs beside the package. */
+  readonly peers?: ReadonlyArray<string> | undefined
 }): ConsumerDeclarations => {
   const { packageDir } = options
   const name = path.basename(packageDir)
-  const effectDir = path.dirname(createRequire(path.join(packageDir, "package.json")).resolve("effect/package.json"))
+  const resolve = createRequire(path.join(packageDir, "package.json")).resolve
   const root = fs.mkdtempSync(path.join(os.tmpdir(), `sluice-${name}-dts-`))
   try {
     fs.mkdirSync(path.join(root, "node_modules", "@sluice"), { recursive: true })
     fs.symlinkSync(packageDir, path.join(root, "node_modules", "@sluice", name), "dir")
-    fs.symlinkSync(effectDir, path.join(root, "node_modules", "effect"), "dir")
+    for (const peer of ["effect", ...(options.peers ?? [])]) {
+      const dir = path.dirname(resolve(`${peer}/package.json`))
+      fs.symlinkSync(fs.realpathSync(dir), path.join(root, "node_modules", peer), "dir")
+    }
 
     // the consumer library: its declarations are what its users will read
     write(path.join(root, "consumer-src", "index.ts"), options.consumerSource)
