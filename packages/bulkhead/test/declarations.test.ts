@@ -2,16 +2,14 @@
  * A library built on the bulkhead emits declarations that name our types. Those declarations must
  * only point at paths the package exports: `./internal/*` is blocked, so a `.d.ts` importing
  * `@sluice/bulkhead/internal/...` breaks the library's own users with TS2307.
+ *
+ * The check itself is shared: `packages/options/test/utils/declarations.ts`.
  */
 import { describe, expect, it } from "@effect/vitest"
-import * as fs from "node:fs"
-import { createRequire } from "node:module"
-import * as os from "node:os"
 import * as path from "node:path"
-import ts from "typescript"
+import { consumerDeclarations } from "../../options/test/utils/declarations.js"
 
 const packageDir = path.resolve(import.meta.dirname, "..")
-const effectDir = path.dirname(createRequire(path.join(packageDir, "package.json")).resolve("effect/package.json"))
 
 /** Every way a consumer's exported types come to name a bulkhead type by inference. */
 const consumerSource = `
@@ -43,78 +41,12 @@ const typed: [IsAny<ReturnType<typeof asTimeout>>, IsAny<ReturnType<typeof waite
 export { caught, failure, Geocoder, made, typed }
 `
 
-const compilerOptions: ts.CompilerOptions = {
-  strict: true,
-  exactOptionalPropertyTypes: true,
-  module: ts.ModuleKind.NodeNext,
-  moduleResolution: ts.ModuleResolutionKind.NodeNext,
-  target: ts.ScriptTarget.ES2022,
-  lib: ["lib.es2022.d.ts"],
-  types: [],
-  skipLibCheck: true,
-  declaration: true,
-  emitDeclarationOnly: true
-}
-
-/**
- * Compiles `file`, returning the declarations emitted for it and the diagnostics of it and of
- * `alsoCheck` (declaration files, which `skipLibCheck` would otherwise pass over unread).
- */
-const emitDeclarations = (
-  file: string,
-  alsoCheck: ReadonlyArray<string> = []
-): { readonly dts: string; readonly diagnostics: ReadonlyArray<string> } => {
-  const program = ts.createProgram([file], {
-    ...compilerOptions,
-    skipLibCheck: alsoCheck.length === 0,
-    outDir: path.join(path.dirname(file), "out")
-  })
-  let dts = ""
-  const emitted = program.emit(program.getSourceFile(file), (name, text) => {
-    if (name.endsWith(".d.ts") && path.basename(name, ".d.ts") === path.basename(file, ".ts")) dts = text
-  })
-  const checked = [file, ...alsoCheck].map((name) => program.getSourceFile(name))
-  const diagnostics = [...checked.flatMap((source) => program.getSemanticDiagnostics(source)), ...emitted.diagnostics]
-    .map((d) => `${d.file?.fileName ?? ""} TS${d.code}: ${ts.flattenDiagnosticMessageText(d.messageText, "\n")}`)
-  return { dts, diagnostics }
-}
-
-const write = (file: string, text: string): void => {
-  fs.mkdirSync(path.dirname(file), { recursive: true })
-  fs.writeFileSync(file, text)
-}
-
 describe("declarations", () => {
   it("a consumer's emitted declarations name only exported paths, and its own users compile", () => {
-    // a scratch app outside the workspace, with the packages linked as a package manager would
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), "sluice-bulkhead-dts-"))
-    try {
-      fs.mkdirSync(path.join(root, "node_modules", "@sluice"), { recursive: true })
-      fs.symlinkSync(packageDir, path.join(root, "node_modules", "@sluice", "bulkhead"), "dir")
-      fs.symlinkSync(effectDir, path.join(root, "node_modules", "effect"), "dir")
-
-      // the consumer library: its declarations are what its users will read
-      const consumerDir = path.join(root, "node_modules", "consumer")
-      write(path.join(root, "consumer-src", "index.ts"), consumerSource)
-      write(path.join(root, "consumer-src", "package.json"), JSON.stringify({ name: "consumer-src", type: "module" }))
-      const consumer = emitDeclarations(path.join(root, "consumer-src", "index.ts"))
-      expect(consumer.diagnostics).toEqual([])
-      expect(consumer.dts).toContain("asTimeout")
-      expect(consumer.dts.match(/["'][^"']*internal\/[^"']*["']/g) ?? []).toEqual([])
-
-      // publish it: only the declarations, as `consumer` in node_modules
-      write(path.join(consumerDir, "index.d.ts"), consumer.dts)
-      write(path.join(consumerDir, "index.js"), "export {}\n")
-      write(
-        path.join(consumerDir, "package.json"),
-        JSON.stringify({ name: "consumer", type: "module", exports: { ".": { types: "./index.d.ts" } } })
-      )
-      write(path.join(root, "user", "package.json"), JSON.stringify({ name: "user", type: "module" }))
-      write(path.join(root, "user", "index.ts"), userSource)
-      const user = emitDeclarations(path.join(root, "user", "index.ts"), [path.join(consumerDir, "index.d.ts")])
-      expect(user.diagnostics).toEqual([])
-    } finally {
-      fs.rmSync(root, { recursive: true, force: true })
-    }
+    const result = consumerDeclarations({ packageDir, consumerSource, userSource })
+    expect(result.consumerDiagnostics).toEqual([])
+    expect(result.dts).toContain("asTimeout")
+    expect(result.internalImports).toEqual([])
+    expect(result.userDiagnostics).toEqual([])
   }, 120_000)
 })

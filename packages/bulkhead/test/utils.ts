@@ -3,7 +3,7 @@ import type { Fiber } from "effect"
 import { Deferred, Effect, Metric, MetricLabel } from "effect"
 
 let counter = 0
-/** A bulkhead name no other test uses: metrics live in one global registry. */
+/** A name (of a bulkhead, a provider) no other test uses: metrics live in one global registry. */
 export const uniqueName = (prefix: string): string => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`
 
 /** Lets every runnable fiber take `turns` scheduler turns. */
@@ -45,7 +45,7 @@ export const hold = (
     return { id, started, finish, fiber, hasStarted: Deferred.isDone(started) }
   })
 
-/** The value of a metric for one bulkhead (and optional extra labels). */
+/** The value of a metric for one bulkhead or provider, by its `name` label (and optional extra labels). */
 export const metricOf = <Type, In, Out>(
   metric: Metric.Metric<Type, In, Out>,
   name: string,

@@ -11,6 +11,7 @@ import { ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import { Duration, Effect, Exit, Logger, Schema, Stream, TestClock } from "effect"
+import { room } from "../../provider/test/utils.js"
 import { run, uniqueName } from "./utils/run.js"
 import { json, testServer } from "./utils/server.js"
 
@@ -34,26 +35,6 @@ const fits = (provider: Provider.Provider<unknown>, tokens: number) =>
     Effect.exit((provider.rateLimiter as RateLimiter.RateLimiter).take({ cost: { tokens }, maxWait: 0 })),
     Exit.isSuccess
   )
-
-/** Tokens the limiter lets start now: the largest `n` with `fits(n)`, found by halving. */
-const room = (provider: Provider.Provider<unknown>) =>
-  Effect.gen(function*() {
-    // a probe that fits is reserved, then released: the newest reservation comes back whole
-    const limiter = provider.rateLimiter as RateLimiter.RateLimiter
-    let lo = 0
-    let hi = 1000
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2)
-      const probe = yield* Effect.either(limiter.reserve({ cost: { tokens: mid }, maxWait: 0 }))
-      if (probe._tag === "Right") {
-        yield* Effect.orDie(probe.right.release)
-        lo = mid
-      } else {
-        hi = mid - 1
-      }
-    }
-    return lo
-  })
 
 const completions = (usage: number, headers: Record<string, string> = {}) =>
   json(

@@ -15,9 +15,7 @@ import type { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import type * as Context from "effect/Context"
-import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
-import type * as Exit from "effect/Exit"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
@@ -26,6 +24,7 @@ import * as metrics from "./internal/metrics.js"
 import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
 import * as Errors from "./ProviderError.js"
+import type { CallOptions, Options, Settings } from "./ProviderOptions.js"
 import * as ProviderStats from "./ProviderStats.js"
 
 /**
@@ -70,400 +69,67 @@ export interface Provider<out Err = ProviderError> {
     options?: (C & CallOptions) | undefined
   ) => Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
   /** Counters, phase times over the last calls, and the verdict: a snapshot. */
-  readonly stats: Effect.Effect<Stats>
+  readonly stats: Effect.Effect<ProviderStats.Stats>
 }
-
-/**
- * The bulkhead of a provider built from options: the bulkhead's options without its name (the
- * provider's name is used).
- *
- * @since 0.1.0
- * @category models
- */
-export type BulkheadSettings = Bulkhead.Settings
-
-/**
- * Exponential backoff between attempts: `initial × factor^(retry - 1)`, at most `max`, then
- * shortened by up to `jitter` of itself at random (0: exact delays, 1: "full jitter").
- *
- * @since 0.1.0
- * @category models
- */
-export interface Backoff {
-  /** Default 100 ms. */
-  readonly initial?: Duration.DurationInput | undefined
-  /** Default 10 s. */
-  readonly max?: Duration.DurationInput | undefined
-  /** Default 2. */
-  readonly factor?: number | undefined
-  /** A fraction from 0 to 1. Default 0.2. */
-  readonly jitter?: number | undefined
-}
-
-/**
- * Stops retry storms: a retry is allowed while the retries in the sliding `window` stay below
- * `max(minRetries, ratio × first attempts)`. The window slides by tenths.
- *
- * @since 0.1.0
- * @category models
- */
-export interface RetryBudget {
-  /** Retries per first attempt. Default 0.1: at most 10 % extra calls. */
-  readonly ratio?: number | undefined
-  /** Retries always allowed per window. Default 3. */
-  readonly minRetries?: number | undefined
-  /** Default 10 s. */
-  readonly window?: Duration.DurationInput | undefined
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface RetryOptions {
-  /** Attempts in all, the first included: an integer ≥ 1. */
-  readonly maxAttempts: number
-  readonly backoff?: Backoff | undefined
-  /**
-   * Which errors are retried. Default: `CallTimeout`, and errors that carry
-   * `[Provider.RetryableTypeId]: true`. `BulkheadFull`, `CircuitOpen`, `RetryBudgetExhausted`,
-   * `TotalTimeout` and `ProviderClosed` are never retried, whatever the predicate says.
-   */
-  readonly isRetryable?: ((error: unknown) => boolean) | undefined
-  /** The retry budget; `false` turns it off (then `RetryBudgetExhausted` is not in the type). Default on. */
-  readonly budget?: RetryBudget | false | undefined
-}
-
-/**
- * The failure ratio over the last `window` calls (count-based).
- *
- * @since 0.1.0
- * @category models
- */
-export interface FailureRatio {
-  /** From 0 (exclusive) to 1. */
-  readonly ratio: number
-  /** The last calls considered, an integer ≥ 1. */
-  readonly window: number
-  /** Calls needed in the window before the ratio counts. Default: `window`. */
-  readonly minimumCalls?: number | undefined
-}
-
-/**
- * Opens after `consecutiveFailures` failures in a row, or when `failureRatio` is reached (give
- * either or both; default: 5 consecutive failures). Only the call's own failures and
- * `CallTimeout` count, never a refusal by the bulkhead or the limiter.
- *
- * @since 0.1.0
- * @category models
- */
-export interface CircuitBreakerOptions {
-  readonly consecutiveFailures?: number | undefined
-  readonly failureRatio?: FailureRatio | undefined
-  /** How long the circuit stays open before a probe. Default 30 s. */
-  readonly openFor?: Duration.DurationInput | undefined
-  /** Which failures of the call count. Default: all. */
-  readonly isFailure?: ((error: unknown) => boolean) | undefined
-}
-
-/**
- * @since 0.1.0
- * @category models
- */
-export interface Options {
-  /** The name used in errors, metrics and spans; also the bulkhead's and limiter's when built here. */
-  readonly name: string
-  /** A bulkhead (its store error, e.g. a Redis bulkhead's, joins the provider's errors), or its settings. */
-  readonly bulkhead: Bulkhead.Bulkhead<unknown> | BulkheadSettings
-  /** A rate limiter, or its settings (built on the `RateLimiterStore` service). */
-  readonly rateLimiter?: RateLimiter.RateLimiter | RateLimiter.Settings | undefined
-  /** The budget of one attempt, around the call only (not the waits): `CallTimeout`. */
-  readonly attemptTimeout?: Duration.DurationInput | undefined
-  /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout` (shorter than `attemptTimeout`, it cuts the attempt). */
-  readonly totalTimeout?: Duration.DurationInput | undefined
-  readonly retry?: RetryOptions | undefined
-  readonly circuitBreaker?: CircuitBreakerOptions | undefined
-  /** How long in-flight calls may run on when the provider's scope closes (`Infinity`: as long as they take). Default 10 s. */
-  readonly gracePeriod?: Duration.DurationInput | undefined
-  /** Which failures of the call are upstream signals (429s, 5xx) for the verdict. Default: none. */
-  readonly isUpstreamError?: ((error: unknown) => boolean) | undefined
-  /** How many recent attempts the stats keep per phase. Default 1,024. */
-  readonly sampleSize?: number | undefined
-}
-
-/**
- * Everything but the name: what a service tag's `layer` takes.
- *
- * @since 0.1.0
- * @category models
- */
-export type Settings = Omit<Options, "name">
-
-/**
- * Options of one call.
- *
- * @since 0.1.0
- * @category models
- */
-export interface CallOptions {
-  /** Bulkhead permits this call holds. Default 1. */
-  readonly permits?: number | undefined
-  /**
-   * Rate limiter units this call takes: a number on every limit, or units per dimension
-   * (`{ requests: 1, tokens: 1_800 }`; see `RateLimiter.Cost`). With `usage`, an estimate that
-   * each attempt settles. Default 1.
-   */
-  readonly cost?: RateLimiter.Cost | undefined
-  /**
-   * The actual usage of an attempt, read from how it ended. Given, each attempt *reserves* `cost`
-   * on the limiter instead of taking it, and settles the reservation when the attempt ends,
-   * inside the permit, before its release: with the `Cost` this returns (dimensions it omits keep
-   * their estimate), with `"release"` (the upstream never counted the call: the connection was
-   * refused), or keeping the whole estimate with `undefined` (the upstream may have counted it and
-   * said nothing). An attempt that ends before its call starts (the total budget ran out in the
-   * limiter, an interruption) releases without asking. The exit is the call's own: its value, its
-   * error, or an interruption (the caller's, `CallTimeout`, shutdown). An exception thrown here is
-   * logged and keeps the estimate.
-   *
-   * @since 0.2.0
-   */
-  readonly usage?: Usage | undefined
-  /** Overrides the provider's attempt budget. */
-  readonly attemptTimeout?: Duration.DurationInput | undefined
-  /** Overrides the provider's total budget. */
-  readonly totalTimeout?: Duration.DurationInput | undefined
-  /** `false`: one attempt only, e.g. for a call that is not idempotent. Default `true`. */
-  readonly retry?: boolean | undefined
-}
-
-/**
- * A call's cost on the limiter: a number on every limit, or units per dimension (see
- * `RateLimiter.Cost`).
- *
- * @since 0.2.0
- * @category models
- */
-export type Cost = RateLimiter.Cost
-
-/**
- * How an attempt's reservation is settled: the actual usage, `"release"`, or `undefined` to keep
- * the estimate (see `CallOptions.usage`).
- *
- * @since 0.2.0
- * @category models
- */
-export type Settlement = RateLimiter.Cost | "release" | undefined
-
-/**
- * @since 0.2.0
- * @category models
- */
-export type Usage = (exit: Exit.Exit<unknown, unknown>) => Settlement
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type Outcome = ProviderStats.Outcome
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type CircuitState = ProviderStats.CircuitState
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type PhaseSummary = ProviderStats.PhaseSummary
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type Binding = ProviderStats.Binding
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type Verdict = ProviderStats.Verdict
-
-/**
- * @since 0.2.0
- * @category models
- */
-export type DimensionLoad = ProviderStats.DimensionLoad
-
-/**
- * Counters, phase times and the verdict of one provider: see the module `ProviderStats`.
- *
- * @since 0.1.0
- * @category models
- */
-export type Stats = ProviderStats.Stats
-
-/**
- * @since 0.1.0
- * @category models
- */
-export type VerdictInput = ProviderStats.VerdictInput
-
-/**
- * Where a call was: the `phase` of `sluice_provider_interrupted_total` and of `TotalTimeout`.
- *
- * @since 0.1.0
- * @category models
- */
-export type Phase = Errors.Phase
 
 // ---------------------------------------------------------------------------------------------
-// errors: declared in the module `ProviderError`, here too so that one import gives them all
+// options: declared in the module `ProviderOptions`, re-exported under the same names
 // ---------------------------------------------------------------------------------------------
 
 /**
- * See `ProviderError.CallTimeout`.
+ * The options of a provider and of a call: see the module `ProviderOptions`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type {
+  Backoff,
+  CallOptions,
+  CircuitBreakerOptions,
+  Cost,
+  FailureRatio,
+  Options,
+  RetryBudget,
+  RetryOptions,
+  Settings,
+  Settlement,
+  Usage
+} from "./ProviderOptions.js"
+
+/**
+ * What a provider reports about itself: see the module `ProviderStats`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export type { Outcome, PhaseSummary, Stats, Verdict } from "./ProviderStats.js"
+
+// ---------------------------------------------------------------------------------------------
+// errors: declared in the module `ProviderError`, re-exported so that one import gives them all
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Every refusal of a provider, its bulkhead's and its limiter's, as classes (`Effect.catchTag`,
+ * `instanceof`): see the module `ProviderError`.
  *
  * @since 0.1.0
  * @category errors
  */
-export const CallTimeout: typeof Errors.CallTimeout = Errors.CallTimeout
+export {
+  BulkheadFull,
+  CallTimeout,
+  CircuitOpen,
+  CostExceedsCapacity,
+  PermitWaitTimeout,
+  ProviderClosed,
+  RateLimiterStoreError,
+  RateLimitExceeded,
+  RetryBudgetExhausted,
+  TotalTimeout
+} from "./ProviderError.js"
 
 /**
- * @since 0.1.0
- * @category errors
- */
-export type CallTimeout = Errors.CallTimeout
-
-/**
- * See `ProviderError.TotalTimeout`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const TotalTimeout: typeof Errors.TotalTimeout = Errors.TotalTimeout
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type TotalTimeout = Errors.TotalTimeout
-
-/**
- * See `ProviderError.CircuitOpen`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const CircuitOpen: typeof Errors.CircuitOpen = Errors.CircuitOpen
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type CircuitOpen = Errors.CircuitOpen
-
-/**
- * See `ProviderError.RetryBudgetExhausted`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const RetryBudgetExhausted: typeof Errors.RetryBudgetExhausted = Errors.RetryBudgetExhausted
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type RetryBudgetExhausted = Errors.RetryBudgetExhausted
-
-/**
- * See `ProviderError.ProviderClosed`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const ProviderClosed: typeof Errors.ProviderClosed = Errors.ProviderClosed
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type ProviderClosed = Errors.ProviderClosed
-
-/**
- * See `ProviderError.BulkheadFull`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const BulkheadFull: typeof Errors.BulkheadFull = Errors.BulkheadFull
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type BulkheadFull = Errors.BulkheadFull
-
-/**
- * See `ProviderError.PermitWaitTimeout`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const PermitWaitTimeout: typeof Errors.PermitWaitTimeout = Errors.PermitWaitTimeout
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type PermitWaitTimeout = Errors.PermitWaitTimeout
-
-/**
- * See `ProviderError.RateLimitExceeded`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const RateLimitExceeded: typeof Errors.RateLimitExceeded = Errors.RateLimitExceeded
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type RateLimitExceeded = Errors.RateLimitExceeded
-
-/**
- * See `ProviderError.CostExceedsCapacity`.
- *
- * @since 0.2.0
- * @category errors
- */
-export const CostExceedsCapacity: typeof Errors.CostExceedsCapacity = Errors.CostExceedsCapacity
-
-/**
- * @since 0.2.0
- * @category errors
- */
-export type CostExceedsCapacity = Errors.CostExceedsCapacity
-
-/**
- * See `ProviderError.RateLimiterStoreError`.
- *
- * @since 0.1.0
- * @category errors
- */
-export const RateLimiterStoreError: typeof Errors.RateLimiterStoreError = Errors.RateLimiterStoreError
-
-/**
- * @since 0.1.0
- * @category errors
- */
-export type RateLimiterStoreError = Errors.RateLimiterStoreError
-
-/**
- * Every refusal a provider can produce.
+ * Every refusal a provider can produce: see `ProviderError.ProviderError`.
  *
  * @since 0.1.0
  * @category errors
@@ -526,11 +192,11 @@ type When<C extends boolean, T> = C extends true ? T : never
 type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead<infer E> ?
   Bulkhead.BulkheadError | (unknown extends E ? never : E)
   : B extends undefined ? never
-  : When<Configures<B, "maxWaiting">, BulkheadFull> | When<Configures<B, "maxWait">, PermitWaitTimeout>
+  : When<Configures<B, "maxWaiting">, Errors.BulkheadFull> | When<Configures<B, "maxWait">, Errors.PermitWaitTimeout>
 
 /** The retry budget's error, unless the budget is off. */
 type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
-: RetryBudgetExhausted
+: Errors.RetryBudgetExhausted
 
 /**
  * The refusals a provider built from options `O` can produce.
@@ -539,12 +205,15 @@ type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budge
  * @category type-level
  */
 export type ErrorsOf<O> =
-  | ProviderClosed
+  | Errors.ProviderClosed
   | ("bulkhead" extends keyof O ? BulkheadErrorsOf<O["bulkhead"]> : never)
-  | When<Configures<O, "rateLimiter">, RateLimitExceeded | CostExceedsCapacity | RateLimiterStoreError>
-  | When<Configures<O, "attemptTimeout">, CallTimeout>
-  | When<Configures<O, "totalTimeout">, TotalTimeout>
-  | When<Configures<O, "circuitBreaker">, CircuitOpen>
+  | When<
+    Configures<O, "rateLimiter">,
+    Errors.RateLimitExceeded | Errors.CostExceedsCapacity | Errors.RateLimiterStoreError
+  >
+  | When<Configures<O, "attemptTimeout">, Errors.CallTimeout>
+  | When<Configures<O, "totalTimeout">, Errors.TotalTimeout>
+  | When<Configures<O, "circuitBreaker">, Errors.CircuitOpen>
   | ("retry" extends keyof O ? RetryErrorsOf<O["retry"]> : never)
 
 /**
@@ -554,8 +223,8 @@ export type ErrorsOf<O> =
  * @category type-level
  */
 export type CallErrorsOf<C> =
-  | When<Configures<C, "attemptTimeout">, CallTimeout>
-  | When<Configures<C, "totalTimeout">, TotalTimeout>
+  | When<Configures<C, "attemptTimeout">, Errors.CallTimeout>
+  | When<Configures<C, "totalTimeout">, Errors.TotalTimeout>
 
 /**
  * What building a provider from options `O` needs: the `RateLimiterStore` when it builds its
@@ -632,7 +301,7 @@ export const withProvider: {
  * @since 0.1.0
  * @category stats
  */
-export const verdict: (input: VerdictInput) => Verdict = ProviderStats.verdict
+export const verdict: (input: ProviderStats.VerdictInput) => ProviderStats.Verdict = ProviderStats.verdict
 
 // ---------------------------------------------------------------------------------------------
 // services and layers

@@ -122,13 +122,8 @@ export interface Stats {
   readonly verdict: Verdict
 }
 
-/**
- * What the verdict reads of a phase: a `PhaseSummary` without its median.
- *
- * @since 0.1.0
- * @category models
- */
-export type PhaseTimes = Pick<PhaseSummary, "count" | "meanMillis" | "p95Millis">
+/** What the verdict reads of a phase: a `PhaseSummary` without its median. */
+type PhaseTimes = Pick<PhaseSummary, "count" | "meanMillis" | "p95Millis">
 
 /**
  * What the verdict reads.

@@ -22,6 +22,15 @@ export * as Provider from "./Provider.js"
 export * as ProviderError from "./ProviderError.js"
 
 /**
+ * The options of a provider and of one call: the bulkhead and limiter it is built from, its
+ * budgets, retries with their backoff and budget, the circuit breaker, and a call's cost and
+ * usage. `Provider` re-exports each under the same name (`Provider.Options`).
+ *
+ * @since 0.2.0
+ */
+export * as ProviderOptions from "./ProviderOptions.js"
+
+/**
  * What a provider reports about itself: counters, phase times over its recent attempts, and the
  * verdict on which bound binds (`provider.stats`), with the verdict's rule as a function.
  *

@@ -8,7 +8,7 @@ import { Provider, ProviderStats } from "@sluice/provider"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
-import { settle, uniqueName } from "./utils.js"
+import { room, settle, uniqueName } from "./utils.js"
 
 const make = (
   options: { readonly totalTimeout?: Duration.DurationInput; readonly attemptTimeout?: Duration.DurationInput } = {}
@@ -23,24 +23,6 @@ const make = (
       ]
     },
     ...options
-  })
-
-const room = (provider: Provider.Provider<unknown>) =>
-  Effect.gen(function*() {
-    const limiter = provider.rateLimiter as RateLimiter.RateLimiter
-    let lo = 0
-    let hi = 1000
-    while (lo < hi) {
-      const mid = Math.ceil((lo + hi) / 2)
-      const probe = yield* Effect.either(limiter.reserve({ cost: { tokens: mid }, maxWait: 0 }))
-      if (probe._tag === "Right") {
-        yield* Effect.orDie(probe.right.release)
-        lo = mid
-      } else {
-        hi = mid - 1
-      }
-    }
-    return lo
   })
 
 const estimate = { requests: 1, tokens: 300 } as const

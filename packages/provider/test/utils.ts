@@ -1,25 +1,9 @@
 import type { Bulkhead } from "@sluice/bulkhead"
-import { Effect, Metric, MetricLabel } from "effect"
+import type { Provider } from "@sluice/provider"
+import type { RateLimiter } from "@sluice/rate-limiter"
+import { Effect } from "effect"
 
-let counter = 0
-/** A provider name no other test uses: metrics live in one global registry. */
-export const uniqueName = (prefix: string): string => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`
-
-/** Lets every runnable fiber take `turns` scheduler turns. */
-export const settle = (turns = 20): Effect.Effect<void> => Effect.repeatN(Effect.yieldNow(), turns)
-
-/** The value of a metric for one provider (and optional extra labels). */
-export const metricOf = <Type, In, Out>(
-  metric: Metric.Metric<Type, In, Out>,
-  name: string,
-  extra: Record<string, string> = {}
-): Effect.Effect<Out> =>
-  Metric.value(
-    Metric.taggedWithLabels(metric, [
-      MetricLabel.make("name", name),
-      ...Object.entries(extra).map(([k, v]) => MetricLabel.make(k, v))
-    ])
-  )
+export { metricOf, settle, uniqueName } from "../../bulkhead/test/utils.js"
 
 /** Asserts that a bulkhead is back to rest: nothing held and nobody queued. */
 export const expectIdle = (bulkhead: Bulkhead.Bulkhead): Effect.Effect<void> =>
@@ -30,3 +14,26 @@ export const expectIdle = (bulkhead: Bulkhead.Bulkhead): Effect.Effect<void> =>
 
 /** The current TestClock time in milliseconds. */
 export const now: Effect.Effect<number> = Effect.clockWith((clock) => clock.currentTimeMillis)
+
+/**
+ * Tokens a provider's limiter lets start now, found by halving up to `most`: the largest `n` that
+ * reserves without waiting. A probe that fits is reserved, then released: the newest reservation
+ * comes back whole.
+ */
+export const room = (provider: Provider.Provider<unknown>, most = 1000): Effect.Effect<number> =>
+  Effect.gen(function*() {
+    const limiter = provider.rateLimiter as RateLimiter.RateLimiter
+    let lo = 0
+    let hi = most
+    while (lo < hi) {
+      const mid = Math.ceil((lo + hi) / 2)
+      const probe = yield* Effect.either(limiter.reserve({ cost: { tokens: mid }, maxWait: 0 }))
+      if (probe._tag === "Right") {
+        yield* Effect.orDie(probe.right.release)
+        lo = mid
+      } else {
+        hi = mid - 1
+      }
+    }
+    return lo
+  })

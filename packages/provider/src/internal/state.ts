@@ -8,8 +8,9 @@ import * as Exit from "effect/Exit"
 import type * as Fiber from "effect/Fiber"
 import * as FiberId from "effect/FiberId"
 import type * as Tracer from "effect/Tracer"
-import type * as Api from "../Provider.js"
 import * as ProviderError from "../ProviderError.js"
+import type { Settlement } from "../ProviderOptions.js"
+import type * as Api from "../ProviderStats.js"
 import { CircuitBreaker } from "./circuitBreaker.js"
 import {
   circuitGauge,
@@ -128,7 +129,7 @@ export class ProviderState {
   }
 
   /** A reservation settled (or released): its correction, per dimension, for the verdict. */
-  settled(reservation: RateLimiter.Reservation, settlement: Api.Settlement, now: number): void {
+  settled(reservation: RateLimiter.Reservation, settlement: Settlement, now: number): void {
     const usage = this.dimensions
     if (usage === undefined || settlement === undefined) return
     for (const [dimension, estimate] of Object.entries(reservation.cost)) {

@@ -1,7 +1,7 @@
 /** @internal */
 import type { RateLimiter } from "@sluice/rate-limiter"
 import * as Duration from "effect/Duration"
-import type * as Api from "../Provider.js"
+import type * as Api from "../ProviderStats.js"
 
 /**
  * Per second, the rate of the limit with the shortest window: the one a batch meets first.
