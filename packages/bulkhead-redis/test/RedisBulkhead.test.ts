@@ -272,20 +272,29 @@ describe("RedisBulkhead", () => {
           )
         )
       )
-      assert.include(String(invalid), "leaseTtl must be a finite duration ≥ 300ms")
+      assert.include(String(invalid), `LEASE_TTL must be a finite duration ≥ 300ms, got "10 millis"`)
     }))
 
   it("invalid options are a defect naming the bulkhead and the value", () => {
     const cases: ReadonlyArray<[RedisBulkhead.Options, string]> = [
       [{ name: "x", permits: 0 }, `bulkhead "x": permits must be an integer ≥ 1, got 0`],
-      [{ name: "x", permits: 1, leaseTtl: "10 millis" }, `bulkhead "x": leaseTtl must be a finite duration ≥ 300ms`],
+      [
+        { name: "x", permits: 1, leaseTtl: "10 millis" },
+        `bulkhead "x": leaseTtl must be a finite duration ≥ 300ms, got "10 millis"`
+      ],
       [{ name: "a{b}", permits: 1 }, "without braces"],
-      [{ name: "x", permits: 1, storeDown: "local" }, `storeDown "local" needs localShare`],
-      [{ name: "x", permits: 1, storeDown: "local", localShare: 1.5 }, "in (0, 1]"],
-      [{ name: "x", permits: 1, localShare: 0.5 }, "localShare applies to storeDown \"local\" only"],
+      [{ name: "x", permits: 1, storeDown: "local" }, `bulkhead "x": localShare is needed with storeDown "local"`],
+      [
+        { name: "x", permits: 1, storeDown: "local", localShare: 1.5 },
+        `bulkhead "x": localShare must be a number > 0 and ≤ 1, got 1.5`
+      ],
+      [
+        { name: "x", permits: 1, localShare: 0.5 },
+        `bulkhead "x": localShare applies to storeDown "local" only, got storeDown "fail-closed"`
+      ],
       [
         { name: "x", permits: 1, storeDown: "open" as "fail-open" },
-        `storeDown must be "fail-closed", "fail-open" or "local"`
+        `bulkhead "x": storeDown must be one of "fail-closed", "fail-open", "local", got "open"`
       ]
     ]
     for (const [options, message] of cases) {
@@ -302,4 +311,25 @@ describe("RedisBulkhead", () => {
       if (Exit.isFailure(exit)) assert.include(String(Cause.squash(exit.cause)), message)
     }
   })
+
+  it.effect("Config and the options decode through one schema: what one refuses, the other does", () =>
+    Effect.gen(function*() {
+      const read = (entries: Record<string, string>) =>
+        RedisBulkhead.config.pipe(
+          Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(entries)))),
+          Effect.either
+        )
+      // Config.duration read "-5 seconds" as zero, a wait budget the options refuse
+      const negative = yield* read({ PERMITS: "2", MAX_WAIT: "-5 seconds" })
+      assert.isTrue(negative._tag === "Left")
+      if (negative._tag === "Left") {
+        assert.include(String(negative.left), `MAX_WAIT must be a duration ≥ 0, got "-5 seconds"`)
+      }
+      // an unbounded queue, as the option takes Infinity (Config.integer refused it)
+      const unbounded = yield* read({ PERMITS: "2", MAX_WAITING: "Infinity", STORE_DOWN: "local", LOCAL_SHARE: "0.5" })
+      assert.deepStrictEqual(
+        unbounded._tag === "Right" && { maxWaiting: unbounded.right.maxWaiting, share: unbounded.right.localShare },
+        { maxWaiting: Infinity, share: 0.5 }
+      )
+    }))
 })

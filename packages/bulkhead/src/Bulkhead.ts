@@ -15,12 +15,14 @@ import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
+import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import type * as Stream from "effect/Stream"
 import * as BulkheadErrors from "./BulkheadError.js"
 import * as batch from "./internal/batch.js"
 import * as internal from "./internal/bulkhead.js"
 import * as internalConfig from "./internal/config.js"
+import * as validation from "./internal/validation.js"
 
 /**
  * @since 0.1.0
@@ -131,6 +133,19 @@ export interface Settings {
   /** Which waiter a released permit goes to. Default `"fifo"`. */
   readonly order?: Order | undefined
 }
+
+/**
+ * The schema (on `@sluice/options`) of the settings every bulkhead has, local or distributed:
+ * `permits`, `maxPermits`, `maxWaiting`, `maxWait`. A package whose bulkhead takes them extends
+ * it (`Schema.extend`), so that both refuse the same values with the same sentence.
+ *
+ * @since 0.3.0
+ * @category schemas
+ */
+export const LimitsSchema: Schema.Schema<
+  Omit<Settings, "maxWait" | "order"> & { readonly maxWait?: Duration.Duration | undefined },
+  Omit<Settings, "order">
+> = validation.Limits
 
 /**
  * @since 0.1.0

@@ -326,6 +326,21 @@ describe("options", () => {
       expect(String(Exit.isFailure(badPrefix) && badPrefix.cause)).toContain("prefix must be a string without braces")
     }))
 
+  it.effect("localShare beside another policy is refused as an option, as LOCAL_SHARE is in Config", () =>
+    Effect.gen(function*() {
+      const refusal = (options: Partial<RedisRateLimiterStore.Options>) =>
+        Effect.map(
+          Effect.exit(Effect.scoped(store({ url, ...options }))),
+          (exit) => String(Exit.isFailure(exit) && exit.cause)
+        )
+      expect(yield* refusal({ storeDown: "fail-open", localShare: 0.5 })).toContain(
+        `Redis rate limiter store: storeDown must be "local" when localShare is set, got "fail-open"`
+      )
+      expect(yield* refusal({ limiters: { geo: { storeDown: "fail-closed", localShare: 0.5 } } })).toContain(
+        `limiters.geo.storeDown must be "local" when localShare is set, got "fail-closed"`
+      )
+    }))
+
   it.live("layerConfig reads URL, PREFIX, STORE_DOWN and LOCAL_SHARE", () =>
     Effect.gen(function*() {
       const prefix = uniquePrefix("config")
@@ -348,6 +363,6 @@ describe("options", () => {
           Effect.withConfigProvider(invalid)
         )
       )
-      expect(String(error)).toContain("localShare must be a number in (0, 1]")
+      expect(String(error)).toContain(`LOCAL_SHARE must be a number > 0 and ≤ 1, got "2"`)
     }).pipe(Effect.scoped))
 })

@@ -38,7 +38,8 @@ const scenario = (
         url: server.url,
         prefix,
         storeDown: policy,
-        localShare: 0.5,
+        // the share of the local fallback, refused beside any other policy
+        ...(policy === "local" ? { localShare: 0.5 } : {}),
         commandTimeout: "300 millis"
       })
       const limiter = yield* RateLimiter.make({ name: "down", limit: 10, window: "1 second", burst: 2, store: s })

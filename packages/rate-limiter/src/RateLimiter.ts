@@ -243,21 +243,14 @@ export interface SingleLimit extends Limit {
 }
 
 /**
- * Several limits at once (say 10 per second and 1,000 per day): a start happens at the earliest
- * instant all of them allow, and is charged on all of them or on none.
+ * Several limits at once (say 10 per second and 1,000 per day), each with its own fields: a start
+ * happens at the earliest instant all of them allow, and is charged on all of them or on none.
  *
  * @since 0.1.0
  * @category models
  */
-export interface MultiLimit {
+export interface MultiLimit extends Partial<Record<keyof Limit, undefined>>, Pick<SingleLimit, "maxWait"> {
   readonly limits: NonEmptyReadonlyArray<Limit>
-  /** The default wait budget of a take. `0` means never wait. Default: no bound. */
-  readonly maxWait?: Duration.DurationInput | undefined
-  readonly dimension?: undefined
-  readonly limit?: undefined
-  readonly window?: undefined
-  readonly algorithm?: undefined
-  readonly burst?: undefined
 }
 
 /**
@@ -278,9 +271,7 @@ export type Options = Settings & {
 }
 
 /**
- * The start would come later than the wait budget allows; nothing was consumed. `retryAfter` is
- * how long to wait before a take with the same budget can succeed; `limit` is the limit that set
- * the start, `undefined` when the pause did (`reason: "paused"`).
+ * The start would come later than the wait budget allows (see `RateLimiterError`).
  *
  * @since 0.1.0
  * @category errors
@@ -294,8 +285,7 @@ export const RateLimitExceeded: typeof RateLimiterErrors.RateLimitExceeded = Rat
 export interface RateLimitExceeded extends RateLimiterErrors.RateLimitExceeded {}
 
 /**
- * A take's cost on one dimension is more than a limit of that dimension can ever hold; it failed
- * at once and consumed nothing.
+ * A take's cost is more than a limit can ever hold (see `RateLimiterError`).
  *
  * @since 0.3.0
  * @category errors
@@ -352,9 +342,7 @@ export const isRateLimiterError: (u: unknown) => u is RateLimiterError = RateLim
  * @category constructors
  */
 export const make: {
-  (
-    options: Options & { readonly store: RateLimiterStore.Service }
-  ): Effect.Effect<RateLimiter>
+  (options: Options & { readonly store: RateLimiterStore.Service }): Effect.Effect<RateLimiter>
   (
     options: Options & { readonly store?: undefined }
   ): Effect.Effect<RateLimiter, never, RateLimiterStore.RateLimiterStore>
@@ -445,10 +433,10 @@ export const layerConfig: <I>(
 ) => Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> = layers.layerConfig
 
 /**
- * One limit as `Config`, validated: `LIMIT` and `WINDOW` (a duration such as `1 second`) required,
- * `ALGORITHM` (`gcra`, `fixed-window` or `sliding-window`, default `gcra`), `BURST` (gcra only),
- * `MAX_WAIT` (a duration), `DIMENSION` (the limit's dimension, default `default`). Nest it per
- * provider.
+ * One limit as `Config`, decoded through the same schema as the options: `LIMIT` and `WINDOW` (a
+ * duration such as `1 second`) required, `ALGORITHM` (`gcra`, `fixed-window` or `sliding-window`,
+ * default `gcra`), `BURST` (gcra only), `MAX_WAIT` (a duration, or `Infinity`), `DIMENSION` (the
+ * limit's dimension, default `default`). Nest it per provider.
  *
  * @since 0.1.0
  * @category config

@@ -53,34 +53,46 @@ describe("RateLimiter", () => {
       ["limit 0", { limit: 0, window: "1 second" }, "limit must be an integer ≥ 1, got 0"],
       ["limit NaN", { limit: Number.NaN, window: "1 second" }, "limit must be an integer ≥ 1, got NaN"],
       ["limit 2.5", { limit: 2.5, window: "1 second" }, "limit must be an integer ≥ 1, got 2.5"],
-      ["window 0", { limit: 1, window: 0 }, "window must be > 0, got 0"],
-      ["window NaN", { limit: 1, window: Number.NaN }, "window must be a duration, got NaN"],
-      ["window -5", { limit: 1, window: -5 }, "window must be > 0, got -5"],
-      ["window infinite", { limit: 1, window: Duration.infinity }, "window must be finite, got infinity"],
+      ["window 0", { limit: 1, window: 0 }, "window must be a finite duration > 0, got 0"],
+      ["window NaN", { limit: 1, window: Number.NaN }, "window must be a finite duration > 0, got NaN"],
+      ["window -5", { limit: 1, window: -5 }, "window must be a finite duration > 0, got -5"],
+      [
+        "window infinite",
+        { limit: 1, window: Duration.infinity },
+        "window must be a finite duration > 0, got Infinity"
+      ],
       ["burst 0", { limit: 1, window: "1 second", burst: 0 }, "burst must be an integer ≥ 1, got 0"],
       [
         "burst on a window",
         { limit: 5, window: "1 second", algorithm: "fixed-window", burst: 2 },
         "burst applies to gcra only"
       ],
-      ["maxWait -1", { limit: 1, window: "1 second", maxWait: -1 }, "maxWait must be ≥ 0, got -1"],
-      ["maxWait NaN", { limit: 1, window: "1 second", maxWait: Number.NaN }, "maxWait must be a duration, got NaN"],
+      ["maxWait -1", { limit: 1, window: "1 second", maxWait: -1 }, "maxWait must be a duration ≥ 0, got -1"],
+      ["maxWait NaN", { limit: 1, window: "1 second", maxWait: Number.NaN }, "maxWait must be a duration ≥ 0, got NaN"],
       [
         "maxWait \"-5 seconds\"",
         { limit: 1, window: "1 second", maxWait: "-5 seconds" },
-        `maxWait must be ≥ 0, got "-5 seconds"`
+        `maxWait must be a duration ≥ 0, got "-5 seconds"`
       ],
       [
         "maxWait \"-1 millis\"",
         { limit: 1, window: "1 second", maxWait: "-1 millis" },
-        `maxWait must be ≥ 0, got "-1 millis"`
+        `maxWait must be a duration ≥ 0, got "-1 millis"`
       ],
-      ["maxWait [-1, 0]", { limit: 1, window: "1 second", maxWait: [-1, 0] }, "maxWait must be ≥ 0, got [-1,0]"],
-      ["window \"-5 seconds\"", { limit: 1, window: "-5 seconds" }, `window must be > 0, got "-5 seconds"`],
+      [
+        "maxWait [-1, 0]",
+        { limit: 1, window: "1 second", maxWait: [-1, 0] },
+        "maxWait must be a duration ≥ 0, got [-1, 0]"
+      ],
+      [
+        "window \"-5 seconds\"",
+        { limit: 1, window: "-5 seconds" },
+        `window must be a finite duration > 0, got "-5 seconds"`
+      ],
       [
         "a bad limit among several",
         { limits: [{ limit: 1, window: "1 second" }, { limit: 1, window: 0 }] },
-        "limits[1].window must be > 0, got 0"
+        "limits[1].window must be a finite duration > 0, got 0"
       ]
     ]
     for (const [label, settings, message] of cases) {
@@ -115,25 +127,37 @@ describe("RateLimiter", () => {
         const limiter = yield* make({ name: "costly", limit: 10, window: "1 second", burst: 2 })
         expect(yield* defectOf(limiter.take({ cost: 0 }))).toContain("cost must be an integer ≥ 1, got 0")
         expect(yield* defectOf(limiter.take({ cost: Number.NaN }))).toContain("got NaN")
-        expect(yield* defectOf(limiter.take({ maxWait: Number.NaN }))).toContain("maxWait must be a duration")
+        expect(yield* defectOf(limiter.take({ maxWait: Number.NaN }))).toContain(
+          "maxWait must be a duration ≥ 0, got NaN"
+        )
         expect(yield* defectOf(limiter.take({ maxWait: "-5 seconds" }))).toContain(
-          `maxWait must be ≥ 0, got "-5 seconds"`
+          `maxWait must be a duration ≥ 0, got "-5 seconds"`
         )
         expect(yield* defectOf(limiter.take({ maxWait: "-1 millis" }))).toContain(
-          `maxWait must be ≥ 0, got "-1 millis"`
+          `maxWait must be a duration ≥ 0, got "-1 millis"`
         )
-        expect(yield* defectOf(limiter.take({ maxWait: [-1, 0] }))).toContain("maxWait must be ≥ 0, got [-1,0]")
+        expect(yield* defectOf(limiter.take({ maxWait: [-1, 0] }))).toContain(
+          "maxWait must be a duration ≥ 0, got [-1, 0]"
+        )
       }))
 
     it.scoped("a bad pause", () =>
       Effect.gen(function*() {
         const limiter = yield* make({ name: "paused", limit: 1, window: "1 second" })
-        expect(yield* defectOf(limiter.pauseFor(Number.NaN))).toContain(`"paused": pause must be a duration`)
-        expect(yield* defectOf(limiter.pauseFor(-1))).toContain("pause must be ≥ 0, got -1")
-        expect(yield* defectOf(limiter.pauseFor("-5 seconds"))).toContain(`pause must be ≥ 0, got "-5 seconds"`)
-        expect(yield* defectOf(limiter.pauseFor("-1 millis"))).toContain(`pause must be ≥ 0, got "-1 millis"`)
-        expect(yield* defectOf(limiter.pauseFor([-1, 0]))).toContain("pause must be ≥ 0, got [-1,0]")
-        expect(yield* defectOf(limiter.pauseFor(Duration.infinity))).toContain("pause must be finite")
+        expect(yield* defectOf(limiter.pauseFor(Number.NaN))).toContain(
+          `"paused": pause must be a finite duration ≥ 0, got NaN`
+        )
+        expect(yield* defectOf(limiter.pauseFor(-1))).toContain("pause must be a finite duration ≥ 0, got -1")
+        expect(yield* defectOf(limiter.pauseFor("-5 seconds"))).toContain(
+          `pause must be a finite duration ≥ 0, got "-5 seconds"`
+        )
+        expect(yield* defectOf(limiter.pauseFor("-1 millis"))).toContain(
+          `pause must be a finite duration ≥ 0, got "-1 millis"`
+        )
+        expect(yield* defectOf(limiter.pauseFor([-1, 0]))).toContain("pause must be a finite duration ≥ 0, got [-1, 0]")
+        expect(yield* defectOf(limiter.pauseFor(Duration.infinity))).toContain(
+          "pause must be a finite duration ≥ 0, got Infinity"
+        )
       }))
   })
 
@@ -480,12 +504,12 @@ describe("RateLimiter", () => {
         const invalid = (entries: Record<string, string>) =>
           Effect.flip(RateLimiter.config.pipe(Effect.withConfigProvider(provider(entries))))
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", ALGORITHM: "fixed-window", BURST: "2" })))
-          .toContain("burst applies to gcra only")
+          .toContain("BURST applies to gcra only")
         expect(String(yield* invalid({ LIMIT: "0", WINDOW: "1 second" }))).toContain(
-          "limit must be an integer ≥ 1, got 0"
+          `LIMIT must be an integer ≥ 1, got "0"`
         )
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "0 seconds" }))).toContain(
-          `WINDOW must be > 0, got "0 seconds"`
+          `WINDOW must be a finite duration > 0, got "0 seconds"`
         )
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", ALGORITHM: "leaky" }))).toContain("ALGORITHM")
       }))
@@ -504,14 +528,14 @@ describe("RateLimiter", () => {
           return String(either.left)
         }
         expect(failure(yield* read({ "RATE_LIMIT.LIMIT": "5" }))).toContain(
-          `RATE_LIMIT.WINDOW: "missing, and required since LIMIT is set`
+          `RATE_LIMIT.WINDOW: "WINDOW is missing while LIMIT is set: a rate limiter is configured whole`
         )
         // a misspelt key leaves the one it meant missing
         expect(failure(yield* read({ "RATE_LIMIT.LIMIT": "5", "RATE_LIMIT.WINDOWS": "1 second" }))).toContain(
           "RATE_LIMIT.WINDOW"
         )
         expect(failure(yield* read({ "RATE_LIMIT.WINDOW": "1 second", "RATE_LIMIT.MAX_WAIT": "1 second" }))).toContain(
-          `RATE_LIMIT.LIMIT: "missing, and required since WINDOW, MAX_WAIT are set`
+          `RATE_LIMIT.LIMIT: "LIMIT is missing while WINDOW, MAX_WAIT are set`
         )
       }))
 
@@ -520,13 +544,32 @@ describe("RateLimiter", () => {
         const invalid = (entries: Record<string, string>) =>
           Effect.flip(RateLimiter.config.pipe(Effect.withConfigProvider(provider(entries))))
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "-5 seconds" }))).toContain(
-          `WINDOW must be > 0, got "-5 seconds"`
+          `WINDOW must be a finite duration > 0, got "-5 seconds"`
         )
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "1 second", MAX_WAIT: "-1 millis" }))).toContain(
-          `MAX_WAIT must be ≥ 0, got "-1 millis"`
+          `MAX_WAIT must be a duration ≥ 0, got "-1 millis"`
         )
         expect(String(yield* invalid({ LIMIT: "5", WINDOW: "soon" }))).toContain(
-          `WINDOW must be a duration, got "soon"`
+          `WINDOW must be a finite duration > 0, got "soon"`
+        )
+      }))
+
+    it.effect("Config and the options decode through one schema: what one accepts, the other does", () =>
+      Effect.gen(function*() {
+        const read = (entries: Record<string, string>) =>
+          RateLimiter.config.pipe(Effect.withConfigProvider(provider(entries)), Effect.either)
+        // an unbounded wait budget, as the option takes Duration.infinity
+        const unbounded = yield* read({ LIMIT: "5", WINDOW: "1 second", MAX_WAIT: "Infinity" })
+        assert(Either.isRight(unbounded), "MAX_WAIT=Infinity is read")
+        assert.deepStrictEqual(unbounded.right.maxWait, Duration.infinity)
+        const limiter = yield* make({ ...unbounded.right, name: "unbounded" })
+        assert.deepStrictEqual(limiter.maxWait, Duration.infinity)
+        // past 2^53 - 1 a count is no longer exact: both refuse it with the same rule
+        const unsafe = yield* read({ LIMIT: "9007199254740993", WINDOW: "1 second" })
+        assert(Either.isLeft(unsafe), "an unsafe LIMIT is refused")
+        expect(String(unsafe.left)).toContain("LIMIT must be an integer ≥ 1, got \"9007199254740993\" (not a safe")
+        expect(yield* defectOf(make({ name: "unsafe", limit: 2 ** 60, window: "1 second" }))).toContain(
+          "limit must be an integer ≥ 1, got 1152921504606847000 (not a safe"
         )
       }))
 

@@ -1,15 +1,18 @@
 /**
- * The distributed bulkhead's options, decoded once: `make` turns a bad value into a defect naming
- * the option and the value, `config` into invalid data with the same message.
+ * The distributed bulkhead's options, declared once as a schema: the local bulkhead's
+ * (`Bulkhead.LimitsSchema`: permits, maxPermits, maxWaiting, maxWait) extended with the Redis
+ * ones on `@sluice/options`. `make` turns a bad value into a defect naming the bulkhead, the
+ * option and the value; `config` reads the same schema, so options and Config can never disagree.
  *
  * @internal
  */
+import { Bulkhead } from "@sluice/bulkhead"
+import { OptionSchema } from "@sluice/options"
 import * as Cause from "effect/Cause"
-import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
+import type * as Config from "effect/Config"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as Api from "../RedisBulkhead.js"
 
 const defaultPrefix = "sluice:bh:"
@@ -38,85 +41,86 @@ export const isPositiveInteger = (n: unknown): n is number => typeof n === "numb
 /** @internal */
 export const illegal = (message: string) => new Cause.IllegalArgumentException(message)
 
-/** @internal */
+const show = OptionSchema.show
+
+const MaxWait = OptionSchema.duration({ zero: true, infinite: true })
+
+/**
+ * A call's own `maxWait` (undefined when it gives none); a bad one throws the defect.
+ *
+ * @internal
+ */
 export const decodeDuration = (
   name: string,
   what: string,
   input: Duration.DurationInput | undefined
 ): Duration.Duration | undefined => {
   if (input === undefined) return undefined
-  const negative = (typeof input === "number" && !(input >= 0)) ||
-    (typeof input === "bigint" && input < BigInt(0)) ||
-    (typeof input === "string" && input.trim().startsWith("-"))
-  const decoded = negative ? undefined : Option.getOrUndefined(Duration.decodeUnknown(input))
-  if (decoded === undefined) {
-    throw illegal(`bulkhead "${name}": ${what} must be a duration ≥ 0, got ${JSON.stringify(String(input))}`)
-  }
-  return decoded
+  const decoded = OptionSchema.decodeOption(MaxWait, what)(input)
+  if (Either.isLeft(decoded)) throw illegal(`${OptionSchema.owner("bulkhead", name)}: ${decoded.left}`)
+  return decoded.right
 }
+
+const NoBraces = OptionSchema.make(Schema.String.pipe(Schema.filter((text) => !/[{}]/.test(text))), {
+  // a brace would end the hash tag that keeps a bulkhead's keys in one cluster slot
+  rule: "a string without braces",
+  fromText: (text) => text
+})
+
+const LeaseTtl = OptionSchema.make(
+  OptionSchema.duration({ zero: false, infinite: false }).pipe(
+    Schema.filter((ttl) => Duration.toMillis(ttl) >= minLeaseTtlMillis)
+  ),
+  { rule: `a finite duration ≥ ${minLeaseTtlMillis}ms`, fromText: (text) => text.trim() }
+)
+
+/** @internal */
+export const Options = Schema.extend(
+  Bulkhead.LimitsSchema,
+  Schema.Struct({
+    leaseTtl: Schema.optional(LeaseTtl),
+    onLeaseLost: Schema.optional(OptionSchema.literal("log", "interrupt")),
+    storeDown: Schema.optional(OptionSchema.literal("fail-closed", "fail-open", "local")),
+    localShare: Schema.optional(OptionSchema.number({ greaterThan: 0, max: 1 })),
+    prefix: Schema.optional(NoBraces)
+  })
+).pipe(Schema.filter((options) => {
+  if (options.storeDown === "local" && options.localShare === undefined) {
+    return {
+      path: ["localShare"],
+      message: `is needed with storeDown "local": the share of K (${options.permits}) one process may hold ` +
+        `alone while Redis is down, in (0, 1] (1 / the number of processes)`
+    }
+  }
+  return options.storeDown === "local" || options.localShare === undefined || {
+    path: ["localShare"],
+    message: `applies to storeDown "local" only, got storeDown ${show(options.storeDown ?? "fail-closed")}`
+  }
+}))
 
 /** @internal */
 export const resolve = (options: Api.Options): Settings => {
-  const name = options.name
+  const name: unknown = options.name
   if (typeof name !== "string" || name.length === 0 || /[{}]/.test(name)) {
-    throw illegal(`a Redis bulkhead needs a non-empty name without braces, got ${JSON.stringify(name)}`)
+    throw illegal(`a Redis bulkhead needs a non-empty name without braces, got ${show(name)}`)
   }
-  if (!isPositiveInteger(options.permits)) {
-    throw illegal(`bulkhead "${name}": permits must be an integer ≥ 1, got ${options.permits}`)
-  }
-  const maxPermits = options.maxPermits ?? options.permits
-  if (!isPositiveInteger(maxPermits) || maxPermits < options.permits) {
-    throw illegal(
-      `bulkhead "${name}": maxPermits must be an integer ≥ permits (${options.permits}), got ${options.maxPermits}`
-    )
-  }
-  const maxWaiting = options.maxWaiting ?? Infinity
-  if (!(maxWaiting === Infinity || (Number.isSafeInteger(maxWaiting) && maxWaiting >= 0))) {
-    throw illegal(`bulkhead "${name}": maxWaiting must be an integer ≥ 0 or Infinity, got ${options.maxWaiting}`)
-  }
-  const maxWait = decodeDuration(name, "maxWait", options.maxWait) ?? Duration.infinity
-  const ttl = decodeDuration(name, "leaseTtl", options.leaseTtl)
-  const leaseTtlMillis = ttl === undefined ? defaultLeaseTtlMillis : Duration.toMillis(ttl)
-  if (!(Number.isFinite(leaseTtlMillis) && leaseTtlMillis >= minLeaseTtlMillis)) {
-    throw illegal(
-      `bulkhead "${name}": leaseTtl must be a finite duration ≥ ${minLeaseTtlMillis}ms, got ${String(options.leaseTtl)}`
-    )
-  }
-  const onLeaseLost = options.onLeaseLost ?? "log"
-  if (onLeaseLost !== "log" && onLeaseLost !== "interrupt") {
-    throw illegal(`bulkhead "${name}": onLeaseLost must be "log" or "interrupt", got ${JSON.stringify(onLeaseLost)}`)
-  }
-  const storeDown = options.storeDown ?? "fail-closed"
-  if (storeDown !== "fail-closed" && storeDown !== "fail-open" && storeDown !== "local") {
-    throw illegal(
-      `bulkhead "${name}": storeDown must be "fail-closed", "fail-open" or "local", got ${JSON.stringify(storeDown)}`
-    )
-  }
-  const localShare = options.localShare
-  if (storeDown === "local" && !(typeof localShare === "number" && localShare > 0 && localShare <= 1)) {
-    throw illegal(
-      `bulkhead "${name}": storeDown "local" needs localShare, the share of K (${options.permits}) one process may ` +
-        `hold alone while Redis is down, in (0, 1] (1 / the number of processes), got ${localShare}`
-    )
-  }
-  if (storeDown !== "local" && localShare !== undefined) {
-    throw illegal(`bulkhead "${name}": localShare applies to storeDown "local" only, got storeDown ${storeDown}`)
-  }
-  const prefix = options.prefix ?? defaultPrefix
-  if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
-    throw illegal(`bulkhead "${name}": prefix must be a string without braces, got ${JSON.stringify(prefix)}`)
-  }
+  const decoded = OptionSchema.decodeEither(Options, OptionSchema.owner("bulkhead", name))(options)
+  if (Either.isLeft(decoded)) throw illegal(decoded.left)
+  const valid = decoded.right
+  const storeDown = valid.storeDown ?? "fail-closed"
   return {
     name,
-    permits: options.permits,
-    maxPermits,
-    maxWaiting,
-    maxWait,
-    leaseTtlMillis: Math.round(leaseTtlMillis),
-    onLeaseLost,
+    permits: valid.permits,
+    maxPermits: valid.maxPermits ?? valid.permits,
+    maxWaiting: valid.maxWaiting ?? Infinity,
+    maxWait: valid.maxWait ?? Duration.infinity,
+    leaseTtlMillis: Math.round(
+      valid.leaseTtl === undefined ? defaultLeaseTtlMillis : Duration.toMillis(valid.leaseTtl)
+    ),
+    onLeaseLost: valid.onLeaseLost ?? "log",
     storeDown,
-    localShare: storeDown === "local" && localShare !== undefined ? localShare : 1,
-    prefix
+    localShare: storeDown === "local" && valid.localShare !== undefined ? valid.localShare : 1,
+    prefix: valid.prefix ?? defaultPrefix
   }
 }
 
@@ -129,29 +133,10 @@ export const resolve = (options: Api.Options): Settings => {
 export const fallbackPermits = (settings: Settings, permits: number): number =>
   Math.max(1, Math.floor(permits * settings.localShare + 1e-9))
 
-const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
-  Config.map(Config.option(config), Option.getOrUndefined)
-
-/** @internal */
-export const config: Config.Config<Omit<Api.Options, "name">> = Config.all({
-  permits: Config.integer("PERMITS"),
-  maxPermits: optional(Config.integer("MAX_PERMITS")),
-  maxWaiting: optional(Config.integer("MAX_WAITING")),
-  maxWait: optional(Config.duration("MAX_WAIT")),
-  leaseTtl: optional(Config.duration("LEASE_TTL")),
-  onLeaseLost: optional(Config.literal("log", "interrupt")("ON_LEASE_LOST")),
-  storeDown: optional(Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN")),
-  localShare: optional(Config.number("LOCAL_SHARE")),
-  prefix: optional(Config.string("PREFIX"))
-}).pipe(
-  // the same checks as `make`, as invalid data rather than a defect
-  Config.mapOrFail((options) => {
-    try {
-      resolve({ ...options, name: "config" })
-      return Either.right(options)
-    } catch (error) {
-      const message = error instanceof Error ? error.message : String(error)
-      return Either.left(ConfigError.InvalidData([], message.replace(/^bulkhead "config": /, "")))
-    }
-  })
-)
+/**
+ * The keys of `Options` (PERMITS, MAX_PERMITS, MAX_WAITING, MAX_WAIT, LEASE_TTL, ON_LEASE_LOST,
+ * STORE_DOWN, LOCAL_SHARE, PREFIX), each read as text and decoded through the same schema.
+ *
+ * @internal
+ */
+export const config: Config.Config<Omit<Api.Options, "name">> = OptionSchema.config(Options, "a Redis bulkhead")

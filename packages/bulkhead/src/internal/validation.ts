@@ -26,19 +26,28 @@ export const isPositiveInteger = (n: unknown): n is number => typeof n === "numb
 /** A budget for the wait: 0 is "never wait", infinity "no limit"; negative or NaN is a mistake. */
 const MaxWait = OptionSchema.duration({ zero: true, infinite: true })
 
-/** @internal */
-export const Settings = Schema.Struct({
+/**
+ * The settings every bulkhead has, local or distributed (the Redis bulkhead extends them).
+ *
+ * @internal
+ */
+export const Limits = Schema.Struct({
   permits: OptionSchema.integer({ min: 1 }),
   maxPermits: Schema.optional(OptionSchema.integer({ min: 1 })),
   maxWaiting: Schema.optional(OptionSchema.integer({ min: 0, infinite: true })),
-  maxWait: Schema.optional(MaxWait),
-  order: Schema.optional(OptionSchema.literal("fifo", "lifo"))
+  maxWait: Schema.optional(MaxWait)
 }).pipe(Schema.filter((settings) =>
   settings.maxPermits === undefined || settings.maxPermits >= settings.permits || {
     path: ["maxPermits"],
     message: `must be an integer ≥ permits (${settings.permits}), got ${settings.maxPermits}`
   }
 ))
+
+/** @internal */
+export const Settings = Schema.extend(
+  Limits,
+  Schema.Struct({ order: Schema.optional(OptionSchema.literal("fifo", "lifo")) })
+)
 
 /** @internal */
 export const decodeSettings = (name: string) => OptionSchema.decodeSync(Settings, OptionSchema.owner("bulkhead", name))

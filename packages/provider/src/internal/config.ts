@@ -15,36 +15,6 @@ const key = OptionSchema.configKey
 const optional = <A>(config: Config.Config<A>): Config.Config<A | undefined> =>
   Config.map(Config.option(config), Option.getOrUndefined)
 
-/**
- * An optional section: absent when none of its `keys` is set; a section set in part (say
- * `RATE_LIMIT_LIMIT` without `RATE_LIMIT_WINDOW`, or with it misspelt) is an error naming the key
- * that is missing, never a bound silently dropped.
- */
-const section = <A>(
-  name: string,
-  config: Config.Config<A>,
-  keys: ReadonlyArray<string>
-): Config.Config<A | undefined> =>
-  Config.nested(config, name).pipe(
-    Config.orElseIf({
-      if: ConfigError.isMissingDataOnly,
-      orElse: () =>
-        Config.nested(Config.all(keys.map((key) => Config.option(Config.string(key)))), name).pipe(
-          Config.mapOrFail((values) => {
-            const set = keys.filter((_, i) => Option.isSome(values[i]))
-            return set.length === 0 ? Either.right(undefined) : Either.left(ConfigError.InvalidData(
-              [name],
-              `the section ${name} is set in part (${
-                set.map((key) => `${name}_${key}`).join(", ")
-              }): set its required keys too, or none of it`
-            ))
-          })
-        )
-    })
-  )
-
-const limiterKeys = ["LIMIT", "WINDOW", "BURST", "ALGORITHM", "MAX_WAIT"]
-
 /** Backoff and retry budget, under `RETRY_`: they refine `MAX_ATTEMPTS`, and need it. */
 const retryTuning = Config.nested(
   Config.all({
@@ -84,7 +54,9 @@ const retry: Config.Config<Api.RetryOptions | undefined> = Config.all({
 /** @internal */
 export const config: Config.Config<Api.Settings> = Config.all({
   bulkhead: Config.nested(Bulkhead.config, "BULKHEAD"),
-  rateLimiter: section("RATE_LIMIT", RateLimiter.config, limiterKeys),
+  // the limiter's own Config: absent when none of its keys is set, an error naming the missing
+  // key when it is set in part
+  rateLimiter: optional(Config.nested(RateLimiter.config, "RATE_LIMIT")),
   attemptTimeout: optional(key(Timeout, "ATTEMPT_TIMEOUT")),
   totalTimeout: optional(key(Timeout, "TOTAL_TIMEOUT")),
   retry,

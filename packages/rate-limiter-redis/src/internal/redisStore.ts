@@ -112,7 +112,7 @@ export const make = (
   Effect.suspend(() => {
     const resolved = resolve(options)
     return Either.isLeft(resolved)
-      ? Effect.die(new Cause.IllegalArgumentException(`Redis rate limiter store: ${resolved.left}`))
+      ? Effect.die(new Cause.IllegalArgumentException(resolved.left))
       : Effect.flatMap(
         RedisConnection.make(resolved.right.connection),
         (connection) => makeWith(resolved.right.store, connection)
@@ -126,7 +126,7 @@ export const makeFromConnection = (
   Effect.suspend(() => {
     const resolved = resolveStore(options)
     return Either.isLeft(resolved)
-      ? Effect.die(new Cause.IllegalArgumentException(`Redis rate limiter store: ${resolved.left}`))
+      ? Effect.die(new Cause.IllegalArgumentException(resolved.left))
       : Effect.flatMap(RedisConnection.RedisConnection, (connection) => makeWith(resolved.right, connection))
   })
 

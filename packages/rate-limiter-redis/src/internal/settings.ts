@@ -1,14 +1,15 @@
 /**
- * The Redis store's options: their validation (every error names the option and the value) and
- * their `Config`, which decodes through the same validation.
+ * The Redis store's options, declared once as a schema on `@sluice/options`: the store decodes
+ * them and `config` reads the same schema, so options and Config can never disagree. Every error
+ * names the option and the value. The connection's options are `RedisConnection`'s to check.
  *
  * @internal
  */
+import { OptionSchema } from "@sluice/options"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
 
 /** @internal */
@@ -37,55 +38,64 @@ export interface Resolved {
   readonly clock: "server" | "client"
 }
 
-/** @internal */
-export const policies: ReadonlyArray<RedisRateLimiterStore.StoreDownPolicy> = ["fail-closed", "fail-open", "local"]
+/** Who the messages name. @internal */
+export const who = "Redis rate limiter store"
 
-/** @internal */
-export const resolvePolicy = (
-  at: string,
-  storeDown: unknown,
-  localShare: unknown
-): Either.Either<Policy, string> => {
-  const policy = storeDown ?? "fail-closed"
-  if (typeof policy !== "string" || !policies.some((p) => p === policy)) {
-    return Either.left(`${at}storeDown must be one of ${policies.join(", ")}, got ${JSON.stringify(policy)}`)
+/** A store-down policy: `localShare` with `"local"`, and only there. */
+const Policy = Schema.Struct({
+  storeDown: Schema.optional(OptionSchema.literal("fail-closed", "fail-open", "local")),
+  localShare: Schema.optional(OptionSchema.number({ greaterThan: 0, max: 1 }))
+}).pipe(Schema.filter((policy) => {
+  if (policy.storeDown === "local") {
+    return policy.localShare !== undefined || {
+      path: ["localShare"],
+      message: `is required with storeDown "local": the share of each quota one process may use alone`
+    }
   }
-  const known = policy as RedisRateLimiterStore.StoreDownPolicy
-  if (localShare !== undefined && (typeof localShare !== "number" || !(localShare > 0 && localShare <= 1))) {
-    return Either.left(`${at}localShare must be a number in (0, 1], got ${String(localShare)}`)
+  // alone, the policy key is missing or misspelt, and the fallback it meant would silently be
+  // fail-closed
+  return policy.localShare === undefined || {
+    path: ["storeDown"],
+    message: `must be "local" when localShare is set, got ${
+      policy.storeDown === undefined ? "nothing" : OptionSchema.show(policy.storeDown)
+    }`
   }
-  if (known === "local" && localShare === undefined) {
-    return Either.left(
-      `${at}localShare is required with storeDown "local": the share of each quota one process may use alone`
-    )
-  }
-  return Either.right({ storeDown: known, localShare: typeof localShare === "number" ? localShare : 1 })
-}
+}))
+
+const Prefix = OptionSchema.make(Schema.String.pipe(Schema.filter((prefix) => !/[{}]/.test(prefix))), {
+  rule: "a string without braces (they delimit the hash tag)",
+  fromText: (text) => text
+})
+
+/** The keys `config` reads: PREFIX, STORE_DOWN, LOCAL_SHARE. */
+const ConfigKeys = Schema.extend(Policy, Schema.Struct({ prefix: Schema.optional(Prefix) }))
+
+const StoreOptions = Schema.extend(
+  ConfigKeys,
+  Schema.Struct({
+    limiters: Schema.optional(Schema.Record({ key: Schema.String, value: Policy })),
+    clock: Schema.optional(OptionSchema.literal("server", "client"))
+  })
+)
+
+const policyOf = (policy: Schema.Schema.Type<typeof Policy>): Policy => ({
+  storeDown: policy.storeDown ?? "fail-closed",
+  localShare: policy.localShare ?? 1
+})
 
 /**
- * The store's own options (the connection's are `RedisConnection`'s to check).
+ * The store's own options (the connection's are `RedisConnection`'s to check); the error names
+ * the store.
  *
  * @internal
  */
-export const resolveStore = (options: RedisRateLimiterStore.StoreOptions): Either.Either<Resolved, string> => {
-  const prefix = options.prefix ?? defaultPrefix
-  if (typeof prefix !== "string" || /[{}]/.test(prefix)) {
-    return Either.left(`prefix must be a string without braces (they delimit the hash tag), got ${String(prefix)}`)
-  }
-  const defaultPolicy = resolvePolicy("", options.storeDown, options.localShare)
-  if (Either.isLeft(defaultPolicy)) return Either.left(defaultPolicy.left)
-  const byName = new Map<string, Policy>()
-  for (const [name, policy] of Object.entries(options.limiters ?? {})) {
-    const resolved = resolvePolicy(`limiters[${JSON.stringify(name)}].`, policy.storeDown, policy.localShare)
-    if (Either.isLeft(resolved)) return Either.left(resolved.left)
-    byName.set(name, resolved.right)
-  }
-  const clock = options.clock ?? "server"
-  if (clock !== "server" && clock !== "client") {
-    return Either.left(`clock must be "server" or "client", got ${JSON.stringify(clock)}`)
-  }
-  return Either.right({ prefix, defaultPolicy: defaultPolicy.right, policies: byName, clock })
-}
+export const resolveStore = (options: RedisRateLimiterStore.StoreOptions): Either.Either<Resolved, string> =>
+  Either.map(OptionSchema.decodeEither(StoreOptions, who)(options), (valid) => ({
+    prefix: valid.prefix ?? defaultPrefix,
+    defaultPolicy: policyOf(valid),
+    policies: new Map(Object.entries(valid.limiters ?? {}).map(([name, policy]) => [name, policyOf(policy)])),
+    clock: valid.clock ?? "server"
+  }))
 
 /**
  * The options of a store with a connection of its own: the store's, and the connection's.
@@ -102,40 +112,17 @@ export const resolve = (
     connectTimeout: options.connectTimeout
   }
   const checked = RedisConnection.check(connection)
-  if (Either.isLeft(checked)) return Either.left(checked.left)
+  if (Either.isLeft(checked)) return Either.left(`${who}: ${checked.left}`)
   return Either.map(resolveStore(options), (store) => ({ store, connection }))
 }
 
-/** @internal */
-export const config: Config.Config<RedisRateLimiterStore.Options> = Config.all({
-  // URL, COMMAND_TIMEOUT and CONNECT_TIMEOUT, each checked and named by the connection's Config
-  connection: RedisConnection.config,
-  prefix: Config.option(Config.string("PREFIX")),
-  storeDown: Config.option(Config.literal("fail-closed", "fail-open", "local")("STORE_DOWN")),
-  localShare: Config.option(Config.number("LOCAL_SHARE"))
-}).pipe(
-  Config.mapOrFail((input) => {
-    // LOCAL_SHARE means something only with STORE_DOWN=local: alone, the policy key is missing
-    // or misspelt, and the fallback it meant would silently be fail-closed
-    if (Option.isSome(input.localShare) && Option.getOrUndefined(input.storeDown) !== "local") {
-      return Either.left(
-        ConfigError.InvalidData(
-          ["STORE_DOWN"],
-          `must be "local" when LOCAL_SHARE is set, got ${
-            Option.match(input.storeDown, { onNone: () => "nothing", onSome: (policy) => JSON.stringify(policy) })
-          }`
-        )
-      )
-    }
-    const options: RedisRateLimiterStore.Options = {
-      ...input.connection,
-      prefix: Option.getOrUndefined(input.prefix),
-      storeDown: Option.getOrElse(input.storeDown, () => "fail-closed" as const),
-      localShare: Option.getOrUndefined(input.localShare)
-    }
-    const resolved = resolve(options)
-    return Either.isLeft(resolved)
-      ? Either.left(ConfigError.InvalidData([], `invalid Redis rate limiter store settings: ${resolved.left}`))
-      : Either.right(options)
-  })
+/**
+ * The connection's keys (URL, COMMAND_TIMEOUT, CONNECT_TIMEOUT, checked and named by its own
+ * Config) and the store's, decoded through the same schema as the options.
+ *
+ * @internal
+ */
+export const config: Config.Config<RedisRateLimiterStore.Options> = Config.map(
+  Config.all([RedisConnection.config, OptionSchema.config(ConfigKeys, "a Redis rate limiter store")]),
+  ([connection, store]): RedisRateLimiterStore.Options => ({ ...connection, ...store })
 )

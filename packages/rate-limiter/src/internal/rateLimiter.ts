@@ -12,7 +12,7 @@ import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import { nowMillis } from "./memoryStore.js"
 import { rejectedTotal, timerLatenessSeconds, waitSeconds } from "./metrics.js"
-import { decodeDuration, illegal, resolve, type Resolved, show } from "./settings.js"
+import { decodeMaxWait, decodePause, defect, illegal, resolve, type Resolved, show, who } from "./settings.js"
 import * as settlement from "./settlement.js"
 import * as usage from "./usage.js"
 
@@ -371,8 +371,8 @@ const makeWith = (
       const charged = { ...defaultRequest, cost: Math.max(...costs.right), costs: costs.right }
       if (options.maxWait === undefined) return Either.right(charged)
       return Either.map(
-        decodeDuration("maxWait", options.maxWait, { allowZero: true, allowInfinite: true }),
-        (maxWaitMillis) => ({ ...charged, maxWaitMillis })
+        decodeMaxWait(options.maxWait),
+        (maxWait) => ({ ...charged, maxWaitMillis: Duration.toMillis(maxWait) })
       )
     }
 
@@ -426,9 +426,9 @@ const makeWith = (
 
     const pauseFor = (duration: Duration.DurationInput): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> =>
       Effect.suspend(() => {
-        const decoded = decodeDuration("pause", duration, { allowZero: true, allowInfinite: false })
+        const decoded = decodePause(duration)
         if (Either.isLeft(decoded)) return illegal(name, decoded.left)
-        const millis = decoded.right
+        const millis = Duration.toMillis(decoded.right)
         return Effect.zipRight(
           store.pause(key, millis),
           // Callers of this process already hold reservations from before the pause: the pacer
@@ -464,8 +464,8 @@ export const make = (
     if (typeof name !== "string" || name.length === 0) {
       return illegal(String(name), `name must be a non-empty string, got ${show(name)}`)
     }
-    const resolved = resolve(options)
-    if (Either.isLeft(resolved)) return illegal(name, resolved.left)
+    const resolved = resolve(options, who(name))
+    if (Either.isLeft(resolved)) return defect(resolved.left)
     return options.store !== undefined
       ? makeWith(name, resolved.right, options.store)
       : Effect.flatMap(RateLimiterStore.RateLimiterStore, (store) => makeWith(name, resolved.right, store))

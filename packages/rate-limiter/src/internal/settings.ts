@@ -1,64 +1,77 @@
 /**
- * A limiter's settings: their validation (every error a sentence naming the value) and their
- * `Config`, which decodes through the same validation.
+ * A limiter's options, declared once as schemas on `@sluice/options`: `make` decodes them and
+ * `RateLimiter.config` reads the same schema, so options and Config can never disagree. A bad
+ * value is a defect whose message names the limiter, the option and the value as written.
  *
  * @internal
  */
+import { OptionSchema } from "@sluice/options"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Arr from "effect/Array"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
-import * as ConfigError from "effect/ConfigError"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as Option from "effect/Option"
+import * as Schema from "effect/Schema"
 import type * as RateLimiter from "../RateLimiter.js"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
 
-const algorithms: ReadonlyArray<RateLimiterStore.Algorithm> = ["gcra", "fixed-window", "sliding-window"]
+/** @internal */
+export const show = OptionSchema.show
+
+/** A wait budget: 0 is "never wait", infinity "no limit"; negative or NaN is a mistake. */
+const MaxWait = OptionSchema.duration({ zero: true, infinite: true })
+/** A pause (or a `resetAfter` heard from upstream): a pause for good would stop the limiter. */
+const Pause = OptionSchema.duration({ zero: true, infinite: false })
+const Count = OptionSchema.integer({ min: 1 })
+
+const Limit = Schema.Struct({
+  dimension: Schema.optional(OptionSchema.make(Schema.NonEmptyString, {
+    rule: "a non-empty string",
+    fromText: (text) => text
+  })),
+  limit: Count,
+  window: OptionSchema.duration({ zero: false, infinite: false }),
+  burst: Schema.optional(Count),
+  algorithm: Schema.optional(OptionSchema.literal("gcra", "fixed-window", "sliding-window"))
+})
+
+const burstOnGcraOnly = <A extends Schema.Schema.Type<typeof Limit>>(limit: A) =>
+  limit.burst === undefined || (limit.algorithm ?? "gcra") === "gcra" || {
+    path: ["burst"],
+    // no option's name in the reason: Config writes those as keys
+    message: "applies to gcra only: fixed and sliding windows admit all their starts at once " +
+      "(add a gcra rule to space them)"
+  }
+
+/** One limit with the default wait budget: what `config` reads. @internal */
+export const Single = Schema.extend(Limit, Schema.Struct({ maxWait: Schema.optional(MaxWait) })).pipe(
+  Schema.filter(burstOnGcraOnly)
+)
+
+const Multi = Schema.Struct({
+  limits: Schema.Array(Limit.pipe(Schema.filter(burstOnGcraOnly))),
+  maxWait: Schema.optional(MaxWait)
+})
 
 /** @internal */
-export const show = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (typeof u === "number" || typeof u === "bigint" || typeof u === "boolean" || u === undefined) return String(u)
-  if (Duration.isDuration(u)) return Duration.format(u)
-  try {
-    return JSON.stringify(u) ?? String(u)
-  } catch {
-    return String(u)
-  }
-}
+export const who = (name: unknown): string => OptionSchema.owner("rate limiter", name)
+
+/** A bad option: a defect, since options are the program's own. @internal */
+export const defect = (message: string) => Effect.die(new Cause.IllegalArgumentException(message))
 
 /** @internal */
-export const isPositiveInteger = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 1
+export const illegal = (name: string, message: string) => defect(`${who(name)}: ${message}`)
 
-/** `Duration` reads `-5 seconds`, `-1` and `[-1, 0]` as zero: a minus sign is a mistake to name. */
-const isNegative = (input: unknown): boolean =>
-  ((typeof input === "number" || typeof input === "bigint") && input < 0) ||
-  (typeof input === "string" && /^\s*-/.test(input)) ||
-  (Array.isArray(input) && input.some((part) => (typeof part === "number" || typeof part === "bigint") && part < 0))
+/** A take's own `maxWait`, or why not (without the limiter's name). @internal */
+export const decodeMaxWait = OptionSchema.decodeOption(MaxWait, "maxWait")
 
-/** A duration from user input, or why it is not one. NaN and negatives are refused, not read as zero. */
-export const decodeDuration = (
-  label: string,
-  input: unknown,
-  options: { readonly allowZero: boolean; readonly allowInfinite: boolean }
-): Either.Either<number, string> => {
-  if (typeof input === "number" && Number.isNaN(input)) return Either.left(`${label} must be a duration, got NaN`)
-  if (isNegative(input)) {
-    return Either.left(`${label} must be ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
-  }
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${show(input)}`)
-  const millis = Duration.toMillis(decoded.value)
-  if (Number.isNaN(millis)) return Either.left(`${label} must be a duration, got NaN`)
-  if (millis < 0 || (millis === 0 && !options.allowZero)) {
-    return Either.left(`${label} must be ${options.allowZero ? "≥ 0" : "> 0"}, got ${show(input)}`)
-  }
-  if (!Number.isFinite(millis) && !options.allowInfinite) return Either.left(`${label} must be finite, got infinity`)
-  return Either.right(millis)
-}
+/** @internal */
+export const decodePause = OptionSchema.decodeOption(Pause, "pause")
+
+/** An upstream's `resetAfter`: a bad one is read as 0, with a warning. @internal */
+export const decodeResetAfter = OptionSchema.decodeOption(Pause, "resetAfter")
 
 /** @internal */
 export interface Resolved {
@@ -72,147 +85,57 @@ export interface Resolved {
 /** @internal */
 export const defaultDimension = "default"
 
-const resolveLimit = (input: RateLimiter.Limit, at: string): Either.Either<RateLimiter.ResolvedLimit, string> => {
-  const dimension = input.dimension ?? defaultDimension
-  if (typeof dimension !== "string" || dimension.length === 0) {
-    return Either.left(`${at}dimension must be a non-empty string, got ${show(input.dimension)}`)
-  }
-  if (!isPositiveInteger(input.limit)) return Either.left(`${at}limit must be an integer ≥ 1, got ${show(input.limit)}`)
-  const algorithm = input.algorithm ?? "gcra"
-  if (!algorithms.includes(algorithm)) {
-    return Either.left(`${at}algorithm must be one of ${algorithms.join(", ")}, got ${show(algorithm)}`)
-  }
-  const window = decodeDuration(`${at}window`, input.window, { allowZero: false, allowInfinite: false })
-  if (Either.isLeft(window)) return Either.left(window.left)
-  let burst = 1
-  if (algorithm === "gcra") {
-    if (input.burst !== undefined && !isPositiveInteger(input.burst)) {
-      return Either.left(`${at}burst must be an integer ≥ 1, got ${show(input.burst)}`)
-    }
-    burst = input.burst ?? 1
-  } else {
-    if (input.burst !== undefined) {
-      return Either.left(
-        `${at}burst applies to gcra only; a ${algorithm} admits its whole limit at once (add a gcra limit to space starts)`
-      )
-    }
-    burst = input.limit
-  }
-  return Either.right({ dimension, limit: input.limit, window: Duration.millis(window.right), algorithm, burst })
-}
-
-/**
- * Checks the settings of a limiter; the error is a sentence without the limiter's name.
- *
- * @internal
- */
-export const resolve = (settings: RateLimiter.Settings): Either.Either<Resolved, string> => {
-  const inputs: ReadonlyArray<RateLimiter.Limit> = settings.limits !== undefined ? settings.limits : [settings]
-  if (settings.limits !== undefined && (settings.limit !== undefined || settings.window !== undefined)) {
-    return Either.left("give either limit and window or limits, not both")
-  }
-  if (!Array.isArray(inputs) || inputs.length === 0) return Either.left("limits must hold at least one limit")
-  const resolvedLimits: Array<RateLimiter.ResolvedLimit> = []
-  for (let i = 0; i < inputs.length; i++) {
-    const resolved = resolveLimit(inputs[i], inputs.length > 1 ? `limits[${i}].` : "")
-    if (Either.isLeft(resolved)) return Either.left(resolved.left)
-    resolvedLimits.push(resolved.right)
-  }
-  if (!Arr.isNonEmptyReadonlyArray(resolvedLimits)) return Either.left("limits must hold at least one limit")
-  const limits = resolvedLimits
-  let maxWaitMillis = Number.POSITIVE_INFINITY
-  if (settings.maxWait !== undefined) {
-    const decoded = decodeDuration("maxWait", settings.maxWait, { allowZero: true, allowInfinite: true })
-    if (Either.isLeft(decoded)) return Either.left(decoded.left)
-    maxWaitMillis = decoded.right
-  }
-  const specs = limits.map((limit): RateLimiterStore.LimitSpec => ({
-    algorithm: limit.algorithm,
+const resolveLimit = (limit: Schema.Schema.Type<typeof Limit>): RateLimiter.ResolvedLimit => {
+  const algorithm = limit.algorithm ?? "gcra"
+  return {
+    dimension: limit.dimension ?? defaultDimension,
     limit: limit.limit,
-    windowMillis: Duration.toMillis(limit.window),
-    burst: limit.burst
-  }))
-  const dimensions = Arr.dedupe(Arr.map(limits, (limit) => limit.dimension))
-  return Either.right({ limits, specs, maxWaitMillis, dimensions })
-}
-
-/** @internal */
-export const illegal = (name: string, message: string) =>
-  Effect.die(new Cause.IllegalArgumentException(`rate limiter ${show(name)}: ${message}`))
-
-/** A duration key read as text and decoded here, so that a negative or malformed value is named. */
-const durationConfig = (
-  key: string,
-  options: { readonly allowZero: boolean; readonly allowInfinite: boolean }
-): Config.Config<Duration.Duration> =>
-  Config.mapOrFail(Config.string(key), (text) =>
-    Either.mapBoth(decodeDuration(key, text, options), {
-      onLeft: (message) => ConfigError.InvalidData([], message),
-      onRight: (millis) => Duration.millis(millis)
-    }))
-
-const configKeys = {
-  limit: "LIMIT",
-  window: "WINDOW",
-  burst: "BURST",
-  algorithm: "ALGORITHM",
-  maxWait: "MAX_WAIT",
-  dimension: "DIMENSION"
+    window: limit.window,
+    algorithm,
+    // a window algorithm admits its whole limit at once
+    burst: algorithm === "gcra" ? limit.burst ?? 1 : limit.limit
+  }
 }
 
 /**
- * A section that is wholly absent is missing (so `Config.option` reads it as "not configured");
- * one that is partly present must be whole: a missing `LIMIT` or `WINDOW` is then an error naming
- * it, never a silently dropped bound.
+ * Checks the settings of a limiter; the error is a sentence naming `who`.
  *
  * @internal
  */
-export const config: Config.Config<RateLimiter.Settings> = Config.all({
-  limit: Config.option(Config.integer(configKeys.limit)),
-  window: Config.option(durationConfig(configKeys.window, { allowZero: false, allowInfinite: false })),
-  burst: Config.option(Config.integer(configKeys.burst)),
-  algorithm: Config.option(Config.literal("gcra", "fixed-window", "sliding-window")(configKeys.algorithm)),
-  maxWait: Config.option(durationConfig(configKeys.maxWait, { allowZero: true, allowInfinite: true })),
-  dimension: Config.option(Config.string(configKeys.dimension))
-}).pipe(
-  Config.mapOrFail((input) => {
-    const read: ReadonlyArray<readonly [Option.Option<unknown>, string]> = [
-      [input.limit, configKeys.limit],
-      [input.window, configKeys.window],
-      [input.burst, configKeys.burst],
-      [input.algorithm, configKeys.algorithm],
-      [input.maxWait, configKeys.maxWait],
-      [input.dimension, configKeys.dimension]
-    ]
-    const present = read.filter(([value]) => Option.isSome(value)).map(([, key]) => key)
-    if (present.length === 0) {
-      return Either.left(
-        ConfigError.MissingData([], `no rate limit configured (${configKeys.limit} and ${configKeys.window})`)
-      )
-    }
-    const { algorithm, burst, dimension, limit, maxWait, window } = input
-    if (Option.isNone(limit) || Option.isNone(window)) {
-      const missing = Option.isNone(limit) ? configKeys.limit : configKeys.window
-      return Either.left(
-        ConfigError.InvalidData(
-          [missing],
-          `missing, and required since ${present.join(", ")} ${
-            present.length === 1 ? "is" : "are"
-          } set: a rate limit needs both ${configKeys.limit} and ${configKeys.window}`
-        )
-      )
-    }
-    const settings: RateLimiter.Settings = {
-      limit: limit.value,
-      window: window.value,
-      algorithm: Option.getOrElse(algorithm, () => "gcra" as const),
-      burst: Option.getOrUndefined(burst),
-      maxWait: Option.getOrUndefined(maxWait),
-      dimension: Option.getOrUndefined(dimension)
-    }
-    const resolved = resolve(settings)
-    return Either.isLeft(resolved)
-      ? Either.left(ConfigError.InvalidData([], `invalid rate limiter settings: ${resolved.left}`))
-      : Either.right(settings)
+export const resolve = (settings: RateLimiter.Settings, who: string): Either.Either<Resolved, string> => {
+  if (settings.limits !== undefined && (settings.limit !== undefined || settings.window !== undefined)) {
+    return Either.left(`${who}: give either limit and window or limits, not both`)
+  }
+  if (settings.limits !== undefined && (!Array.isArray(settings.limits) || settings.limits.length === 0)) {
+    return Either.left(`${who}: limits must hold at least one limit`)
+  }
+  const decoded = settings.limits === undefined
+    ? Either.map(OptionSchema.decodeEither(Single, who)(settings), (single) => ({
+      limits: [single],
+      maxWait: single.maxWait
+    }))
+    : OptionSchema.decodeEither(Multi, who)(settings)
+  return Either.flatMap(decoded, (valid) => {
+    const limits = Arr.map(valid.limits, resolveLimit)
+    if (!Arr.isNonEmptyReadonlyArray(limits)) return Either.left(`${who}: limits must hold at least one limit`)
+    const specs = limits.map((limit): RateLimiterStore.LimitSpec => ({
+      algorithm: limit.algorithm,
+      limit: limit.limit,
+      windowMillis: Duration.toMillis(limit.window),
+      burst: limit.burst
+    }))
+    const maxWaitMillis = valid.maxWait === undefined ? Number.POSITIVE_INFINITY : Duration.toMillis(valid.maxWait)
+    return Either.right({ limits, specs, maxWaitMillis, dimensions: Arr.dedupe(Arr.map(limits, (l) => l.dimension)) })
   })
+}
+
+/**
+ * The keys of `Single` (LIMIT, WINDOW, BURST, ALGORITHM, MAX_WAIT, DIMENSION), each read as text
+ * and decoded through the same schema as the options; only a wholly absent section is missing data.
+ *
+ * @internal
+ */
+export const config: Config.Config<RateLimiter.Settings> = Config.map(
+  OptionSchema.config(Single, "a rate limiter"),
+  (settings): RateLimiter.Settings => ({ ...settings, algorithm: settings.algorithm ?? "gcra" })
 )

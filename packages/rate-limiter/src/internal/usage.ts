@@ -15,7 +15,7 @@ import { CostExceedsCapacity } from "../RateLimiterError.js"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import { actualUnitsTotal, estimateErrorRatio, reservedUnitsTotal } from "./metrics.js"
-import { decodeDuration, illegal, show } from "./settings.js"
+import { decodeResetAfter, illegal, show } from "./settings.js"
 
 // -----------------------------------------------------------------------------
 // costs
@@ -264,10 +264,10 @@ export const observationsFor = (
     }
     let resetAfterMillis = 0
     if (observation.resetAfter !== undefined) {
-      const decoded = decodeDuration("resetAfter", observation.resetAfter, { allowZero: true, allowInfinite: false })
+      const decoded = decodeResetAfter(observation.resetAfter)
       if (Either.isLeft(decoded)) {
         warnings.push(`${decoded.left} on dimension ${show(observation.dimension)}; read as 0`)
-      } else resetAfterMillis = decoded.right
+      } else resetAfterMillis = Duration.toMillis(decoded.right)
     }
     const seen = byLimit.get(index)
     byLimit.set(index, {
