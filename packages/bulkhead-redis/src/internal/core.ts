@@ -39,7 +39,10 @@ type Scripts = ReturnType<typeof loadScripts>
 export class Impl {
   readonly tickets = new Map<string, T.Ticket>()
   readonly keys: ReadonlyArray<string>
+  /** The grant channels' common name, sent to every script. */
   readonly channel: string
+  /** The channel of this process's grants. */
+  readonly grantChannel: string
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -62,6 +65,7 @@ export class Impl {
     const { channel, keys } = S.keysOf(settings.prefix, settings.name)
     this.keys = keys
     this.channel = channel
+    this.grantChannel = `${channel}:${T.processMark}`
     const nameLabel = MetricLabel.make("name", settings.name)
     this.labels = [nameLabel]
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]

@@ -52,7 +52,7 @@ export const make = <const O extends Api.Options>(
     const resolved = yield* Effect.try({ try: () => settings.resolve(options), catch: (e) => e }).pipe(Effect.orDie)
     const connection = yield* Connection.RedisConnection
     const impl = new Impl(resolved, connection, loadScripts())
-    yield* connection.subscribe(impl.channel, (message) => impl.onGrants(message))
+    yield* connection.subscribe(impl.grantChannel, (message) => impl.onGrants(message))
     // the renewal loop: leases, waiting leases, claims and the safety-net check, one script each per beat
     yield* Effect.forkScoped(
       Effect.iterate(impl.renewEveryMillis, {

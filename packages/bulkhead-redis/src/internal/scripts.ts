@@ -14,18 +14,20 @@
  * - `p{n}:wlease`: a sorted set, waiting tickets scored by their lease deadline.
  * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline.
  * - `p{n}:tickets`: a hash, ticket → `cost:ttl` for every waiting or granted ticket.
- * - `p{n}:grants`: the shard channel (`SPUBLISH`) that carries each grant, members space-separated.
+ * - `p{n}:grants:<mark>`: the shard channel (`SPUBLISH`) of the process whose nonces start with
+ *   `<mark>`: each grant of its tickets, members space-separated. One channel per process, so that
+ *   a release wakes only the process it granted to (a member without a mark goes to `p{n}:grants`).
  *
- * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's nonce (a random prefix
- * per process and a counter) makes it a lease id no other grant can have, even after Redis lost the
- * counter (a restart without persistence). A renew or release of a member that is not there does nothing: fencing.
+ * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's nonce (`<mark>.<n>`:
+ * the process's random mark and a counter) makes it a lease id no other grant can have, even after
+ * Redis lost the counter (a restart without persistence). A renew or release of a member that is not there does nothing: fencing.
  *
  * Every script first expires what is due (held leases past their deadline give their permits
  * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
  * cost fits — never past a head that does not fit — and publishes the grants in one message.
  * Deadlines are on the server's `TIME`, so processes whose clocks disagree agree on leases.
  *
- * ARGV of every script starts with the channel and this process's permits (used only when the
+ * ARGV of every script starts with the grant channels' common name (`p{n}:grants`) and this process's permits (used only when the
  * shared `permits` is missing: a Redis that restarted empty, or a name that fell idle).
  *
  * @internal
@@ -103,7 +105,23 @@ local function finish()
     redis.call("PERSIST", metaKey)
     redis.call("PERSIST", seqKey)
   end
-  if #granted > 0 then redis.call("SPUBLISH", channel, table.concat(granted, " ")) end
+  -- one message per process granted to, on that process's channel
+  local owners, byOwner = {}, {}
+  for _, m in ipairs(granted) do
+    local owner = string.match(m, "^%d+:(%x+)%.") or ""
+    local members = byOwner[owner]
+    if not members then
+      members = {}
+      byOwner[owner] = members
+      owners[#owners + 1] = owner
+    end
+    members[#members + 1] = m
+  end
+  for _, owner in ipairs(owners) do
+    local to = channel
+    if owner ~= "" then to = channel .. ":" .. owner end
+    redis.call("SPUBLISH", to, table.concat(byOwner[owner], " "))
+  end
 end
 
 -- the earliest held deadline, in milliseconds from now (-1 when nothing is held)
@@ -287,8 +305,8 @@ export const LEFT_HELD = 1
 export const LEFT_QUEUE = 2
 
 /**
- * The keys of one bulkhead, in the order every script takes them, then its grant channel. All
- * share the hash tag `{name}`.
+ * The keys of one bulkhead, in the order every script takes them, then the common name of its grant
+ * channels (`<channel>:<mark>` for each process). All share the hash tag `{name}`.
  *
  * @internal
  */

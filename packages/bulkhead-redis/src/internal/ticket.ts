@@ -45,13 +45,18 @@ export interface Ticket {
   needsClaim: boolean
 }
 
-/** This process's nonces: a random prefix, then a counter (unique without a random draw each). */
-const noncePrefix = randomBytes(6).toString("hex")
+/**
+ * This process's mark: every nonce starts with it (then a dot and a counter: unique without a
+ * random draw each), and the scripts publish this process's grants on a channel named after it.
+ *
+ * @internal
+ */
+export const processMark = randomBytes(6).toString("hex")
 let nonces = 0
 
 /** @internal */
 export const make = (cost: number): Ticket => ({
-  nonce: noncePrefix + (nonces++).toString(36),
+  nonce: `${processMark}.${(nonces++).toString(36)}`,
   cost,
   member: "",
   state: ASKING,
