@@ -6,10 +6,10 @@
  *
  * Each process holds one long call admitted by Redis before the outage; its short calls loop, paused
  * while Redis stops and while it starts again.
- * - `fail-closed`: while Redis is down no call succeeds and every failure is `BulkheadStoreError`;
- *   the server never sees more than K.
- * - `fail-open`, `local`: the calls go on locally, and each process starts a second long call on the
- *   fallback. Once Redis is back, every long call is counted once (`claim`): Redis's `used` is what
+ * - `fail-closed`: while Redis is down no call succeeds, every failure is `BulkheadStoreError` and no
+ *   request reaches the server; the server never sees more than K.
+ * - `fail-open`, `local`: the calls go on locally, each process within its fleet holder plus its
+ *   local permits (K, ⌊K / 3⌋), and each process starts a second long call on the fallback. Once Redis is back, every long call is counted once (`claim`): Redis's `used` is what
  *   the server holds open.
  * Then the calls go on without a restart, with no new failure, and the server never sees more
  * than K once the holders are reconciled.
@@ -23,6 +23,8 @@ import { eventually, expectClean, inspector, restartableServer, stateOf, uniqueN
 
 const K = 6
 const PROCESSES = [0, 1, 2]
+/** Short calls each process keeps going: more than K, so every bound is reached. */
+const CONCURRENCY = 8
 
 interface Tally {
   readonly done: number
@@ -72,7 +74,7 @@ describe.sequential("Redis restarted under three processes", () => {
           const redisServer = yield* restartableServer
           const server = yield* countingServer
           const name = uniqueName(`restart-${policy.storeDown}`)
-          const children = yield* Effect.forEach(PROCESSES, () =>
+          const children = yield* Effect.forEach(PROCESSES, (i) =>
             worker({
               url: redisServer.url,
               name,
@@ -80,7 +82,8 @@ describe.sequential("Redis restarted under three processes", () => {
               leaseTtlMillis: 900,
               mode: "fleet",
               port: server.port,
-              concurrency: 3,
+              concurrency: CONCURRENCY,
+              label: `p${i}`,
               ...policy
             }))
           yield* Effect.forEach(children, (c) => c.lineMatching((l) => l === "ready", "ready"), { discard: true })
@@ -99,6 +102,9 @@ describe.sequential("Redis restarted under three processes", () => {
           // and queue again when Redis is back, racing the claims
           yield* each(children, () => "pause", () => "paused")
           yield* redisServer.stop
+          const peakBefore = server.counts.peak
+          const totalBefore = server.counts.total
+          server.resetPeak()
           yield* Effect.forEach(children, (c) => c.send("resume"), { discard: true })
           if (fallback) {
             const down = yield* tallies(children)
@@ -123,6 +129,14 @@ describe.sequential("Redis restarted under three processes", () => {
           }
           const holders = fallback ? 6 : 3
           yield* eventually(Effect.sync(() => server.holding().length === holders), `${holders} requests held open`)
+          // while down, each process runs its fleet holder and at most its local permits (none when failing closed)
+          const localPermits = policy.storeDown === "fail-open" ? K : policy.storeDown === "local" ? 2 : 0
+          PROCESSES.forEach((i) => {
+            const peak = server.groups.get(`p${i}`)?.peak ?? 0
+            assert.isAtMost(peak, 1 + localPermits, `process ${i} while Redis was down`)
+            assert.isAtLeast(peak, fallback ? 2 : 1, `process ${i} while Redis was down`)
+          })
+          if (!fallback) assert.strictEqual(server.counts.total, totalBefore, "no request while Redis was down")
 
           // back, empty, the short calls paused (none queued: they fail or run locally while Redis is down):
           // the long holders are claimed, each once
@@ -145,7 +159,7 @@ describe.sequential("Redis restarted under three processes", () => {
             { used: server.counts.active, held: holders, queue: 0 },
             "Redis counts each holder the server sees, once"
           )
-          if (!fallback) assert.isAtMost(server.counts.peak, K, "before Redis came back")
+          if (!fallback) assert.isAtMost(Math.max(peakBefore, server.counts.peak), K, "before Redis came back")
 
           // the fallback holders end; the short calls go on, sharing K with the fleet's holders
           if (fallback) {

@@ -1,8 +1,9 @@
 /**
  * A loopback HTTP server that counts the requests in flight from a request's first byte to its
  * response's last byte (a raw `net` server: a handler-to-`end()` count would miss the bytes on the
- * wire). One request per connection (`Connection: close`). `/hold/<id>` is answered only once
- * `release(id)` is called; any other path after 15 ms.
+ * wire). One request per connection (`Connection: close`). A path `[/<group>]/hold/<id>` is
+ * answered only once `release(id)` is called, any other after 15 ms; `groups` counts the requests
+ * of each first path segment (a process's label) apart.
  */
 import { Effect } from "effect"
 import * as net from "node:net"
@@ -20,7 +21,9 @@ export interface CountingServer {
   readonly holding: () => ReadonlyArray<string>
   /** Answers the held request `id` (no-op when there is none). */
   readonly release: (id: string) => void
-  /** Starts a new peak from the requests in flight now. */
+  /** The same counts per first path segment (`""` for `/` and `/hold/<id>`). */
+  readonly groups: Map<string, Counts>
+  /** Starts a new peak (overall and per group) from the requests in flight now. */
   readonly resetPeak: () => void
 }
 
@@ -28,6 +31,7 @@ export const countingServer = Effect.acquireRelease(
   Effect.async<CountingServer & { readonly server: net.Server }>((resume) => {
     const counts: Counts = { active: 0, peak: 0, total: 0 }
     const held = new Map<string, () => void>()
+    const groups = new Map<string, Counts>()
     const server = net.createServer((socket) => {
       let seen = ""
       let started = false
@@ -42,12 +46,22 @@ export const countingServer = Effect.acquireRelease(
         seen += chunk.toString()
         if (answered || !seen.includes("\r\n\r\n")) return
         answered = true
+        // the group is known once the request line is in: counted from the same first byte
+        const path = seen.slice(seen.indexOf(" ") + 1, seen.indexOf(" HTTP/"))
+        const segment = path.split("/")[1] ?? ""
+        const name = segment === "hold" ? "" : segment
+        const group = groups.get(name) ?? { active: 0, peak: 0, total: 0 }
+        groups.set(name, group)
+        group.active++
+        group.total++
+        group.peak = Math.max(group.peak, group.active)
         const answer = () =>
           socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", () => {
             counts.active--
+            group.active--
           })
-        const path = seen.slice(seen.indexOf(" ") + 1, seen.indexOf(" HTTP/"))
-        if (path.startsWith("/hold/")) held.set(path.slice("/hold/".length), answer)
+        const hold = path.indexOf("/hold/")
+        if (hold >= 0) held.set(path.slice(hold + "/hold/".length), answer)
         else setTimeout(answer, 15)
       })
       socket.on("error", () => {})
@@ -58,6 +72,7 @@ export const countingServer = Effect.acquireRelease(
         port: typeof address === "object" && address !== null ? address.port : 0,
         server,
         counts,
+        groups,
         holding: () => [...held.keys()],
         release: (id) => {
           const answer = held.get(id)
@@ -66,6 +81,7 @@ export const countingServer = Effect.acquireRelease(
         },
         resetPeak: () => {
           counts.peak = counts.active
+          for (const group of groups.values()) group.peak = group.active
         }
       }))
     })
