@@ -7,58 +7,13 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Fiber } from "effect"
 import { Redis } from "ioredis"
-import * as net from "node:net"
 import { inject } from "vitest"
 import { RedisBulkhead } from "../src/index.js"
 import { type Child, worker } from "./utils/child.js"
+import { countingServer } from "./utils/countingServer.js"
 import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
 
 const url = inject("redisUrl")
-
-/** The counting server: in flight from a request's first byte until its response's last byte is written. */
-const countingServer = Effect.acquireRelease(
-  Effect.async<
-    {
-      readonly port: number
-      readonly server: net.Server
-      readonly counts: { active: number; peak: number; total: number }
-    }
-  >(
-    (resume) => {
-      const counts = { active: 0, peak: 0, total: 0 }
-      const server = net.createServer((socket) => {
-        let seen = ""
-        let started = false
-        socket.on("data", (chunk: Buffer) => {
-          if (!started) {
-            started = true
-            counts.active++
-            counts.total++
-            counts.peak = Math.max(counts.peak, counts.active)
-          }
-          seen += chunk.toString()
-          if (!seen.includes("\r\n\r\n")) return
-          setTimeout(() => {
-            socket.end("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok", () => {
-              counts.active--
-            })
-          }, 15)
-        })
-        socket.on("error", () => {})
-      })
-      server.listen(0, "127.0.0.1", (): void => {
-        const address = server.address()
-        resume(
-          Effect.succeed({ port: typeof address === "object" && address !== null ? address.port : 0, server, counts })
-        )
-      })
-    }
-  ),
-  ({ server }) =>
-    Effect.async<void>((resume) => {
-      server.close(() => resume(Effect.void))
-    })
-)
 
 // one at a time: each starts node processes, and a loaded machine would stretch the lease bound under test
 describe.sequential("several processes", () => {

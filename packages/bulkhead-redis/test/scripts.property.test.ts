@@ -1,9 +1,13 @@
 /**
  * The Lua state machine against a model: random sequences of acquires (weighted, with a queue
  * bound), releases and cancels (of live and stale lease ids), renewals, lease expiries of holders
- * and waiters, and resizes, run on a real Redis. After every step Redis holds exactly what the
- * model holds — the queue in ticket order, the leases, the counters — and every reply is the
- * model's: strict FIFO, no overtaking, fencing, no permit leaked or doubled.
+ * and waiters, resizes, and claims (holders Redis may not count after an outage: members it holds,
+ * members it lost whose permits are free, and members it lost whose permits are not), run on a
+ * real Redis. After every step Redis holds exactly what the model holds — the queue in ticket
+ * order, the leases, the counters — and every reply is the model's: strict FIFO, no overtaking,
+ * fencing, no permit leaked or doubled. Redis's own counters are also checked against its tickets:
+ * `used` is the sum of the held costs, `wanted` that of the queued ones, and a head left queued
+ * does not fit.
  */
 import { describe, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
@@ -23,6 +27,13 @@ type Step =
   | { readonly kind: "expireHeld"; readonly pick: number }
   | { readonly kind: "expireWaiting"; readonly pick: number }
   | { readonly kind: "resize"; readonly permits: number }
+  | {
+    readonly kind: "claim"
+    /** A held lease whose deadline passes just before the claim: the claim script expires it first. */
+    readonly expireFirst: number | null
+    /** `fresh`: a member Redis never saw (a fallback holder); otherwise one issued before, not queued. */
+    readonly members: ReadonlyArray<{ readonly pick: number; readonly fresh: boolean; readonly cost: number }>
+  }
 
 const step: fc.Arbitrary<Step> = fc.oneof(
   {
@@ -38,7 +49,21 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("renew" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireHeld" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireWaiting" as const), pick: fc.nat() }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant("resize" as const), permits: fc.integer({ min: 1, max: 4 }) }) }
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant("resize" as const), permits: fc.integer({ min: 1, max: 4 }) })
+  },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant("claim" as const),
+      expireFirst: fc.option(fc.nat()),
+      members: fc.array(
+        fc.record({ pick: fc.nat(), fresh: fc.boolean(), cost: fc.integer({ min: 1, max: 3 }) }),
+        { minLength: 1, maxLength: 3 }
+      )
+    })
+  }
 )
 
 class Model {
@@ -99,6 +124,15 @@ const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, af
   if (JSON.stringify(actual) !== JSON.stringify(expected)) {
     fail(`after ${after}: Redis ${JSON.stringify(actual)}, model ${JSON.stringify(expected)}`)
   }
+  // Redis against itself: the counters are the sums of its tickets' costs, and a head left queued does not fit
+  const costOf = (member: string) => Number((t[member] ?? "0:0").split(":")[0])
+  const sum = (members: ReadonlyArray<string>) => members.reduce((total, member) => total + costOf(member), 0)
+  if (sum(h) !== actual.used || sum(q) !== actual.wanted) {
+    fail(`after ${after}: used ${actual.used} and wanted ${actual.wanted}, tickets ${JSON.stringify(t)}`)
+  }
+  if (q.length > 0 && actual.used + costOf(q[0]) <= actual.permits) {
+    fail(`after ${after}: the head ${q[0]} fits (used ${actual.used} of ${actual.permits}) and was not granted`)
+  }
 }
 
 describe("the Lua state machine", () => {
@@ -116,6 +150,7 @@ describe("the Lua state machine", () => {
               redis.eval(script, keys.length, ...keys, channel, String(k), ...args) as Promise<Array<unknown>>
             const model = new Model(k)
             const issued: Array<string> = []
+            const costs = new Map<string, number>()
             const pick = (n: number) => issued.length === 0 ? "0:none" : issued[n % issued.length]
             await run(scripts.resize)
             for (const [i, s] of steps.entries()) {
@@ -144,7 +179,10 @@ describe("the Lua state machine", () => {
                   if (Number(reply[4]) !== ahead) fail(`${at}: ${reply[4]} ahead, model ${ahead}`)
                   if (kind === 1) model.held.set(member, s.cost)
                   if (kind === 0) model.queue.push({ member, cost: s.cost })
-                  if (kind === 0 || kind === 1) issued.push(member)
+                  if (kind === 0 || kind === 1) {
+                    issued.push(member)
+                    costs.set(member, s.cost)
+                  }
                   if (model.grant().length > 0) fail(`${at}: the model grants after an acquire, Redis did not`)
                   break
                 }
@@ -175,6 +213,44 @@ describe("the Lua state machine", () => {
                   if (s.kind === "expireHeld") model.held.delete(member)
                   else model.queue = model.queue.filter((t) => t.member !== member)
                   model.grant()
+                  break
+                }
+                case "claim": {
+                  const heldNow = [...model.held.keys()]
+                  if (s.expireFirst !== null && heldNow.length > 0) {
+                    // past its deadline, and no script has run since: the claim's own expiry frees it
+                    const member = heldNow[s.expireFirst % heldNow.length]
+                    await redis.zadd(keys[4], "XX", 1, member)
+                    model.held.delete(member)
+                  }
+                  // what the claim script does first: expire, then grant from the head
+                  model.grant()
+                  const notQueued = issued.filter((m) => !model.queue.some((t) => t.member === m))
+                  const triples = s.members.map((m, j) => {
+                    if (m.fresh || notQueued.length === 0) {
+                      const member = `${1_000_000 + i * 10 + j}:fallback`
+                      issued.push(member)
+                      costs.set(member, m.cost)
+                      return { member, cost: m.cost }
+                    }
+                    const member = notQueued[m.pick % notQueued.length]
+                    return { member, cost: costs.get(member) ?? m.cost }
+                  })
+                  const reply = await run(scripts.claim, ...triples.flatMap((t) => [t.member, String(t.cost), TTL]))
+                  const expected = triples.map(({ cost, member }) => {
+                    if (model.held.has(member)) return "h"
+                    if (model.used + cost > model.permits) return "x"
+                    model.held.set(member, cost)
+                    return "c"
+                  })
+                  if (JSON.stringify(reply.slice(1)) !== JSON.stringify(expected)) {
+                    fail(
+                      `${at} ${JSON.stringify(triples)}: statuses ${JSON.stringify(reply.slice(1))}, model ${
+                        JSON.stringify(expected)
+                      }`
+                    )
+                  }
+                  if (model.grant().length > 0) fail(`${at}: the model grants after a claim, Redis did not`)
                   break
                 }
                 case "resize": {

@@ -10,8 +10,13 @@ const workerScript = path.join(import.meta.dirname, "..", "fixtures", "worker.ts
 
 export interface Child {
   readonly proc: ChildProcess
-  /** Resolves with the first line (from now on, or already received) that satisfies `match`. */
-  readonly lineMatching: (match: (line: string) => boolean, what: string) => Effect.Effect<string>
+  /**
+   * Resolves with the first line (from now on, or already received from line `from` on, default
+   * the first) that satisfies `match`.
+   */
+  readonly lineMatching: (match: (line: string) => boolean, what: string, from?: number) => Effect.Effect<string>
+  /** How many lines it has printed so far: a `from` for the reply to a command sent next. */
+  readonly received: () => number
   readonly send: (line: string) => Effect.Effect<void>
 }
 
@@ -34,13 +39,15 @@ export const worker = (options: WorkerOptions) =>
       })
       const child: Child = {
         proc,
-        lineMatching: (match, what) =>
+        received: () => lines.length,
+        lineMatching: (match, what, start = 0) =>
           Effect.async<string>((resume) => {
-            let from = 0
+            let from = start
             const check = () => {
               for (; from < lines.length; from++) {
                 if (match(lines[from])) {
                   listeners.delete(check)
+                  proc.off("exit", check)
                   resume(Effect.succeed(lines[from]))
                   return
                 }
@@ -53,7 +60,10 @@ export const worker = (options: WorkerOptions) =>
             listeners.add(check)
             proc.once("exit", check)
             check()
-            return Effect.sync(() => listeners.delete(check))
+            return Effect.sync(() => {
+              listeners.delete(check)
+              proc.off("exit", check)
+            })
           }),
         send: (line) => Effect.sync(() => proc.stdin?.write(`${line}\n`))
       }

@@ -28,7 +28,12 @@ export const bulkheadOn = (
 /** A plain ioredis client for inspecting Redis, closed with the scope. */
 export const inspector = (url: string): Effect.Effect<Redis, never, Scope.Scope> =>
   Effect.acquireRelease(
-    Effect.sync(() => new Redis(url, { maxRetriesPerRequest: 1 })),
+    Effect.sync(() => {
+      const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+      // a test that stops Redis sees its reconnection attempts fail: not an error of the test
+      redis.on("error", () => {})
+      return redis
+    }),
     (redis) => Effect.promise(() => redis.quit().catch(() => redis.disconnect()))
   )
 
