@@ -48,17 +48,6 @@ describe.sequential("several processes", () => {
         const ttl = 1500
         const redis = yield* inspector(url)
         const { channel } = RedisBulkhead.keysOf("sluice:bh:", name)
-        // the grant log: every grant of a queued ticket is one SPUBLISH, in the order the scripts ran
-        const published: Array<string> = []
-        yield* Effect.acquireRelease(
-          Effect.promise(async () => {
-            const subscriber = new Redis(url)
-            subscriber.on("smessage", (_channel: string, message: string) => published.push(...message.split(" ")))
-            await subscriber.ssubscribe(channel)
-            return subscriber
-          }),
-          (subscriber) => Effect.promise(() => subscriber.quit())
-        )
         const mine = yield* bulkheadOn(url, { name, permits: 3, leaseTtl: ttl })
         const gate = yield* hold(mine, { cost: 3 })
         yield* Deferred.await(gate.started)
@@ -78,6 +67,28 @@ describe.sequential("several processes", () => {
           owner.set(queue[queue.length - 1], { child, id: `t${i}`, cost })
         }
         const ticketOf = (member: string) => Number(member.slice(0, member.indexOf(":")))
+        // a member is `<ticket>:<mark>.<n>`, and each process's grants go to `<channel>:<mark>`
+        const markOf = (member: string) => member.slice(member.indexOf(":") + 1, member.indexOf("."))
+        const marks = new Set([...owner.keys()].map(markOf))
+        assert.strictEqual(marks.size, 4, "one mark per process")
+        // the grant log: every grant of a queued ticket is one SPUBLISH, in the order the scripts ran
+        // (one subscriber connection for the four channels: the server's order)
+        const published: Array<string> = []
+        const misdelivered: Array<string> = []
+        yield* Effect.acquireRelease(
+          Effect.promise(async () => {
+            const subscriber = new Redis(url)
+            subscriber.on("smessage", (to: string, message: string) => {
+              for (const member of message.split(" ")) {
+                published.push(member)
+                if (to !== `${channel}:${markOf(member)}`) misdelivered.push(`${member} on ${to}`)
+              }
+            })
+            await subscriber.ssubscribe(...[...marks].map((mark) => `${channel}:${mark}`))
+            return subscriber
+          }),
+          (subscriber) => Effect.promise(() => subscriber.quit())
+        )
         // the last process dies with four tickets queued: they leave the queue when their waiting leases end
         const dead = [...owner].filter(([, o]) => o.child === 3).map(([member]) => member)
         children[3].proc.kill("SIGKILL")
@@ -107,6 +118,7 @@ describe.sequential("several processes", () => {
           "every live ticket granted once, no dead one"
         )
         assert.strictEqual(published.length, 12)
+        assert.deepStrictEqual(misdelivered, [], "each grant on the channel of the process it went to, and only there")
         yield* expectClean(redis, name)
       }),
     { timeout: 120_000 }

@@ -9,7 +9,7 @@
  * `used` is the sum of the held costs, `wanted` that of the queued ones, and a head left queued
  * does not fit.
  */
-import { describe, it } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
 import { Redis } from "ioredis"
 import { inject } from "vitest"
@@ -31,7 +31,7 @@ type Step =
     readonly kind: "claim"
     /** A held lease whose deadline passes just before the claim: the claim script expires it first. */
     readonly expireFirst: number | null
-    /** `fresh`: a member Redis never saw (a fallback holder); otherwise one issued before, not queued. */
+    /** `fresh`: a member Redis never saw (a fallback holder); otherwise one issued before, queued or not. */
     readonly members: ReadonlyArray<{ readonly pick: number; readonly fresh: boolean; readonly cost: number }>
   }
 
@@ -225,20 +225,21 @@ describe("the Lua state machine", () => {
                   }
                   // what the claim script does first: expire, then grant from the head
                   model.grant()
-                  const notQueued = issued.filter((m) => !model.queue.some((t) => t.member === m))
                   const triples = s.members.map((m, j) => {
-                    if (m.fresh || notQueued.length === 0) {
+                    if (m.fresh || issued.length === 0) {
                       const member = `${1_000_000 + i * 10 + j}:fallback`
                       issued.push(member)
                       costs.set(member, m.cost)
                       return { member, cost: m.cost }
                     }
-                    const member = notQueued[m.pick % notQueued.length]
+                    const member = issued[m.pick % issued.length]
                     return { member, cost: costs.get(member) ?? m.cost }
                   })
                   const reply = await run(scripts.claim, ...triples.flatMap((t) => [t.member, String(t.cost), TTL]))
                   const expected = triples.map(({ cost, member }) => {
                     if (model.held.has(member)) return "h"
+                    // a waiting ticket is never claimed: its grant would count it twice
+                    if (model.queue.some((t) => t.member === member)) return "x"
                     if (model.used + cost > model.permits) return "x"
                     model.held.set(member, cost)
                     return "c"
@@ -271,4 +272,22 @@ describe("the Lua state machine", () => {
       await redis.quit()
     }
   }, 120_000)
+
+  it("a waiting ticket is never claimed: its grant would count its permits a second time", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const { channel, keys } = keysOf("sluice:bh:", uniqueName("claim-queued"))
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "3", ...args) as Promise<Array<unknown>>
+      const held = await run(scripts.acquire, "a", "2", TTL, "-1", "1")
+      const head = await run(scripts.acquire, "b", "3", TTL, "-1", "1")
+      const behind = await run(scripts.acquire, "c", "1", TTL, "-1", "1")
+      assert.deepStrictEqual([held[0], head[0], behind[0]], [1, 0, 0])
+      const claimed = await run(scripts.claim, String(behind[1]), "1", TTL)
+      assert.strictEqual(claimed[1], "x")
+      assert.deepStrictEqual(await redis.hmget(keys[1], "used", "wanted"), ["2", "4"])
+    } finally {
+      await redis.quit()
+    }
+  })
 })

@@ -239,7 +239,7 @@ return out
  * never takes permits the head of the queue could use, and never counts a member twice.
  *
  * Reply `{nextExpiry, status...}`, one status per member: "h" held (renewed), "c" claimed, "x" not
- * free.
+ * free (or still queued: a waiting ticket is never claimed).
  */
 const claim = `${prelude}
 expire()
@@ -251,6 +251,9 @@ for i = 3, #ARGV, 3 do
     local _, tl = ticketOf(m)
     redis.call("ZADD", heldKey, "XX", now + (tl or l), m)
     out[#out + 1] = "h"
+  elseif redis.call("ZSCORE", queueKey, m) then
+    -- a waiting ticket holds nothing: counted now, its grant would count it a second time
+    out[#out + 1] = "x"
   elseif used + c <= permits then
     redis.call("HSET", ticketsKey, m, c .. ":" .. l)
     redis.call("ZADD", heldKey, now + l, m)
