@@ -894,10 +894,12 @@ const parent = async () => {
       `- Client CPU: ${fmt(freeCost(own, (x) => x.clientCpuMicros), 0)} µs per cycle against ${
         fmt(freeCost(rs, (x) => x.clientCpuMicros), 0)
       } (K = ${UNCONTENDED_PERMITS}). A CPU profile of sluice alone (K = 64, one process, \`node --cpu-prof\`, ` +
-      "2026-12-01) put a cycle's client time in Effect's fiber runtime (23 %), garbage collection (15 %), the " +
-      "socket writes of the two EVALSHA (18 %: one write per command, no pipelining), ioredis (8 %) and " +
-      "`crypto.randomBytes` for each ticket's nonce (4 %); the same profile of redis-semaphore is mostly its " +
-      "two socket writes (28 %).",
+      "2026-12-01, after the connection began to pipeline the commands of one event-loop turn) put a cycle's " +
+      "client time in ioredis (25 %: mostly building each 13-argument EVALSHA), Effect's fiber runtime (22 %), " +
+      "garbage collection (13 %), the socket writes (9 %, one per turn where each command was one before, 24 %) " +
+      "and sluice's own code (7 %). Pipelined, the 64 calls move in step: Redis runs a turn's scripts while the " +
+      "client waits, then the client handles their replies while Redis waits, so a cycle costs about the sum of " +
+      "the two CPU columns; redis-semaphore's commands, written one by one, keep both busy at once.",
       `- Across processes, each hand-over goes to the oldest ticket, so it waits for that ticket's process to be ` +
       `scheduled, read the grant message and send its next command; a poller takes a freed permit with whichever ` +
       `poll reaches Redis next, already queued there. From one process to ${PROCESSES}, this run, sluice went ` +
