@@ -890,16 +890,15 @@ const parent = async () => {
       `guarantees cost: the server's TIME (leases on one clock), the counters ` +
       "(HMGET, HSET), the expiry of dead holders and of dead waiters (two ZRANGEBYSCORE), the head of the FIFO " +
       "queue and its length, the ticket counter (INCR), the ticket's cost and TTL (HSET/HGET/HDEL), the held set, " +
-      "and the idle expiry of the keys (PERSIST or PEXPIRE, twice).",
+      "and, only when the name turns busy or idle, the keys' idle expiry (PERSIST or PEXPIRE).",
       `- Client CPU: ${fmt(freeCost(own, (x) => x.clientCpuMicros), 0)} µs per cycle against ${
         fmt(freeCost(rs, (x) => x.clientCpuMicros), 0)
       } (K = ${UNCONTENDED_PERMITS}). A CPU profile of sluice alone (K = 64, one process, \`node --cpu-prof\`, ` +
-      "2026-12-01, after the connection began to pipeline the commands of one event-loop turn) put a cycle's " +
-      "client time in ioredis (25 %: mostly building each 13-argument EVALSHA), Effect's fiber runtime (22 %), " +
-      "garbage collection (13 %), the socket writes (9 %, one per turn where each command was one before, 24 %) " +
-      "and sluice's own code (7 %). Pipelined, the 64 calls move in step: Redis runs a turn's scripts while the " +
-      "client waits, then the client handles their replies while Redis waits, so a cycle costs about the sum of " +
-      "the two CPU columns; redis-semaphore's commands, written one by one, keep both busy at once.",
+      "2026-12-01) put a cycle's client time in the socket writes (32 %: one per command), Effect's fiber runtime " +
+      "(22 %), ioredis (18 %: mostly building each 13-argument EVALSHA), sluice's own code (8 %) and garbage " +
+      "collection (4 %). With ioredis' auto-pipelining on, the writes fell to one per event-loop turn and the " +
+      "client CPU by about a tenth, but the 64 calls then moved in step with Redis (each waiting for the other's " +
+      "batch) and ran about a fifth fewer cycles per second, so the connection leaves it off.",
       `- Across processes, each hand-over goes to the oldest ticket, so it waits for that ticket's process to be ` +
       `scheduled, read the grant message and send its next command; a poller takes a freed permit with whichever ` +
       `poll reaches Redis next, already queued there. From one process to ${PROCESSES}, this run, sluice went ` +

@@ -54,7 +54,7 @@ describe("RedisConnection", () => {
       assert.deepStrictEqual(yield* Effect.promise(() => redis.script("EXISTS", incr.sha)), [1])
     }))
 
-  it.scopedLive("the scripts of calls made in one turn of the event loop go out in one socket write", () =>
+  it.scopedLive("the ioredis options given reach the client: one socket write per turn with auto-pipelining", () =>
     Effect.gen(function*() {
       const writesOf = (options: RedisConnection.FromUrl) =>
         Effect.gen(function*() {
@@ -79,10 +79,10 @@ describe("RedisConnection", () => {
           )
           return writes
         }).pipe(Effect.scoped)
-      // on by default: the 20 EVALSHA leave together
-      assert.strictEqual(yield* writesOf({ url }), 1)
-      // an application that turns it off gets one write per command
-      assert.strictEqual(yield* writesOf({ url, redis: { enableAutoPipelining: false } }), 20)
+      // ioredis' default: one write per command
+      assert.strictEqual(yield* writesOf({ url }), 20)
+      // an application that turns auto-pipelining on: the 20 EVALSHA leave together
+      assert.strictEqual(yield* writesOf({ url, redis: { enableAutoPipelining: true } }), 1)
     }))
 
   it.scopedLive("a connection opened from a URL is closed with its scope", () =>

@@ -134,7 +134,6 @@ const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis
     const given = options.clusterOptions ?? {}
     return new Cluster([...options.cluster], {
       clusterRetryStrategy: retryStrategy,
-      enableAutoPipelining: true,
       ...given,
       enableOfflineQueue: false,
       redisOptions: {
@@ -155,7 +154,6 @@ const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis
   return new Redis(url, {
     retryStrategy,
     connectTimeout: connectTimeoutMillis,
-    enableAutoPipelining: true,
     ...options.redis,
     ...noHang(commandTimeoutMillis)
   })
