@@ -24,7 +24,9 @@
  *
  * Every script first expires what is due (held leases past their deadline give their permits
  * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
- * cost fits — never past a head that does not fit — and publishes the grants in one message.
+ * cost fits — never past a head that does not fit — and publishes the grants. Two skip it when
+ * nothing can come of it: an acquire that fits with nobody queued, and a release with nobody
+ * queued; the dead holders' permits are reclaimed by the next script that needs them.
  * Deadlines are on the server's `TIME`, so processes whose clocks disagree agree on leases.
  *
  * ARGV of every script starts with the grant channels' common name (`p{n}:grants`) and this process's permits (used only when the
@@ -36,8 +38,15 @@
 const prelude = `
 local seqKey, metaKey, queueKey, wleaseKey, heldKey, ticketsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
 local channel = ARGV[1]
-local t = redis.call("TIME")
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- the server's clock, read once and only by a script that needs it (a release nobody waits for does not)
+local now
+local function clock()
+  if not now then
+    local t = redis.call("TIME")
+    now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+  end
+  return now
+end
 local meta = redis.call("HMGET", metaKey, "permits", "used", "wanted")
 local permits = tonumber(meta[1])
 -- no counters (a Redis that restarted empty, or a name that fell idle): read every key, trust nothing
@@ -58,7 +67,7 @@ end
 
 -- leases past their deadline: a dead holder's permits come back, a dead waiter leaves the queue
 local function expire()
-  local dead = redis.call("ZRANGEBYSCORE", heldKey, "-inf", now)
+  local dead = redis.call("ZRANGEBYSCORE", heldKey, "-inf", clock())
   for _, m in ipairs(dead) do
     local c = ticketOf(m)
     used = used - (c or 0)
@@ -67,7 +76,7 @@ local function expire()
   end
   -- nothing wanted means an empty queue (wanted is the sum of its costs, each at least 1)
   if wanted <= 0 and not unknown then return end
-  local gone = redis.call("ZRANGEBYSCORE", wleaseKey, "-inf", now)
+  local gone = redis.call("ZRANGEBYSCORE", wleaseKey, "-inf", clock())
   for _, m in ipairs(gone) do
     local c = ticketOf(m)
     wanted = wanted - (c or 0)
@@ -87,7 +96,7 @@ local function grant()
     if used + c > permits then return end
     redis.call("ZREM", queueKey, head)
     redis.call("ZREM", wleaseKey, head)
-    redis.call("ZADD", heldKey, now + l, head)
+    redis.call("ZADD", heldKey, clock() + l, head)
     used = used + c
     wanted = wanted - c
     granted[#granted + 1] = head
@@ -128,7 +137,7 @@ end
 local function nextExpiry()
   local first = redis.call("ZRANGE", heldKey, 0, 0, "WITHSCORES")
   if first[2] == nil then return -1 end
-  return math.max(0, tonumber(first[2]) - now)
+  return math.max(0, tonumber(first[2]) - clock())
 end
 `
 
@@ -143,8 +152,12 @@ end
 const acquire = `${prelude}
 local nonce, cost, ttl = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
 local maxWaiting, mayQueue = tonumber(ARGV[6]), ARGV[7] == "1"
-expire()
-grant()
+-- the dead holders' permits are reclaimed when they are needed: by a ticket that does not fit, or
+-- for the queue (nothing else reads them back)
+if unknown or wanted > 0 or used + cost > permits then
+  expire()
+  grant()
+end
 local queued = 0
 if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
 local kind, member = 0, ""
@@ -152,7 +165,7 @@ if queued == 0 and used + cost <= permits then
   local ticket = redis.call("INCR", seqKey)
   member = ticket .. ":" .. nonce
   redis.call("HSET", ticketsKey, member, cost .. ":" .. ttl)
-  redis.call("ZADD", heldKey, now + ttl, member)
+  redis.call("ZADD", heldKey, clock() + ttl, member)
   used = used + cost
   kind = 1
 elseif maxWaiting >= 0 and queued >= maxWaiting then
@@ -164,7 +177,7 @@ else
   member = ticket .. ":" .. nonce
   redis.call("HSET", ticketsKey, member, cost .. ":" .. ttl)
   redis.call("ZADD", queueKey, ticket, member)
-  redis.call("ZADD", wleaseKey, now + ttl, member)
+  redis.call("ZADD", wleaseKey, clock() + ttl, member)
   wanted = wanted + cost
 end
 finish()
@@ -180,8 +193,18 @@ return {kind, member, used, permits, queued}
  */
 const leave = `${prelude}
 local member, keep = ARGV[3], ARGV[4] == "1"
-expire()
 local state = 0
+if not keep and wanted <= 0 and not unknown then
+  -- nobody waits: a holder gives its permits back, and there is no one to expire or grant to
+  if redis.call("ZREM", heldKey, member) == 1 then
+    state = 1
+    used = used - (ticketOf(member) or 0)
+    redis.call("HDEL", ticketsKey, member)
+  end
+  finish()
+  return {state, used, permits}
+end
+expire()
 local c = ticketOf(member)
 if redis.call("ZSCORE", heldKey, member) then
   state = 1
@@ -217,10 +240,10 @@ for i = 3, #ARGV do
   local m = ARGV[i]
   local _, l = ticketOf(m)
   if l and redis.call("ZSCORE", heldKey, m) then
-    redis.call("ZADD", heldKey, "XX", now + l, m)
+    redis.call("ZADD", heldKey, "XX", clock() + l, m)
     out[#out + 1] = "h"
   elseif l and redis.call("ZSCORE", queueKey, m) then
-    redis.call("ZADD", wleaseKey, "XX", now + l, m)
+    redis.call("ZADD", wleaseKey, "XX", clock() + l, m)
     out[#out + 1] = "w"
   else
     out[#out + 1] = "x"
@@ -249,14 +272,14 @@ for i = 3, #ARGV, 3 do
   local m, c, l = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
   if redis.call("ZSCORE", heldKey, m) then
     local _, tl = ticketOf(m)
-    redis.call("ZADD", heldKey, "XX", now + (tl or l), m)
+    redis.call("ZADD", heldKey, "XX", clock() + (tl or l), m)
     out[#out + 1] = "h"
   elseif redis.call("ZSCORE", queueKey, m) then
     -- a waiting ticket holds nothing: counted now, its grant would count it a second time
     out[#out + 1] = "x"
   elseif used + c <= permits then
     redis.call("HSET", ticketsKey, m, c .. ":" .. l)
-    redis.call("ZADD", heldKey, now + l, m)
+    redis.call("ZADD", heldKey, clock() + l, m)
     used = used + c
     out[#out + 1] = "c"
   else
