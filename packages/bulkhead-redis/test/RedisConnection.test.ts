@@ -5,22 +5,19 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { RedisConnection } from "@sluice/redis"
-import { Effect, Metric } from "effect"
+import { Effect } from "effect"
 import { startRedisServer } from "../../redis/test/utils/redisServer.js"
-import { RedisBulkhead } from "../src/index.js"
 import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,
   capturingLogs,
+  degradedValue,
   eventually,
   expectClean,
   inspector,
   ownServer,
   uniqueName
 } from "./utils/helpers.js"
-
-const degradedValue = (name: string) =>
-  Effect.map(Metric.value(RedisBulkhead.storeDegraded.pipe(Metric.tagged("name", name))), (s) => s.value)
 
 describe("RedisConnection", () => {
   it.scopedLive("NOSCRIPT (a restarted or failed-over node) is answered by sending the script again", () =>

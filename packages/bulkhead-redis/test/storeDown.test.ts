@@ -13,6 +13,7 @@ import {
   bulkheadOn,
   capturingLogs,
   connectionLayer,
+  degradedValue,
   eventually,
   expectClean,
   hold,
@@ -23,9 +24,6 @@ import {
   stateOf,
   uniqueName
 } from "./utils/helpers.js"
-
-const degradedValue = (name: string) =>
-  Effect.map(Metric.value(RedisBulkhead.storeDegraded.pipe(Metric.tagged("name", name))), (s) => s.value)
 
 const fallbackCount = (name: string, policy: RedisBulkhead.StoreDownPolicy) =>
   Effect.map(

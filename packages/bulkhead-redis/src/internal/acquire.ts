@@ -23,6 +23,13 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
 
 const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
 
+/** The ticket holds its fleet permits now, after a wait of `waitedMillis`. */
+const holding = (impl: Impl, ticket: T.Ticket, waitedMillis: number): T.Ticket => {
+  ticket.state = T.HELD
+  Bulkhead.permitWaitSeconds.unsafeUpdate(waitedMillis / 1000, impl.labels)
+  return ticket
+}
+
 /** Admits a new ticket on the local fallback, with what is left of the wait budget. */
 const admitLocally = (
   impl: Impl,
@@ -78,12 +85,11 @@ const acquireMasked = (
       }
       const ticket = T.make(cost)
       impl.tickets.set(ticket.nonce, ticket)
-      const maxWaiting = settings.maxWaiting === Infinity ? "-1" : String(settings.maxWaiting)
       const answer = yield* Effect.either(impl.call("acquire", impl.scripts.acquire, [
         ticket.nonce,
         String(cost),
-        String(settings.leaseTtlMillis),
-        maxWaiting,
+        impl.leaseTtlArg,
+        impl.maxWaitingArg,
         maxWaitMillis === 0 ? "0" : "1"
       ]))
       if (Either.isLeft(answer)) {
@@ -100,9 +106,7 @@ const acquireMasked = (
       ticket.renewedAt = now
       if (kind === S.ACQUIRE_GRANTED) {
         ticket.member = String(reply[1])
-        ticket.state = T.HELD
-        Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, impl.labels)
-        return ticket
+        return holding(impl, ticket, now - start)
       }
       if (kind === S.ACQUIRE_FULL) {
         impl.forget(ticket)
@@ -124,11 +128,7 @@ const acquireMasked = (
       }
       // queued; a grant message may already have come, before this reply
       if (ticket.member === "") ticket.member = String(reply[1])
-      if (ticket.state === T.GRANTED) {
-        ticket.state = T.HELD
-        Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, impl.labels)
-        return ticket
-      }
+      if (ticket.state === T.GRANTED) return holding(impl, ticket, now - start)
       ticket.state = T.QUEUED
       const signal = Deferred.unsafeMake<boolean>(FiberId.none)
       ticket.signal = signal
@@ -149,20 +149,11 @@ const acquireMasked = (
           const last = impl.lastStats
           return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead))
         }
-        if (int(left.right[0]) === S.LEFT_HELD) {
-          ticket.state = T.HELD
-          Bulkhead.permitWaitSeconds.unsafeUpdate(maxWaitMillis / 1000, impl.labels)
-          return ticket
-        }
+        if (int(left.right[0]) === S.LEFT_HELD) return holding(impl, ticket, maxWaitMillis)
         impl.forget(ticket)
         return yield* Effect.fail(impl.timeoutError(cost, maxWait, int(left.right[2]), int(left.right[1]), ahead))
       }
-      if (outcome.value) {
-        ticket.state = T.HELD
-        const held = clock.unsafeCurrentTimeMillis()
-        Bulkhead.permitWaitSeconds.unsafeUpdate((held - start) / 1000, impl.labels)
-        return ticket
-      }
+      if (outcome.value) return holding(impl, ticket, clock.unsafeCurrentTimeMillis() - start)
       yield* Effect.logWarning(
         `bulkhead "${settings.name}": the waiting ticket ${ticket.member} outlived its lease ` +
           `(${settings.leaseTtlMillis}ms without renewal: was this process paused, or did Redis restart?); ` +

@@ -1,7 +1,7 @@
 import type { Bulkhead } from "@sluice/bulkhead"
 import { RedisConnection } from "@sluice/redis"
 import type { Fiber, Scope } from "effect"
-import { Deferred, Effect, Layer, Logger } from "effect"
+import { Deferred, Effect, Layer, Logger, Metric } from "effect"
 import { type Cluster, Redis } from "ioredis"
 import { type RedisServer, startRedisServer } from "../../../redis/test/utils/redisServer.js"
 import { RedisBulkhead } from "../../src/index.js"
@@ -165,3 +165,7 @@ export const restartableServer = Effect.gen(function*() {
     })
   } as const
 })
+
+/** The bulkhead's store-degraded gauge: 1 while Redis cannot answer it, else 0. */
+export const degradedValue = (name: string) =>
+  Effect.map(Metric.value(RedisBulkhead.storeDegraded.pipe(Metric.tagged("name", name))), (s) => s.value)
