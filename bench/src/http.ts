@@ -8,9 +8,10 @@
  * which is the first thing to try when the client's own overhead dominates; "tracing off" runs
  * the requests with `Effect.withTracerEnabled(false)`, which also drops sluice's `Provider.call`
  * span; "forked" runs each plain request in `Effect.fork` and `Fiber.join`; "own fiber" runs it on a
- * fiber started with `Runtime.runFork` and awaited through an observer, as sluice's provider starts
- * its call's fiber (no join: the refs are not copied back); "in a provider" runs it through
- * `Provider.call` (bulkhead of 64, span `Provider.call`) without sluice's HTTP client around it.
+ * fiber started with `Runtime.runFork` and awaited through an observer, as sluice's provider started
+ * its call's fiber before its rebuild (no join: the refs are not copied back); "in a provider" runs
+ * it through `Provider.call` (bulkhead of 64, span `Provider.call`) without sluice's HTTP client
+ * around it; "on the caller's scheduler" is sluice's client with `scheduler: "caller"`.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
@@ -95,12 +96,16 @@ const platformVariant = (tracing: Tracing): Variant => (url, latency, requests) 
 class Bench extends Provider.Tag("bench")<Bench>() {}
 class BenchHttp extends ProviderHttpClient.Tag("bench")<BenchHttp>() {}
 
-const sluiceVariant = (tracing: Tracing): Variant => (url, latency, requests) => {
+const sluiceVariant = (
+  tracing: Tracing,
+  scheduler: ProviderHttpClient.Options["scheduler"] = "check-phase"
+): Variant =>
+(url, latency, requests) => {
   const pool = tracing !== "no spans" ? HttpPool.layerWithHttpClient() : Layer.effect(
     HttpClient.HttpClient,
     Effect.map(HttpClient.HttpClient, HttpClient.withTracerDisabledWhen(() => true))
   ).pipe(Layer.provideMerge(HttpPool.layerWithHttpClient()))
-  const layer = BenchHttp.layer(Bench, { baseUrl: url }).pipe(
+  const layer = BenchHttp.layer(Bench, { baseUrl: url, scheduler }).pipe(
     Layer.provide(Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
     Layer.provide(pool)
   )
@@ -158,7 +163,8 @@ const variants: Record<string, Variant> = {
     ),
   "sluice": sluiceVariant("spans"),
   "sluice, no spans": sluiceVariant("no spans"),
-  "sluice, tracing off": sluiceVariant("tracing off")
+  "sluice, tracing off": sluiceVariant("tracing off"),
+  "sluice, on the caller's scheduler": sluiceVariant("spans", "caller")
 }
 
 const runChild = async (name: string, url: string, latency: number): Promise<void> => {
@@ -239,9 +245,11 @@ const main = async (): Promise<void> => {
         "the span @effect/platform records for every request; \"tracing off\": `Effect.withTracerEnabled(false)` " +
         "around each request, which drops every span, sluice's `Provider.call` included; \"forked\": each plain " +
         "request runs in `Effect.fork` and `Fiber.join`; \"own fiber\": on a fiber started with `Runtime.runFork` " +
-        "and awaited through an observer, as sluice's provider starts the fiber it gives every call (so that budgets " +
-        "and the shutdown can end it with a typed error), without the join's copy of the refs; \"in a provider\": " +
-        "through `Provider.call` (bulkhead of 64, its span), without sluice's HTTP client."
+        "and awaited through an observer, as sluice's provider started each call's fiber before its rebuild on " +
+        "Effect's public API (it now forks a child of the caller), without the join's copy of the refs; \"in a " +
+        "provider\": through `Provider.call` (bulkhead of 64, its span), without sluice's HTTP client; \"sluice\" " +
+        "runs each call from the event loop's check phase (`scheduler: \"check-phase\"`, the default), \"on the " +
+        "caller's scheduler\" with `scheduler: \"caller\"` (Effect's default scheduler here)."
       ].join("\n")
     )
   } finally {

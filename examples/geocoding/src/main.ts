@@ -13,7 +13,6 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
-import * as Scheduler from "effect/Scheduler"
 import { cli } from "./Cli.js"
 import * as Child from "./stand-ins/Child.js"
 
@@ -52,16 +51,6 @@ const program = process.env[Child.ROLE_VARIABLE] !== undefined
   )
 
 /**
- * Fibers run in batches from the event loop's check phase (`setImmediate`) instead of in the
- * microtasks after every I/O callback. undici writes a request on a kept-alive connection from an
- * immediate of its own, so under the default scheduler a request handed to it waits for the rest
- * of the poll phase, every response read there and all the fiber work each one resumes; here the
- * poll phase only queues that work, and the write goes out ahead of it: that delay is the jitter
- * that crosses a quota (docs/guides/comparison.md, "Geocoding: how the figures were reached").
- */
-const checkPhase = Scheduler.makeBatched((runBatch) => setImmediate(runBatch))
-
-/**
  * `runMain` interrupts the program on the first SIGINT or SIGTERM (the run then stops admitting
  * rows, writes what completed, and the scopes stop the stand-ins) and leaves the next signal to
  * Node, which ends the process at once. The exit code says which signal stopped the run, as a shell
@@ -85,4 +74,4 @@ const teardown: Teardown = (exit, onExit) =>
     ? onExit(stoppedBy)
     : defaultTeardown(exit, onExit)
 
-NodeRuntime.runMain(Effect.withScheduler(program, checkPhase), { disableErrorReporting: true, teardown })
+NodeRuntime.runMain(program, { disableErrorReporting: true, teardown })

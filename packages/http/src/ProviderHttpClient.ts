@@ -92,6 +92,18 @@ export interface Options {
    */
   readonly preconnect?: boolean | undefined
   /**
+   * Where a call's fibers run, from its permit wait to its body's last byte. `"check-phase"`
+   * (default): in batches from the event loop's check phase. undici writes a request on a
+   * kept-alive connection from a `setImmediate` (it first lets the socket show whether the server
+   * closed it), and under Effect's default scheduler the work each response resumes runs before
+   * that, in the turn's poll phase: the write waits for all of it, and requests the rate limiter
+   * spaced reach the provider bunched. From the check phase, the writes go first. `"caller"`: the
+   * caller's scheduler, Effect's default unless it set another (`Effect.withScheduler`).
+   *
+   * @since 0.2.0
+   */
+  readonly scheduler?: "check-phase" | "caller" | undefined
+  /**
    * The cost of a request on the provider's limiter, before it is sent: with `usage`, an estimate
    * that each attempt reserves and settles with what the upstream reports (say prompt tokens plus
    * `max_tokens`: `{ requests: 1, tokens: n }`). A request's own `cost` option wins. Default: the

@@ -26,13 +26,15 @@ describe("ProviderHttpClient.config", () => {
         GEO_MAX_BODY_SIZE: "1024",
         GEO_RETRY_AFTER_MAX: "1 minute",
         GEO_STREAM_IDLE_TIMEOUT: "5 seconds",
-        GEO_PRECONNECT: "true"
+        GEO_PRECONNECT: "true",
+        GEO_SCHEDULER: "caller"
       })
       assert.include(options, {
         baseUrl: "https://geo.example.com/v1",
         userAgent: "app/1.0 (ops@example.com)",
         maxBodySize: 1024,
-        preconnect: true
+        preconnect: true,
+        scheduler: "caller"
       })
       assert.strictEqual(String(options.retryAfter?.max), "Duration(1m)")
       assert.strictEqual(String(options.streamIdleTimeout), "Duration(5s)")

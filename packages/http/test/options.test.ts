@@ -90,6 +90,14 @@ describe("ProviderHttpClient", () => {
         "retryAfter.min must not exceed retryAfter.max, got 2000 ms > 1000 ms"
       )
     }))
+
+  it.effect("a scheduler other than the two is refused naming the value", () =>
+    Effect.gen(function*() {
+      assert.strictEqual(
+        yield* refused({ baseUrl: "http://127.0.0.1:1", scheduler: "microtask" as "caller" }),
+        `scheduler must be one of "check-phase", "caller", got "microtask"`
+      )
+    }))
 })
 
 it("Retry-After parsing imports nothing from Effect", () => {

@@ -1,7 +1,9 @@
 import { OptionSchema } from "@sluice/options"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
+import type * as Scheduler from "effect/Scheduler"
 import type * as Api from "../ProviderHttpClient.js"
+import { checkPhase } from "./checkPhase.js"
 import { ClientOptions, retryAfterDefaults } from "./options.js"
 import type { RetryAfterBounds } from "./retryAfter.js"
 
@@ -20,6 +22,8 @@ export interface Settings {
   readonly errorBodyLimit: number
   readonly retryAfter: RetryAfterBounds
   readonly idleTimeout: Duration.Duration
+  /** The scheduler calls run on; `undefined`: the caller's. */
+  readonly scheduler: Scheduler.Scheduler | undefined
 }
 
 /**
@@ -43,7 +47,8 @@ export const check = (provider: string, options: Api.Options): Either.Either<Set
           minMillis: millis(checked.retryAfter?.min, retryAfterDefaults.minMillis),
           maxMillis: millis(checked.retryAfter?.max, retryAfterDefaults.maxMillis)
         },
-        idleTimeout: checked.streamIdleTimeout ?? Duration.seconds(30)
+        idleTimeout: checked.streamIdleTimeout ?? Duration.seconds(30),
+        scheduler: checked.scheduler === "caller" ? undefined : checkPhase
       }
     }
   )

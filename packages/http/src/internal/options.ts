@@ -57,7 +57,8 @@ export const ClientOptions = Schema.Struct({
   })),
   streamIdleTimeout: Schema.optional(Timeout),
   tracePropagation: Schema.optional(OptionSchema.boolean),
-  preconnect: Schema.optional(OptionSchema.boolean)
+  preconnect: Schema.optional(OptionSchema.boolean),
+  scheduler: Schema.optional(OptionSchema.literal("check-phase", "caller"))
 }).pipe(Schema.filter(({ retryAfter }) => {
   const min = retryAfter?.min === undefined ? retryAfterDefaults.minMillis : Duration.toMillis(retryAfter.min)
   const max = retryAfter?.max === undefined ? retryAfterDefaults.maxMillis : Duration.toMillis(retryAfter.max)

@@ -225,16 +225,21 @@ export const make = <Err>(
      * each attempt reports into it what its response says, and settles from it inside the permit.
      */
     const unmetered: Metering.Slot = { usage: undefined }
+    // on the scheduler of `Options.scheduler`, the caller's outside it
+    const scheduler = settings.scheduler
+    const scheduled = scheduler === undefined
+      ? <A, E, R>(call: Effect.Effect<A, E, R>) => call
+      : <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.withScheduler(call, scheduler)
     const metered = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
       options: Api.RequestOptions | undefined,
       run: (slot: Metering.Slot) => Effect.Effect<A, E, R>
     ): Effect.Effect<A, unknown, R> => {
-      if (!metering.metered) return provider.call(run(unmetered), callOptions(request, options))
-      return Effect.suspend(() => {
+      if (!metering.metered) return scheduled(provider.call(run(unmetered), callOptions(request, options)))
+      return scheduled(Effect.suspend(() => {
         const slot: Metering.Slot = { usage: undefined }
         return provider.call(run(slot), metering.callOptions(request, callOptions(request, options), slot))
-      })
+      }))
     }
 
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>

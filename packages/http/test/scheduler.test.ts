@@ -1,0 +1,95 @@
+/**
+ * Where a call's fibers run (`Options.scheduler`): from the event loop's check phase by default,
+ * so that the work a response resumes waits behind the writes undici queued there; on the
+ * caller's scheduler with `"caller"`; and back on the caller's once the call returns.
+ */
+import { HttpClientRequest } from "@effect/platform"
+import { assert, describe, it } from "@effect/vitest"
+import { ProviderHttpClient } from "@sluice/http"
+import { Provider } from "@sluice/provider"
+import { Effect, FiberRef, Scheduler } from "effect"
+import * as net from "node:net"
+import { checkPhase } from "../src/internal/checkPhase.js"
+import { run, uniqueName } from "./utils/run.js"
+import { json, testServer } from "./utils/server.js"
+
+/** The scheduler a call's handler runs on, and the caller's before and after the call. */
+const schedulers = (options: Partial<ProviderHttpClient.Options>) =>
+  run(Effect.gen(function*() {
+    const server = yield* testServer({ "/ok": json({ ok: true }) })
+    const provider = yield* Provider.make({ name: uniqueName("scheduler"), bulkhead: { permits: 1 } })
+    const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, ...options })
+    const before = yield* FiberRef.get(FiberRef.currentScheduler)
+    const inside = yield* client.execute(
+      HttpClientRequest.get("/ok"),
+      () => FiberRef.get(FiberRef.currentScheduler)
+    )
+    const after = yield* FiberRef.get(FiberRef.currentScheduler)
+    return { before, inside, after }
+  }))
+
+/**
+ * What the check-phase scheduler is for, on a real loopback socket: a fiber that an I/O callback
+ * wakes runs after an immediate the callback queued first (undici's deferred write), not in the
+ * callback's microtasks as under Effect's default scheduler.
+ */
+const orderInIoCallback = (scheduler: Scheduler.Scheduler) =>
+  Effect.gen(function*() {
+    const order: Array<string> = []
+    const server = net.createServer((socket) => socket.end("response"))
+    yield* Effect.acquireRelease(
+      Effect.async<void>((resume) => {
+        server.listen(0, "127.0.0.1", () => resume(Effect.void))
+      }),
+      () => Effect.sync(() => server.close())
+    )
+    const address = server.address()
+    assert(address !== null && typeof address === "object")
+    yield* Effect.async<void>((resume) => {
+      const socket = net.connect(address.port, "127.0.0.1")
+      socket.once("data", () => {
+        setImmediate(() => order.push("write queued before the wake-up"))
+        resume(Effect.sync(() => order.push("work the response resumed")))
+        socket.destroy()
+      })
+    }).pipe(Effect.withScheduler(scheduler))
+    // both have run once a later immediate has
+    yield* Effect.async<void>((resume) => {
+      setImmediate(() => setImmediate(() => resume(Effect.void)))
+    })
+    return order
+  }).pipe(Effect.scoped)
+
+describe("Options.scheduler", () => {
+  it.live("by default a call runs on the check-phase scheduler, and the caller's is back after it", () =>
+    Effect.gen(function*() {
+      const { after, before, inside } = yield* schedulers({})
+      assert.strictEqual(inside, checkPhase)
+      assert.notStrictEqual(before, checkPhase)
+      assert.strictEqual(after, before)
+    }))
+
+  it.live(`"caller" leaves a call on the caller's scheduler`, () =>
+    Effect.gen(function*() {
+      const { after, before, inside } = yield* schedulers({ scheduler: "caller" })
+      assert.strictEqual(inside, before)
+      assert.strictEqual(after, before)
+      // a scheduler the caller set is the one the call keeps
+      const own = Scheduler.makeBatched((runBatch) => setTimeout(runBatch, 0))
+      const nested = yield* Effect.withScheduler(schedulers({ scheduler: "caller" }), own)
+      assert.strictEqual(nested.inside, own)
+    }))
+
+  it.live("the check phase runs the work I/O resumes after the immediates queued before it", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(yield* orderInIoCallback(checkPhase), [
+        "write queued before the wake-up",
+        "work the response resumed"
+      ])
+      // under Effect's default scheduler, the order the check phase exists to change
+      assert.deepStrictEqual(yield* orderInIoCallback(Scheduler.defaultScheduler), [
+        "work the response resumed",
+        "write queued before the wake-up"
+      ])
+    }))
+})
