@@ -93,12 +93,13 @@ export interface Options {
   readonly preconnect?: boolean | undefined
   /**
    * Where a call's fibers run, from its permit wait to its body's last byte. `"check-phase"`
-   * (default): in batches from the event loop's check phase. undici writes a request on a
-   * kept-alive connection from a `setImmediate` (it first lets the socket show whether the server
-   * closed it), and under Effect's default scheduler the work each response resumes runs before
-   * that, in the turn's poll phase: the write waits for all of it, and requests the rate limiter
-   * spaced reach the provider bunched. From the check phase, the writes go first. `"caller"`: the
-   * caller's scheduler, Effect's default unless it set another (`Effect.withScheduler`).
+   * (default): from the event loop's check phase, each wake-up a `setImmediate`, whatever the
+   * caller set. undici writes a request on a kept-alive connection from a `setImmediate` (it first
+   * lets the socket show whether the server closed it), and under Effect's default scheduler the
+   * work each response resumes runs before that, in the turn's poll phase: the write waits for all
+   * of it, and requests the rate limiter spaced reach the provider bunched. From the check phase,
+   * the writes go first. `"caller"`: the caller's scheduler (for `Effect.runSync`, or tests on the
+   * `TestClock` that make many calls before a sleep).
    *
    * @since 0.2.0
    */
@@ -399,7 +400,7 @@ export const layerConfig: <I, P>(
 /**
  * The options as `Config`: `BASE_URL` (required), `USER_AGENT`, `MAX_BODY_SIZE`,
  * `ERROR_BODY_LIMIT`, `RETRY_AFTER_FALLBACK`, `RETRY_AFTER_MIN`, `RETRY_AFTER_MAX`,
- * `STREAM_IDLE_TIMEOUT`, `TRACE_PROPAGATION`, `PRECONNECT`. Values are checked as the options are:
+ * `STREAM_IDLE_TIMEOUT`, `TRACE_PROPAGATION`, `PRECONNECT`, `SCHEDULER`. Values are checked as the options are:
  * a refusal is a `ConfigError` naming the key and the value. With no key at all, the error is
  * missing data (`Config.option` reads it as not configured); with some keys but no `BASE_URL`, it is
  * invalid data naming `BASE_URL`, which no `Config.option` hides. `headers` are not configuration

@@ -3,27 +3,47 @@
  * so that the work a response resumes waits behind the writes undici queued there; on the
  * caller's scheduler with `"caller"`; and back on the caller's once the call returns.
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Effect, FiberRef, Scheduler } from "effect"
+import { Effect, FiberRef, Scheduler, Schema, Stream } from "effect"
 import * as net from "node:net"
 import { checkPhase } from "../src/internal/checkPhase.js"
 import { run, uniqueName } from "./utils/run.js"
 import { json, testServer } from "./utils/server.js"
 
-/** The scheduler a call's handler runs on, and the caller's before and after the call. */
+type Method = "execute" | "text" | "json" | "stream"
+
+/**
+ * The scheduler each method's call sends its request on (read by a tap on the underlying client,
+ * inside the call), and the caller's before and after the calls.
+ */
 const schedulers = (options: Partial<ProviderHttpClient.Options>) =>
   run(Effect.gen(function*() {
     const server = yield* testServer({ "/ok": json({ ok: true }) })
-    const provider = yield* Provider.make({ name: uniqueName("scheduler"), bulkhead: { permits: 1 } })
-    const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, ...options })
-    const before = yield* FiberRef.get(FiberRef.currentScheduler)
-    const inside = yield* client.execute(
-      HttpClientRequest.get("/ok"),
-      () => FiberRef.get(FiberRef.currentScheduler)
+    const seen: Array<Scheduler.Scheduler> = []
+    const tapped = Effect.map(
+      HttpClient.HttpClient,
+      HttpClient.tapRequest(() => Effect.map(FiberRef.get(FiberRef.currentScheduler), (s) => seen.push(s)))
     )
+    const provider = yield* Provider.make({ name: uniqueName("scheduler"), bulkhead: { permits: 1 } })
+    const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url, ...options }).pipe(
+      Effect.provideServiceEffect(HttpClient.HttpClient, tapped)
+    )
+    const before = yield* FiberRef.get(FiberRef.currentScheduler)
+    const request = HttpClientRequest.get("/ok")
+    const calls: Record<Method, Effect.Effect<unknown, unknown>> = {
+      execute: client.execute(request, () => Effect.void),
+      text: client.text(request),
+      json: client.json(request, Schema.Unknown),
+      stream: Stream.runDrain(client.stream(request))
+    }
+    const inside: Partial<Record<Method, Scheduler.Scheduler | undefined>> = {}
+    for (const method of Object.keys(calls) as Array<Method>) {
+      yield* calls[method]
+      inside[method] = seen.pop()
+    }
     const after = yield* FiberRef.get(FiberRef.currentScheduler)
     return { before, inside, after }
   }))
@@ -36,7 +56,10 @@ const schedulers = (options: Partial<ProviderHttpClient.Options>) =>
 const orderInIoCallback = (scheduler: Scheduler.Scheduler) =>
   Effect.gen(function*() {
     const order: Array<string> = []
-    const server = net.createServer((socket) => socket.end("response"))
+    const server = net.createServer((socket) => {
+      socket.on("error", () => {})
+      socket.end("response")
+    })
     yield* Effect.acquireRelease(
       Effect.async<void>((resume) => {
         server.listen(0, "127.0.0.1", () => resume(Effect.void))
@@ -61,23 +84,21 @@ const orderInIoCallback = (scheduler: Scheduler.Scheduler) =>
   }).pipe(Effect.scoped)
 
 describe("Options.scheduler", () => {
-  it.live("by default a call runs on the check-phase scheduler, and the caller's is back after it", () =>
+  it.live("by default every method's call runs on the check-phase scheduler, and the caller's is back after it", () =>
     Effect.gen(function*() {
       const { after, before, inside } = yield* schedulers({})
-      assert.strictEqual(inside, checkPhase)
-      assert.notStrictEqual(before, checkPhase)
+      assert.deepStrictEqual(inside, { execute: checkPhase, text: checkPhase, json: checkPhase, stream: checkPhase })
       assert.strictEqual(after, before)
     }))
 
-  it.live(`"caller" leaves a call on the caller's scheduler`, () =>
+  it.live(`"caller" leaves every call on the caller's scheduler, one it set included`, () =>
     Effect.gen(function*() {
       const { after, before, inside } = yield* schedulers({ scheduler: "caller" })
-      assert.strictEqual(inside, before)
+      assert.deepStrictEqual(inside, { execute: before, text: before, json: before, stream: before })
       assert.strictEqual(after, before)
-      // a scheduler the caller set is the one the call keeps
       const own = Scheduler.makeBatched((runBatch) => setTimeout(runBatch, 0))
       const nested = yield* Effect.withScheduler(schedulers({ scheduler: "caller" }), own)
-      assert.strictEqual(nested.inside, own)
+      assert.deepStrictEqual(nested.inside, { execute: own, text: own, json: own, stream: own })
     }))
 
   it.live("the check phase runs the work I/O resumes after the immediates queued before it", () =>

@@ -6,8 +6,9 @@
  * scheduler a fiber resumed by I/O runs in the microtasks of that I/O's callback, so a turn of the
  * event loop that reads many responses runs all the work they resume in its poll phase, and a
  * request handed to undici in that turn leaves only after all of it: the delay varies with the
- * load, and requests a rate limiter spaced arrive bunched. Run from the check phase instead, in
- * batches, the work waits behind the writes already queued there, and the poll phase only reads.
+ * load, and requests a rate limiter spaced arrive bunched. Run from the check phase instead (each
+ * fiber's wake-up an immediate), the work waits behind the writes already queued there, and the
+ * poll phase only reads.
  *
  * @internal
  */

@@ -349,7 +349,7 @@ export const make = <Err>(
             // CallTimeout the provider would retry, sending the request again: one attempt only
             : { ...perCall, retry: false }
         ) as Effect.Effect<unknown, unknown>
-        yield* call.pipe(
+        yield* scheduled(call).pipe(
           Effect.matchCauseEffect({
             onFailure: (cause) =>
               Queue.offer(queue, Exit.failCause(Cause.map(cause, Option.some))),
