@@ -247,39 +247,39 @@ export class Impl {
    * (the lease-lost rule); a fallback holder runs on uncounted and asks again at the next beat.
    */
   claim(holders: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
-    return this.call("claim", this.scripts.claim, holders.flatMap((t) => [t.member, String(t.cost), this.leaseTtlArg]))
-      .pipe(
-        Effect.flatMap((reply) =>
-          Effect.flatMap(Clock.currentTimeMillis, (now) => {
-            const effects: Array<Effect.Effect<void>> = []
-            let unclaimed = 0
-            holders.forEach((ticket, i) => {
-              if (ticket.state === T.GONE) return
-              const status = reply[i + 1]
-              if (status === "h" || status === "c") {
-                ticket.needsClaim = false
-                ticket.state = T.HELD
-                ticket.renewedAt = now
-              } else if (ticket.state === T.LOCAL) {
-                unclaimed += ticket.cost
-              } else {
-                ticket.needsClaim = false
-                effects.push(this.leaseLost(ticket, now))
-              }
-            })
-            if (unclaimed > 0 && !this.unclaimedLogged) {
-              this.unclaimedLogged = true
-              effects.push(Effect.logWarning(
-                `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
-                  `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
-                  `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
-              ))
+    const triples = holders.flatMap((t) => [t.member, String(t.cost), this.leaseTtlArg])
+    return this.call("claim", this.scripts.claim, triples).pipe(
+      Effect.flatMap((reply) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          const effects: Array<Effect.Effect<void>> = []
+          let unclaimed = 0
+          holders.forEach((ticket, i) => {
+            if (ticket.state === T.GONE) return
+            const status = reply[i + 1]
+            if (status === "h" || status === "c") {
+              ticket.needsClaim = false
+              ticket.state = T.HELD
+              ticket.renewedAt = now
+            } else if (ticket.state === T.LOCAL) {
+              unclaimed += ticket.cost
+            } else {
+              ticket.needsClaim = false
+              effects.push(this.leaseLost(ticket, now))
             }
-            return Effect.as(Effect.all(effects, { discard: true }), this.renewEveryMillis)
           })
-        ),
-        Effect.orElseSucceed(() => this.renewEveryMillis)
-      )
+          if (unclaimed > 0 && !this.unclaimedLogged) {
+            this.unclaimedLogged = true
+            effects.push(Effect.logWarning(
+              `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
+                `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
+                `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
+            ))
+          }
+          return Effect.as(Effect.all(effects, { discard: true }), this.renewEveryMillis)
+        })
+      ),
+      Effect.orElseSucceed(() => this.renewEveryMillis)
+    )
   }
 
   leaseLost(ticket: T.Ticket, now: number): Effect.Effect<void> {

@@ -20,7 +20,8 @@
  *
  * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's nonce (`<mark>.<n>`:
  * the process's random mark and a counter) makes it a lease id no other grant can have, even after
- * Redis lost the counter (a restart without persistence). A renew or release of a member that is not there does nothing: fencing.
+ * Redis lost the counter (a restart without persistence). A renew or release of a member that is
+ * not there does nothing: fencing.
  *
  * Every script first expires what is due (held leases past their deadline give their permits
  * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
@@ -29,8 +30,9 @@
  * queued; the dead holders' permits are reclaimed by the next script that needs them.
  * Deadlines are on the server's `TIME`, so processes whose clocks disagree agree on leases.
  *
- * ARGV of every script starts with the grant channels' common name (`p{n}:grants`) and this process's permits (used only when the
- * shared `permits` is missing: a Redis that restarted empty, or a name that fell idle).
+ * ARGV of every script starts with the grant channels' common name (`p{n}:grants`) and this
+ * process's permits (used only when the shared `permits` is missing: a Redis that restarted empty,
+ * or a name that fell idle).
  *
  * @internal
  */
