@@ -89,7 +89,7 @@ interface Contender {
   readonly config: string
   readonly open: (setup: Setup) => Promise<Opened>
   /** `lua`: the command was run by a script. */
-  readonly classify: (setup: Setup, args: ReadonlyArray<string>, lua: boolean) => Event | undefined
+  readonly classify: (setup: Setup, args: ReadonlyArray<string>, lua: boolean) => ReadonlyArray<Event>
 }
 
 /** `inFlight` fibers, each starting a cycle again as soon as the previous one ends. */
@@ -141,7 +141,7 @@ const eq = (a: string | undefined, b: string) => a !== undefined && a.toLowerCas
 
 const sluice: Contender = {
   label: "sluice",
-  config: "RedisBulkhead (strict FIFO, grants pushed by SPUBLISH)",
+  config: "RedisBulkhead (strict FIFO; one script per event-loop turn, grants in its reply or by SPUBLISH)",
   open: async (s) => {
     const scope = Effect.runSync(Scope.make())
     const bulkhead = await Effect.runPromise(
@@ -156,19 +156,22 @@ const sluice: Contender = {
       close: () => Effect.runPromise(Scope.close(scope, Exit.void))
     }
   },
-  // every ticket is written to the tickets hash when it arrives (granted at once or queued), and
-  // added to the held set when granted (a renewal adds with XX)
+  // a queued ticket is added to the queue when it arrives, and every ticket to the held set when
+  // granted (a renewal adds with XX): a grant of a ticket never queued is its arrival too
   classify: (s, args, lua) => {
     const { keys } = RedisBulkhead.keysOf("sluice:bh:", s.name)
-    // the leave script: EVALSHA sha 6 <keys> channel permits member keep (0: release)
     if (!lua) {
-      return eq(args[0], "evalsha") && args.length === 13 && args[3] === keys[0] && args[12] === "0"
-        ? { kind: "release", id: args[11] }
-        : undefined
+      // the batch script: EVALSHA sha 5 <keys> channel permits mark ttl maxWaiting (code id cost)...
+      if (!eq(args[0], "evalsha") || args[3] !== keys[0]) return []
+      const releases: Array<Event> = []
+      for (let i = 13; i + 2 < args.length; i += 3) {
+        if (args[i] === "r") releases.push({ kind: "release", id: args[i + 1] })
+      }
+      return releases
     }
-    if (eq(args[0], "hset") && args[1] === keys[5] && args.length === 4) return { kind: "arrive", id: args[2] }
-    if (eq(args[0], "zadd") && args[1] === keys[4] && args.length === 4) return { kind: "grant", id: args[3] }
-    return undefined
+    if (eq(args[0], "zadd") && args[1] === keys[2] && args.length === 4) return [{ kind: "arrive", id: args[3] }]
+    if (eq(args[0], "zadd") && args[1] === keys[4] && args.length === 4) return [{ kind: "grant", id: args[3] }]
+    return []
   }
 }
 
@@ -198,15 +201,15 @@ const redisSemaphore: Contender = {
   // EVALSHA sha 1 key limit identifier lockTimeout now; the script's ZADD key now identifier grants
   classify: (s, args, lua) => {
     if (!lua && eq(args[0], "evalsha") && args.length === 8 && args[3].endsWith(s.name)) {
-      return { kind: "arrive", id: args[5] }
+      return [{ kind: "arrive", id: args[5] }]
     }
     if (lua && eq(args[0], "zadd") && args.length === 4 && args[1].endsWith(s.name)) {
-      return { kind: "grant", id: args[3] }
+      return [{ kind: "grant", id: args[3] }]
     }
     if (!lua && eq(args[0], "zrem") && args.length === 3 && args[1].endsWith(s.name)) {
-      return { kind: "release", id: args[2] }
+      return [{ kind: "release", id: args[2] }]
     }
-    return undefined
+    return []
   }
 }
 
@@ -234,16 +237,16 @@ const effectDistributedLock: Contender = {
   classify: (s, args, lua) => {
     const key = `${edlPrefix}${s.name}`
     if (!lua && eq(args[0], "eval") && args.length === 9 && args[2] === "1" && args[3] === key) {
-      return { kind: "arrive", id: args[6] }
+      return [{ kind: "arrive", id: args[6] }]
     }
     if (lua && eq(args[0], "zadd") && args.length === 4 && args[1] === key) {
-      return { kind: "grant", id: args[3].replace(/_0$/, "") }
+      return [{ kind: "grant", id: args[3].replace(/_0$/, "") }]
     }
     // the release script: EVAL script 2 key channel permits holderId publish
     if (!lua && eq(args[0], "eval") && args.length === 8 && args[2] === "2" && args[3] === key) {
-      return { kind: "release", id: args[6] }
+      return [{ kind: "release", id: args[6] }]
     }
-    return undefined
+    return []
   }
 }
 
@@ -577,14 +580,14 @@ const fifo = async (
   const grantedAt = new Map<string, number>()
   const holds: Array<number> = []
   const stop = await monitor(port, adminAddress, (args, lua, seconds) => {
-    const event = contender.classify(setup, args, lua)
-    if (event === undefined) return
-    if (event.kind === "grant" && !grantedAt.has(event.id)) grantedAt.set(event.id, seconds)
-    if (event.kind === "release") {
-      const at = grantedAt.get(event.id)
-      if (at !== undefined) holds.push((seconds - at) * 1000)
+    for (const event of contender.classify(setup, args, lua)) {
+      if (event.kind === "grant" && !grantedAt.has(event.id)) grantedAt.set(event.id, seconds)
+      if (event.kind === "release") {
+        const at = grantedAt.get(event.id)
+        if (at !== undefined) holds.push((seconds - at) * 1000)
+      }
+      events.push(event)
     }
-    events.push(event)
   })
   const cycles = await run()
   await stop()

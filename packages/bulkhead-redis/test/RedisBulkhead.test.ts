@@ -15,6 +15,7 @@ import {
   expectClean,
   hold,
   inspector,
+  ownServer,
   probe,
   stateOf,
   uniqueName,
@@ -65,6 +66,36 @@ describe("RedisBulkhead", () => {
       assert.deepStrictEqual(log, ["w0", "w1", "w2", "w3", "w4", "w5"])
       yield* expectClean(yield* inspector(url), name)
     }))
+
+  it.scopedLive(
+    "the acquires and releases of one event-loop turn go to Redis as one script; a grant to the same instance comes back in its reply",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ownServer()
+        const name = uniqueName("batch")
+        const redis = yield* inspector(server.url)
+        const a = yield* bulkheadOn(server.url, { name, permits: 20 })
+        const scripts = Effect.promise(async () => {
+          const info = await redis.info("commandstats")
+          const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+          return { evalsha: calls("evalsha"), spublish: calls("spublish") }
+        })
+        const calls = (n: number) =>
+          Effect.all(Array.from({ length: n }, () => a.run(Effect.void)), { concurrency: "unbounded", discard: true })
+        // the first call loads the script (NOSCRIPT, then EVAL); counted from the second on
+        yield* a.run(Effect.void)
+        yield* Effect.promise(() => redis.config("RESETSTAT"))
+        // 20 acquires asked in one turn, then their 20 releases in the next: two scripts
+        yield* calls(20)
+        assert.deepStrictEqual(yield* scripts, { evalsha: 2, spublish: 0 })
+        // 40 in one turn: more than a script carries (32), so two scripts, granting 20 and queueing 20;
+        // the 20 releases in one script, which grants the 20 waiting in its reply; their 20 releases
+        yield* Effect.promise(() => redis.config("RESETSTAT"))
+        yield* calls(40)
+        assert.deepStrictEqual(yield* scripts, { evalsha: 4, spublish: 0 })
+        yield* expectClean(redis, name)
+      })
+  )
 
   it.scopedLive("a heavy waiter at the head is not overtaken, and a newcomer does not barge", () =>
     Effect.gen(function*() {

@@ -31,7 +31,7 @@ describe("RedisConnection", () => {
       assert.strictEqual(yield* bulkhead.run(Effect.succeed(2)), 2)
       // the text sent again is cached again: the next call is an EVALSHA
       const [cached] = (yield* Effect.promise(() =>
-        redis.script("EXISTS", RedisConnection.script("acquire", scripts.acquire).sha)
+        redis.script("EXISTS", RedisConnection.script("batch", scripts.batch).sha)
       )) as Array<number>
       assert.strictEqual(cached, 1)
       yield* expectClean(redis, name)

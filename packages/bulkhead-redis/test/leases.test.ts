@@ -89,13 +89,17 @@ describe("leases", () => {
         staleMember
       ])
       assert.strictEqual((renewed as ReadonlyArray<unknown>)[1], "x")
-      const left = yield* connection.runScript(RedisConnection.script("leave", scripts.leave), keys, [
+      const left = yield* connection.runScript(RedisConnection.script("batch", scripts.batch), keys, [
         channel,
         "1",
+        "a1",
+        "600000",
+        "-1",
+        "r",
         staleMember,
-        "0"
+        ""
       ])
-      assert.strictEqual((left as ReadonlyArray<unknown>)[0], 0)
+      assert.strictEqual((left as ReadonlyArray<ReadonlyArray<unknown>>)[1][0], 0)
       const after = yield* stateOf(redis, name)
       assert.deepStrictEqual({ held: after.held, used: after.used }, { held: [member], used: 1 })
       yield* Deferred.succeed(waiter.finish, undefined)

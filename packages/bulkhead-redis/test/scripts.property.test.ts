@@ -1,11 +1,13 @@
 /**
- * The Lua state machine against a model: random sequences of acquires (weighted, with a queue
- * bound), releases and cancels (of live and stale lease ids), renewals, lease expiries of holders
+ * The Lua state machine against a model: random sequences of batches (acquires, weighted and with
+ * a queue bound, releases and cancels of live and stale lease ids, several in one script, as one
+ * event-loop turn sends them), renewals, lease expiries of holders
  * and waiters, resizes, and claims (holders Redis may not count after an outage: members it holds,
  * members it lost whose permits are free, and members it lost whose permits are not), run on a
  * real Redis. After every step Redis holds exactly what the model holds — the queue in ticket
- * order, the leases, the counters — and every reply is the model's: strict FIFO, no overtaking,
- * fencing, no permit leaked or doubled. Redis's own counters are also checked against its tickets:
+ * order, the leases, the counters — and every reply is the model's, a batch's operations answered
+ * as if each had run alone, in order, and its caller's grants returned rather than published:
+ * strict FIFO, no overtaking, fencing, no permit leaked or doubled. Redis's own counters are also checked against its tickets:
  * `used` is the sum of the held costs, `wanted` that of the queued ones, and a head left queued
  * does not fit.
  */
@@ -20,9 +22,18 @@ const url = inject("redisUrl")
 /** Long enough that nothing expires by itself during a run: expiries are steps of their own. */
 const TTL = "600000"
 
-type Step =
-  | { readonly kind: "acquire"; readonly cost: number; readonly maxWaiting: number; readonly mayQueue: boolean }
+type Op =
+  | {
+    readonly kind: "acquire"
+    readonly cost: number
+    readonly mayQueue: boolean
+    /** The batch's caller's ticket (its grants come back in the reply), or another instance's. */
+    readonly mine: boolean
+  }
   | { readonly kind: "leave"; readonly pick: number; readonly keep: boolean }
+
+type Step =
+  | { readonly kind: "batch"; readonly maxWaiting: number; readonly ops: ReadonlyArray<Op> }
   | { readonly kind: "renew"; readonly pick: number }
   | { readonly kind: "expireHeld"; readonly pick: number }
   | { readonly kind: "expireWaiting"; readonly pick: number }
@@ -35,17 +46,32 @@ type Step =
     readonly members: ReadonlyArray<{ readonly pick: number; readonly fresh: boolean; readonly cost: number }>
   }
 
-const step: fc.Arbitrary<Step> = fc.oneof(
+const op: fc.Arbitrary<Op> = fc.oneof(
   {
     weight: 4,
     arbitrary: fc.record({
       kind: fc.constant("acquire" as const),
       cost: fc.integer({ min: 1, max: 3 }),
-      maxWaiting: fc.integer({ min: -1, max: 4 }),
-      mayQueue: fc.boolean()
+      mayQueue: fc.boolean(),
+      mine: fc.boolean()
     })
   },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("leave" as const), pick: fc.nat(), keep: fc.boolean() }) },
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("leave" as const), pick: fc.nat(), keep: fc.boolean() }) }
+)
+
+/** The caller's mark, and another instance's: nonces are `<mark>.<n>`, hexadecimal marks. */
+const MINE = "a1"
+const THEIRS = "b2"
+
+const step: fc.Arbitrary<Step> = fc.oneof(
+  {
+    weight: 7,
+    arbitrary: fc.record({
+      kind: fc.constant("batch" as const),
+      maxWaiting: fc.integer({ min: -1, max: 4 }),
+      ops: fc.array(op, { minLength: 1, maxLength: 4 })
+    })
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("renew" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireHeld" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireWaiting" as const), pick: fc.nat() }) },
@@ -94,20 +120,21 @@ const fail = (message: string): never => {
   throw new Error(message)
 }
 
+/** A member's cost: members are `<ticket>:<cost>:<ttl>:<nonce>`. */
+const costOf = (member: string) => Number(member.split(":")[1])
+
 const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, after: string) => {
-  const [, meta, queue, wlease, held, tickets] = keys
-  const [q, w, h, t, m] = await Promise.all([
+  const [, meta, queue, wlease, held] = keys
+  const [q, w, h, m] = await Promise.all([
     redis.zrange(queue, 0, -1),
     redis.zrange(wlease, 0, -1),
     redis.zrange(held, 0, -1),
-    redis.hgetall(tickets),
     redis.hgetall(meta)
   ])
   const expected = {
     queue: model.queue.map((t) => t.member),
     waitingLeases: [...model.queue.map((t) => t.member)].sort(),
     held: [...model.held.keys()].sort(),
-    tickets: [...model.queue.map((t) => t.member), ...model.held.keys()].sort(),
     used: model.used,
     wanted: model.wanted,
     permits: model.permits
@@ -116,7 +143,6 @@ const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, af
     queue: q,
     waitingLeases: [...w].sort(),
     held: [...h].sort(),
-    tickets: Object.keys(t).sort(),
     used: Number(m.used ?? 0),
     wanted: Number(m.wanted ?? 0),
     permits: Number(m.permits ?? 0)
@@ -125,10 +151,9 @@ const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, af
     fail(`after ${after}: Redis ${JSON.stringify(actual)}, model ${JSON.stringify(expected)}`)
   }
   // Redis against itself: the counters are the sums of its tickets' costs, and a head left queued does not fit
-  const costOf = (member: string) => Number((t[member] ?? "0:0").split(":")[0])
   const sum = (members: ReadonlyArray<string>) => members.reduce((total, member) => total + costOf(member), 0)
   if (sum(h) !== actual.used || sum(q) !== actual.wanted) {
-    fail(`after ${after}: used ${actual.used} and wanted ${actual.wanted}, tickets ${JSON.stringify(t)}`)
+    fail(`after ${after}: used ${actual.used} and wanted ${actual.wanted}, held ${h}, queued ${q}`)
   }
   if (q.length > 0 && actual.used + costOf(q[0]) <= actual.permits) {
     fail(`after ${after}: the head ${q[0]} fits (used ${actual.used} of ${actual.permits}) and was not granted`)
@@ -138,6 +163,12 @@ const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, af
 describe("the Lua state machine", () => {
   it("matches the model over random sequences of steps", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    // what the scripts publish, by channel
+    const subscriber = new Redis(url)
+    const heard = new Map<string, Array<string>>()
+    subscriber.on("smessage", (to: string, message: string) => {
+      heard.set(to, [...(heard.get(to) ?? []), ...message.split(" ")])
+    })
     try {
       await fc.assert(
         fc.asyncProperty(
@@ -150,50 +181,84 @@ describe("the Lua state machine", () => {
               redis.eval(script, keys.length, ...keys, channel, String(k), ...args) as Promise<Array<unknown>>
             const model = new Model(k)
             const issued: Array<string> = []
-            const costs = new Map<string, number>()
             const pick = (n: number) => issued.length === 0 ? "0:none" : issued[n % issued.length]
+            // a grant is published on its instance's channel, except a batch's grant of its caller's ticket
+            const expectedHeard = new Map<string, Array<string>>()
+            const mine = `${channel}:${MINE}`
+            const theirs = `${channel}:${THEIRS}`
+            const published = (members: ReadonlyArray<string>) => {
+              for (const member of members) {
+                const to = member.includes(`:${MINE}.`) ? mine : theirs
+                expectedHeard.set(to, [...(expectedHeard.get(to) ?? []), member])
+              }
+            }
+            heard.clear()
+            await subscriber.ssubscribe(mine, theirs)
             await run(scripts.resize)
             for (const [i, s] of steps.entries()) {
               const at = `step ${i} ${JSON.stringify(s)}`
               switch (s.kind) {
-                case "acquire": {
-                  const reply = await run(
-                    scripts.acquire,
-                    `n${i}`,
-                    String(s.cost),
-                    TTL,
-                    String(s.maxWaiting),
-                    s.mayQueue ? "1" : "0"
-                  )
-                  const kind = Number(reply[0])
-                  const member = String(reply[1])
-                  const ahead = model.queue.length
-                  const expected = ahead === 0 && model.used + s.cost <= model.permits
-                    ? 1
-                    : s.maxWaiting >= 0 && ahead >= s.maxWaiting
-                    ? 2
-                    : s.mayQueue
-                    ? 0
-                    : 3
-                  if (kind !== expected) fail(`${at}: kind ${kind}, model ${expected}`)
-                  if (Number(reply[4]) !== ahead) fail(`${at}: ${reply[4]} ahead, model ${ahead}`)
-                  if (kind === 1) model.held.set(member, s.cost)
-                  if (kind === 0) model.queue.push({ member, cost: s.cost })
-                  if (kind === 0 || kind === 1) {
-                    issued.push(member)
-                    costs.set(member, s.cost)
+                case "batch": {
+                  // a release names a member issued before this batch, as a caller can
+                  const targets = s.ops.map((o) => o.kind === "leave" ? pick(o.pick) : "")
+                  const args = [MINE, TTL, String(s.maxWaiting)]
+                  s.ops.forEach((o, j) => {
+                    if (o.kind === "acquire") {
+                      args.push(o.mayQueue ? "q" : "t", `${o.mine ? MINE : THEIRS}.${i}x${j}`, String(o.cost))
+                    } else {
+                      args.push(o.keep ? "k" : "r", targets[j], "")
+                    }
+                  })
+                  const reply = await run(scripts.batch, ...args)
+                  if (reply.length !== s.ops.length + 1) fail(`${at}: ${reply.length - 1} replies`)
+                  const grantedMine: Array<string> = []
+                  const grantsOf = (members: ReadonlyArray<string>) => {
+                    grantedMine.push(...members.filter((member) => member.includes(`:${MINE}.`)))
+                    published(members.filter((member) => !member.includes(`:${MINE}.`)))
                   }
-                  if (model.grant().length > 0) fail(`${at}: the model grants after an acquire, Redis did not`)
-                  break
-                }
-                case "leave": {
-                  const member = pick(s.pick)
-                  const reply = await run(scripts.leave, member, s.keep ? "1" : "0")
-                  const state = model.held.has(member) ? 1 : model.queue.some((t) => t.member === member) ? 2 : 0
-                  if (Number(reply[0]) !== state) fail(`${at}: state ${reply[0]}, model ${state}`)
-                  if (state === 1 && !s.keep) model.held.delete(member)
-                  if (state === 2) model.queue = model.queue.filter((t) => t.member !== member)
-                  model.grant()
+                  s.ops.forEach((o, j) => {
+                    const answer = reply[j + 1] as Array<unknown>
+                    const here = `${at} operation ${j}`
+                    if (o.kind === "acquire") {
+                      const kind = Number(answer[0])
+                      const member = String(answer[1])
+                      const ahead = model.queue.length
+                      const expected = ahead === 0 && model.used + o.cost <= model.permits
+                        ? 1
+                        : s.maxWaiting >= 0 && ahead >= s.maxWaiting
+                        ? 2
+                        : o.mayQueue
+                        ? 0
+                        : 3
+                      if (kind !== expected) fail(`${here}: kind ${kind}, model ${expected}`)
+                      if (Number(answer[4]) !== ahead) fail(`${here}: ${answer[4]} ahead, model ${ahead}`)
+                      if (kind === 0 || kind === 1) {
+                        // the cost and the TTL travel in the member
+                        if (!member.endsWith(`:${o.cost}:${TTL}:${o.mine ? MINE : THEIRS}.${i}x${j}`)) {
+                          fail(`${here}: member ${member}`)
+                        }
+                        issued.push(member)
+                      }
+                      if (kind === 1) model.held.set(member, o.cost)
+                      if (kind === 0) model.queue.push({ member, cost: o.cost })
+                      if (model.grant().length > 0) fail(`${here}: the model grants after an acquire, Redis did not`)
+                    } else {
+                      const member = targets[j]
+                      const state = model.held.has(member) ? 1 : model.queue.some((t) => t.member === member) ? 2 : 0
+                      if (Number(answer[0]) !== state) fail(`${here}: state ${answer[0]}, model ${state}`)
+                      if (state === 1 && !o.keep) model.held.delete(member)
+                      if (state === 2) model.queue = model.queue.filter((t) => t.member !== member)
+                      grantsOf(model.grant())
+                    }
+                    // used: third in an acquire's reply, second in a release's
+                    if (Number(answer[o.kind === "acquire" ? 2 : 1]) !== model.used) {
+                      fail(`${here}: used ${JSON.stringify(answer)}, model ${model.used}`)
+                    }
+                  })
+                  // the caller's grants come back, in the order made; the others' are published
+                  if (JSON.stringify(reply[0]) !== JSON.stringify(grantedMine)) {
+                    fail(`${at}: grants returned ${JSON.stringify(reply[0])}, model ${JSON.stringify(grantedMine)}`)
+                  }
                   break
                 }
                 case "renew": {
@@ -212,7 +277,7 @@ describe("the Lua state machine", () => {
                   await run(scripts.stats)
                   if (s.kind === "expireHeld") model.held.delete(member)
                   else model.queue = model.queue.filter((t) => t.member !== member)
-                  model.grant()
+                  published(model.grant())
                   break
                 }
                 case "claim": {
@@ -224,18 +289,17 @@ describe("the Lua state machine", () => {
                     model.held.delete(member)
                   }
                   // what the claim script does first: expire, then grant from the head
-                  model.grant()
+                  published(model.grant())
                   const triples = s.members.map((m, j) => {
                     if (m.fresh || issued.length === 0) {
-                      const member = `${1_000_000 + i * 10 + j}:fallback`
+                      const member = `c:${m.cost}:${TTL}:fb.${i}x${j}`
                       issued.push(member)
-                      costs.set(member, m.cost)
                       return { member, cost: m.cost }
                     }
                     const member = issued[m.pick % issued.length]
-                    return { member, cost: costs.get(member) ?? m.cost }
+                    return { member, cost: costOf(member) }
                   })
-                  const reply = await run(scripts.claim, ...triples.flatMap((t) => [t.member, String(t.cost), TTL]))
+                  const reply = await run(scripts.claim, ...triples.map((t) => t.member))
                   const expected = triples.map(({ cost, member }) => {
                     if (model.held.has(member)) return "h"
                     // a waiting ticket is never claimed: its grant would count it twice
@@ -257,11 +321,19 @@ describe("the Lua state machine", () => {
                 case "resize": {
                   await redis.eval(scripts.resize, keys.length, ...keys, channel, String(s.permits))
                   model.permits = s.permits
-                  model.grant()
+                  published(model.grant())
                   break
                 }
               }
               await check(redis, keys, model, at)
+            }
+            // every message published has come once a PING sent after them is answered
+            await subscriber.call("PING")
+            await subscriber.sunsubscribe(mine, theirs)
+            for (const to of [mine, theirs]) {
+              const got = JSON.stringify(heard.get(to) ?? [])
+              const want = JSON.stringify(expectedHeard.get(to) ?? [])
+              if (got !== want) fail(`published on ${to}: ${got}, model ${want}`)
             }
             await redis.del(...keys)
           }
@@ -270,6 +342,7 @@ describe("the Lua state machine", () => {
       )
     } finally {
       await redis.quit()
+      await subscriber.quit()
     }
   }, 120_000)
 
@@ -279,11 +352,10 @@ describe("the Lua state machine", () => {
       const { channel, keys } = keysOf("sluice:bh:", uniqueName("claim-queued"))
       const run = (script: string, ...args: Array<string>) =>
         redis.eval(script, keys.length, ...keys, channel, "3", ...args) as Promise<Array<unknown>>
-      const held = await run(scripts.acquire, "a", "2", TTL, "-1", "1")
-      const head = await run(scripts.acquire, "b", "3", TTL, "-1", "1")
-      const behind = await run(scripts.acquire, "c", "1", TTL, "-1", "1")
+      const replies = await run(scripts.batch, MINE, TTL, "-1", "q", "a.1", "2", "q", "a.2", "3", "q", "a.3", "1")
+      const [held, head, behind] = replies.slice(1) as Array<Array<unknown>>
       assert.deepStrictEqual([held[0], head[0], behind[0]], [1, 0, 0])
-      const claimed = await run(scripts.claim, String(behind[1]), "1", TTL)
+      const claimed = await run(scripts.claim, String(behind[1]))
       assert.strictEqual(claimed[1], "x")
       assert.deepStrictEqual(await redis.hmget(keys[1], "used", "wanted"), ["2", "4"])
     } finally {

@@ -126,17 +126,18 @@ describe("store down", () => {
         yield* Layer.build(connectionLayer(server.url))
       )
       const { channel, keys } = RedisBulkhead.keysOf("sluice:bh:", name)
-      const claim = (...triples: ReadonlyArray<string>) =>
+      const claim = (...members: ReadonlyArray<string>) =>
         Effect.map(
-          connection.runScript(RedisConnection.script("claim", scripts.claim), keys, [channel, "2", ...triples]),
+          connection.runScript(RedisConnection.script("claim", scripts.claim), keys, [channel, "2", ...members]),
           (reply) => (reply as ReadonlyArray<unknown>).slice(1)
         )
+      // a fallback holder's member carries its cost and TTL: c:<cost>:<ttl>:<nonce>
       // free: claimed; the same member again: renewed, not counted twice
-      assert.deepStrictEqual(yield* claim("c:one", "1", "5000"), ["c"])
-      assert.deepStrictEqual(yield* claim("c:one", "1", "5000", "c:two", "2", "5000"), ["h", "x"])
+      assert.deepStrictEqual(yield* claim("c:1:5000:one"), ["c"])
+      assert.deepStrictEqual(yield* claim("c:1:5000:one", "c:2:5000:two"), ["h", "x"])
       const state = yield* stateOf(redis, name)
-      assert.deepStrictEqual({ held: state.held, used: state.used }, { held: ["c:one"], used: 1 })
-      assert.deepStrictEqual(yield* claim("c:three", "1", "5000"), ["c"])
+      assert.deepStrictEqual({ held: state.held, used: state.used }, { held: ["c:1:5000:one"], used: 1 })
+      assert.deepStrictEqual(yield* claim("c:1:5000:three"), ["c"])
       assert.strictEqual((yield* stateOf(redis, name)).used, 2)
     }))
 })

@@ -41,7 +41,7 @@ const admitLocally = (
   Effect.gen(function*() {
     const fallback = impl.fallback
     if (fallback === undefined) return yield* Effect.dieMessage("no fallback with storeDown fail-closed")
-    const ticket = T.make(cost)
+    const ticket = T.make(impl.mark, cost)
     impl.tickets.set(ticket.nonce, ticket)
     yield* fallback.admit(restore, ticket, remainingMillis).pipe(
       Effect.tapError(() => Effect.sync(() => impl.forget(ticket)))
@@ -83,15 +83,10 @@ const acquireMasked = (
       if (fallback !== undefined && impl.degraded) {
         return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
       }
-      const ticket = T.make(cost)
+      const ticket = T.make(impl.mark, cost)
       impl.tickets.set(ticket.nonce, ticket)
-      const answer = yield* Effect.either(impl.call("acquire", impl.scripts.acquire, [
-        ticket.nonce,
-        String(cost),
-        impl.leaseTtlArg,
-        impl.maxWaitingArg,
-        maxWaitMillis === 0 ? "0" : "1"
-      ]))
+      const code = maxWaitMillis === 0 ? S.TRY_ACQUIRE : S.ACQUIRE
+      const answer = yield* Effect.either(impl.submit("acquire", code, ticket.nonce, String(cost)))
       if (Either.isLeft(answer)) {
         impl.forget(ticket)
         if (fallback === undefined) return yield* Effect.fail(answer.left)
@@ -141,7 +136,7 @@ const acquireMasked = (
       ).pipe(Effect.onInterrupt(() => impl.release(ticket)))
       if (Option.isNone(outcome)) {
         // maxWait ran out; a grant that came meanwhile (told or not) is kept rather than wasted
-        const left = yield* Effect.either(impl.call("leave", impl.scripts.leave, [ticket.member, "1"]))
+        const left = yield* Effect.either(impl.submit("leave", S.LEAVE_KEEPING, ticket.member, ""))
         if (Either.isLeft(left)) {
           // Redis did not hear it: the waiting lease (or a grant nobody was told of) ends within the TTL
           impl.forget(ticket)

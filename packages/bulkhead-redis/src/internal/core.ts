@@ -25,8 +25,7 @@ const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
 
 /** @internal */
 export const loadScripts = () => ({
-  acquire: Connection.script("acquire", S.scripts.acquire),
-  leave: Connection.script("leave", S.scripts.leave),
+  batch: Connection.script("batch", S.scripts.batch),
   renew: Connection.script("renew", S.scripts.renew),
   claim: Connection.script("claim", S.scripts.claim),
   stats: Connection.script("stats", S.scripts.stats),
@@ -35,13 +34,29 @@ export const loadScripts = () => ({
 
 type Scripts = ReturnType<typeof loadScripts>
 
+/**
+ * The most operations one `batch` script carries. A turn that asks for more sends several, back to
+ * back: Redis runs one while the reply of the one before is read, and no script holds Redis long.
+ */
+const MAX_BATCH = 32
+
+/** An acquire or a release waiting for the end of the event-loop turn. */
+interface Pending {
+  readonly operation: string
+  readonly code: S.OperationCode
+  readonly id: string
+  readonly cost: string
+  readonly resume: (effect: Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError>) => void
+}
+
 /** @internal */
 export class Impl {
   readonly tickets = new Map<string, T.Ticket>()
   readonly keys: ReadonlyArray<string>
   /** The grant channels' common name, sent to every script. */
   readonly channel: string
-  /** The channel of this process's grants. */
+  /** This instance's nonce prefix, and the channel of its grants. */
+  readonly mark: string
   readonly grantChannel: string
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -53,6 +68,8 @@ export class Impl {
   /** The local bulkhead of `fail-open` and `local`; none with `fail-closed`. */
   readonly fallback: Fallback | undefined
   permits: number
+  /** The acquires and releases asked for in this event-loop turn, sent together when it ends. */
+  pending: Array<Pending> = []
   degraded = false
   /** A `resize` Redis did not hear (a fallback policy answered it): sent again at the next beat. */
   resizePending = false
@@ -68,7 +85,8 @@ export class Impl {
     const { channel, keys } = S.keysOf(settings.prefix, settings.name)
     this.keys = keys
     this.channel = channel
-    this.grantChannel = `${channel}:${T.processMark}`
+    this.mark = T.newMark()
+    this.grantChannel = `${channel}:${this.mark}`
     const nameLabel = MetricLabel.make("name", settings.name)
     this.labels = [nameLabel]
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
@@ -119,6 +137,60 @@ export class Impl {
     })
   }
 
+  /**
+   * Queues an acquire or a release for the batch of this event-loop turn: every fiber that the turn
+   * runs asks first (the replies a socket read resumes included), then, in the turn's check phase,
+   * one `batch` script carries them all, in the order asked.
+   */
+  submit(
+    operation: string,
+    code: S.OperationCode,
+    id: string,
+    cost: string
+  ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
+    return Effect.async((resume) => {
+      if (this.pending.push({ operation, code, id, cost, resume }) === 1) setImmediate(this.flush)
+    })
+  }
+
+  readonly flush = (): void => {
+    const all = this.pending
+    this.pending = []
+    for (let from = 0; from < all.length; from += MAX_BATCH) this.send(all.slice(from, from + MAX_BATCH))
+  }
+
+  send(batch: ReadonlyArray<Pending>): void {
+    const args = [
+      ...this.keys,
+      this.channel,
+      String(this.permits),
+      this.mark,
+      this.leaseTtlArg,
+      this.maxWaitingArg
+    ]
+    for (const op of batch) args.push(op.code, op.id, op.cost)
+    const fail = (cause: unknown) => {
+      for (const op of batch) op.resume(this.failed(op.operation, cause))
+    }
+    this.connection.unsafeRunScript(this.scripts.batch, this.keys.length, args).then((reply) => {
+      if (!isArray(reply) || reply.length !== batch.length + 1 || !isArray(reply[0])) {
+        return fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
+      }
+      // the grants first: a ticket this batch queued may be granted by a release behind it
+      for (const member of reply[0]) this.grantedMember(String(member))
+      batch.forEach((op, i) => {
+        const answer = reply[i + 1]
+        op.resume(
+          !isArray(answer)
+            ? this.failed(op.operation, new Error(`unexpected reply ${JSON.stringify(answer)}`))
+            : this.degraded
+            ? Effect.as(this.cameBack, answer)
+            : Effect.succeed(answer)
+        )
+      })
+    }, fail)
+  }
+
   failed(operation: string, cause: unknown): Effect.Effect<never, Api.BulkheadStoreError> {
     const storeError = new Api.BulkheadStoreError({
       bulkhead: this.settings.name,
@@ -165,10 +237,12 @@ export class Impl {
 
   /** A grant message: one member per granted ticket, space-separated. */
   onGrants(message: string): void {
-    for (const member of message.split(" ")) {
-      const ticket = this.tickets.get(member.slice(member.indexOf(":") + 1))
-      if (ticket !== undefined) this.granted(ticket, member)
-    }
+    for (const member of message.split(" ")) this.grantedMember(member)
+  }
+
+  grantedMember(member: string): void {
+    const ticket = this.tickets.get(member.slice(member.lastIndexOf(":") + 1))
+    if (ticket !== undefined) this.granted(ticket, member)
   }
 
   granted(ticket: T.Ticket, member: string): void {
@@ -247,8 +321,7 @@ export class Impl {
    * (the lease-lost rule); a fallback holder runs on uncounted and asks again at the next beat.
    */
   claim(holders: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
-    const triples = holders.flatMap((t) => [t.member, String(t.cost), this.leaseTtlArg])
-    return this.call("claim", this.scripts.claim, triples).pipe(
+    return this.call("claim", this.scripts.claim, holders.map((t) => t.member)).pipe(
       Effect.flatMap((reply) =>
         Effect.flatMap(Clock.currentTimeMillis, (now) => {
           const effects: Array<Effect.Effect<void>> = []
@@ -343,7 +416,7 @@ export class Impl {
       this.forget(ticket)
       const local = releaseLocal(ticket)
       if (skipRedis) return local
-      return Effect.zipRight(local, Effect.ignore(this.call("release", this.scripts.leave, [ticket.member, "0"])))
+      return Effect.zipRight(local, Effect.ignore(this.submit("release", S.RELEASE, ticket.member, "")))
     })
   }
 

@@ -1,6 +1,6 @@
 /**
- * The Lua scripts of the distributed bulkhead: one script per operation, each one round trip and
- * atomic. This module imports nothing from Effect, so that a build for another Effect major
+ * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
+ * acquires and releases of one event-loop turn, and one script per other operation. This module imports nothing from Effect, so that a build for another Effect major
  * reuses it.
  *
  * Layout, for a bulkhead named `n` under the prefix `p` (every key and the channel share the hash
@@ -13,21 +13,24 @@
  * - `p{n}:queue`: a sorted set, waiting tickets scored by ticket number (the order of arrival).
  * - `p{n}:wlease`: a sorted set, waiting tickets scored by their lease deadline.
  * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline.
- * - `p{n}:tickets`: a hash, ticket → `cost:ttl` for every waiting or granted ticket.
- * - `p{n}:grants:<mark>`: the shard channel (`SPUBLISH`) of the process whose nonces start with
- *   `<mark>`: each grant of its tickets, members space-separated. One channel per process, so that
- *   a release wakes only the process it granted to (a member without a mark goes to `p{n}:grants`).
+ * - `p{n}:grants:<mark>`: the shard channel (`SPUBLISH`) of the bulkhead instance whose nonces
+ *   start with `<mark>`: each grant of its tickets, members space-separated. One channel per
+ *   instance, so that a release wakes only the process it granted to (a member without a mark goes
+ *   to `p{n}:grants`). A `batch` script does not publish the grants of its own caller's tickets: it
+ *   returns them.
  *
- * A ticket's member is `<ticket>:<nonce>`: the number orders it, the caller's nonce (`<mark>.<n>`:
- * the process's random mark and a counter) makes it a lease id no other grant can have, even after
+ * A ticket's member is `<ticket>:<cost>:<ttl>:<nonce>`: the number orders it, the cost and the
+ * lease TTL (ms) travel with it (no lookup), and the caller's nonce (`<mark>.<n>`: the instance's
+ * mark, random per process, and a counter) makes it a lease id no other grant can have, even after
  * Redis lost the counter (a restart without persistence). A renew or release of a member that is
- * not there does nothing: fencing.
+ * not there does nothing: fencing. A holder admitted by the local fallback while Redis was down
+ * claims the member `c:<cost>:<ttl>:<nonce>`.
  *
  * Every script first expires what is due (held leases past their deadline give their permits
  * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
- * cost fits — never past a head that does not fit — and publishes the grants. Two skip it when
- * nothing can come of it: an acquire that fits with nobody queued, and a release with nobody
- * queued; the dead holders' permits are reclaimed by the next script that needs them.
+ * cost fits — never past a head that does not fit — and publishes the grants. An acquire that fits
+ * with nobody queued, and a release with nobody queued, skip it: nothing can come of it, and the
+ * dead holders' permits are reclaimed by the next script that needs them.
  * Deadlines are on the server's `TIME`, so processes whose clocks disagree agree on leases.
  *
  * ARGV of every script starts with the grant channels' common name (`p{n}:grants`) and this
@@ -38,7 +41,7 @@
  */
 
 const prelude = `
-local seqKey, metaKey, queueKey, wleaseKey, heldKey, ticketsKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local seqKey, metaKey, queueKey, wleaseKey, heldKey = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local channel = ARGV[1]
 -- the server's clock, read once and only by a script that needs it (a release nobody waits for does not)
 local now
@@ -60,29 +63,28 @@ local wanted = tonumber(meta[3]) or 0
 local wasBusy = not unknown and (used > 0 or wanted > 0)
 local granted = {}
 
+-- a member carries its ticket's cost and lease TTL: <ticket>:<cost>:<ttl>:<nonce>
 local function ticketOf(member)
-  local v = redis.call("HGET", ticketsKey, member)
-  if not v then return nil, nil end
-  local c, l = string.match(v, "^(%d+):(%d+)$")
+  local c, l = string.match(member, "^[^:]*:(%d+):(%d+):")
   return tonumber(c), tonumber(l)
 end
 
--- leases past their deadline: a dead holder's permits come back, a dead waiter leaves the queue
+-- leases past their deadline: a dead holder's permits come back, a dead waiter leaves the queue;
+-- once per script (every deadline set since is later than its clock)
+local expired = false
 local function expire()
+  if expired then return end
+  expired = true
   local dead = redis.call("ZRANGEBYSCORE", heldKey, "-inf", clock())
   for _, m in ipairs(dead) do
-    local c = ticketOf(m)
-    used = used - (c or 0)
-    redis.call("HDEL", ticketsKey, m)
+    used = used - (ticketOf(m) or 0)
     redis.call("ZREM", heldKey, m)
   end
   -- nothing wanted means an empty queue (wanted is the sum of its costs, each at least 1)
   if wanted <= 0 and not unknown then return end
   local gone = redis.call("ZRANGEBYSCORE", wleaseKey, "-inf", clock())
   for _, m in ipairs(gone) do
-    local c = ticketOf(m)
-    wanted = wanted - (c or 0)
-    redis.call("HDEL", ticketsKey, m)
+    wanted = wanted - (ticketOf(m) or 0)
     redis.call("ZREM", queueKey, m)
     redis.call("ZREM", wleaseKey, m)
   end
@@ -92,11 +94,15 @@ end
 local function grant()
   -- every cost is at least 1: with every permit used nothing fits, whoever the head is
   while (wanted > 0 or unknown) and used < permits do
-    local head = redis.call("ZRANGE", queueKey, 0, 0)[1]
+    local popped = redis.call("ZPOPMIN", queueKey)
+    local head = popped[1]
     if not head then return end
     local c, l = ticketOf(head)
-    if used + c > permits then return end
-    redis.call("ZREM", queueKey, head)
+    if used + c > permits then
+      -- it waits at the head, in its place
+      redis.call("ZADD", queueKey, popped[2], head)
+      return
+    end
     redis.call("ZREM", wleaseKey, head)
     redis.call("ZADD", heldKey, clock() + l, head)
     used = used + c
@@ -105,8 +111,9 @@ local function grant()
   end
 end
 
--- writes the counters back and tells the waiters; a name with no ticket left expires in an hour
-local function finish()
+-- writes the counters back and tells the waiters; a name with no ticket left expires in an hour.
+-- The grants of the nonce prefix mine (nil: none) are not published: they are returned, for the reply.
+local function finish(mine)
   redis.call("HSET", metaKey, "permits", permits, "used", used, "wanted", wanted)
   local busy = used > 0 or wanted > 0
   if not busy and (wasBusy or unknown) then
@@ -119,7 +126,7 @@ local function finish()
   -- one message per process granted to, on that process's channel
   local owners, byOwner = {}, {}
   for _, m in ipairs(granted) do
-    local owner = string.match(m, "^%d+:(%x+)%.") or ""
+    local owner = string.match(m, "^%d+:%d+:%d+:(%x+)%.") or ""
     local members = byOwner[owner]
     if not members then
       members = {}
@@ -129,10 +136,13 @@ local function finish()
     members[#members + 1] = m
   end
   for _, owner in ipairs(owners) do
-    local to = channel
-    if owner ~= "" then to = channel .. ":" .. owner end
-    redis.call("SPUBLISH", to, table.concat(byOwner[owner], " "))
+    if owner ~= mine then
+      local to = channel
+      if owner ~= "" then to = channel .. ":" .. owner end
+      redis.call("SPUBLISH", to, table.concat(byOwner[owner], " "))
+    end
   end
+  return byOwner[mine] or {}
 end
 
 -- the earliest held deadline, in milliseconds from now (-1 when nothing is held)
@@ -144,88 +154,91 @@ end
 `
 
 /**
- * ARGV: channel, permits, nonce, cost, ttl (ms), maxWaiting (-1: unbounded), queue (1: may queue;
- * 0: `maxWait` is zero, answer at once).
+ * The acquires and releases of one bulkhead instance that one event-loop turn asked for, in the
+ * order they were asked, as if each ran as a script of its own: one round trip for all of them.
  *
- * Reply `{kind, member, used, permits, queued}`: kind 1 granted, 0 queued, 2 full (the
- * queue holds maxWaiting tickets), 3 not granted and not allowed to queue. `queued` is the queue's
- * length before this ticket: the callers ahead of it.
+ * ARGV: channel, permits, mark (the instance's nonce prefix: grants of its tickets come back in the
+ * reply rather than by SPUBLISH, its caller is already listening), lease TTL (ms), maxWaiting (-1:
+ * unbounded), then one triple per operation:
+ *
+ * - `q`, nonce, cost: an acquire that may queue. `t`, nonce, cost: one that may not (`maxWait` is
+ *   zero: answer at once). Reply `{kind, member, used, permits, queued}`: kind 1 granted, 0 queued,
+ *   2 full (the queue holds maxWaiting tickets), 3 not granted and not allowed to queue. `queued`
+ *   is the queue's length before this ticket: the callers ahead of it.
+ * - `r`, member, "": a release, or a waiter leaving the queue. `k`, member, "": the same, except
+ *   that a granted ticket is kept (a waiter whose `maxWait` ran out just as it was granted). Reply
+ *   `{state, used, permits}`: state 1 the member held its permits (released, or kept with `k`), 2 it
+ *   was queued and left the queue, 0 it was not there (an expired lease: fencing).
+ *
+ * Reply `{grants, ...one reply per operation}`: `grants` lists the members of this instance that
+ * this script granted, queued ones of earlier turns included.
  */
-const acquire = `${prelude}
-local nonce, cost, ttl = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-local maxWaiting, mayQueue = tonumber(ARGV[6]), ARGV[7] == "1"
--- the dead holders' permits are reclaimed when they are needed: by a ticket that does not fit, or
--- for the queue (nothing else reads them back)
-if unknown or wanted > 0 or used + cost > permits then
-  expire()
-  grant()
-end
-local queued = 0
-if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
-local kind, member = 0, ""
-if queued == 0 and used + cost <= permits then
+const batch = `${prelude}
+local mark, ttl, maxWaiting = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
+
+local function acquire(nonce, cost, mayQueue)
+  -- the dead holders' permits are reclaimed when they are needed: by a ticket that does not fit, or
+  -- for the queue (nothing else reads them back)
+  if unknown or wanted > 0 or used + cost > permits then
+    expire()
+    grant()
+  end
+  local queued = 0
+  if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
+  local tail = ":" .. cost .. ":" .. ttl .. ":" .. nonce
+  if queued == 0 and used + cost <= permits then
+    local member = redis.call("INCR", seqKey) .. tail
+    redis.call("ZADD", heldKey, clock() + ttl, member)
+    used = used + cost
+    return {1, member, used, permits, queued}
+  end
+  if maxWaiting >= 0 and queued >= maxWaiting then return {2, "", used, permits, queued} end
+  if not mayQueue then return {3, "", used, permits, queued} end
   local ticket = redis.call("INCR", seqKey)
-  member = ticket .. ":" .. nonce
-  redis.call("HSET", ticketsKey, member, cost .. ":" .. ttl)
-  redis.call("ZADD", heldKey, clock() + ttl, member)
-  used = used + cost
-  kind = 1
-elseif maxWaiting >= 0 and queued >= maxWaiting then
-  kind = 2
-elseif not mayQueue then
-  kind = 3
-else
-  local ticket = redis.call("INCR", seqKey)
-  member = ticket .. ":" .. nonce
-  redis.call("HSET", ticketsKey, member, cost .. ":" .. ttl)
+  local member = ticket .. tail
   redis.call("ZADD", queueKey, ticket, member)
   redis.call("ZADD", wleaseKey, clock() + ttl, member)
   wanted = wanted + cost
+  return {0, member, used, permits, queued}
 end
-finish()
-return {kind, member, used, permits, queued}
-`
 
-/**
- * ARGV: channel, permits, member, keep (1: a granted ticket is kept, for a waiter whose `maxWait`
- * ran out just as it was granted; 0: it is released).
- *
- * Reply `{state, used, permits}`: state 1 the member held its permits (released, or kept with keep
- * 1), 2 it was queued and left the queue, 0 it was not there (an expired lease: fencing).
- */
-const leave = `${prelude}
-local member, keep = ARGV[3], ARGV[4] == "1"
-local state = 0
-if not keep and wanted <= 0 and not unknown then
-  -- nobody waits: a holder gives its permits back, and there is no one to expire or grant to
-  if redis.call("ZREM", heldKey, member) == 1 then
-    state = 1
+local function leave(member, keep)
+  if not keep and wanted <= 0 and not unknown then
+    -- nobody waits: a holder gives its permits back, and there is no one to expire or grant to
+    if redis.call("ZREM", heldKey, member) == 0 then return {0, used, permits} end
     used = used - (ticketOf(member) or 0)
-    redis.call("HDEL", ticketsKey, member)
+    return {1, used, permits}
   end
-  finish()
+  expire()
+  local state = 0
+  local c = ticketOf(member) or 0
+  if keep then
+    if redis.call("ZSCORE", heldKey, member) then state = 1 end
+  elseif redis.call("ZREM", heldKey, member) == 1 then
+    state = 1
+    used = used - c
+  end
+  if state == 0 and redis.call("ZREM", queueKey, member) == 1 then
+    state = 2
+    wanted = wanted - c
+    redis.call("ZREM", wleaseKey, member)
+  end
+  -- a heavy head that left, or permits given back, may let the tickets behind in
+  grant()
   return {state, used, permits}
 end
-expire()
-local c = ticketOf(member)
-if redis.call("ZSCORE", heldKey, member) then
-  state = 1
-  if not keep then
-    used = used - c
-    redis.call("ZREM", heldKey, member)
-    redis.call("HDEL", ticketsKey, member)
+
+local out = {false}
+for i = 6, #ARGV, 3 do
+  local op, id = ARGV[i], ARGV[i + 1]
+  if op == "q" or op == "t" then
+    out[#out + 1] = acquire(id, tonumber(ARGV[i + 2]), op == "q")
+  else
+    out[#out + 1] = leave(id, op == "k")
   end
-elseif redis.call("ZSCORE", queueKey, member) then
-  state = 2
-  wanted = wanted - c
-  redis.call("ZREM", queueKey, member)
-  redis.call("ZREM", wleaseKey, member)
-  redis.call("HDEL", ticketsKey, member)
 end
--- a heavy head that left, or permits given back, may let the tickets behind in
-grant()
-finish()
-return {state, used, permits}
+out[1] = finish(mark)
+return out
 `
 
 /**
@@ -257,8 +270,7 @@ return out
 `
 
 /**
- * ARGV: channel, permits, then (member, cost, ttl) triples: holders of this process that Redis may
- * not count (their lease ran through an outage, or they were admitted on the local fallback while
+ * ARGV: channel, permits, then members: holders of this process that Redis may not count (their lease ran through an outage, or they were admitted on the local fallback while
  * Redis was down). A member present in `held` is renewed; a missing one is claimed (a lease of its
  * cost) only if its permits are free after the grants: a claim counts a call already running, it
  * never takes permits the head of the queue could use, and never counts a member twice.
@@ -270,17 +282,18 @@ const claim = `${prelude}
 expire()
 grant()
 local out = {0}
-for i = 3, #ARGV, 3 do
-  local m, c, l = ARGV[i], tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
-  if redis.call("ZSCORE", heldKey, m) then
-    local _, tl = ticketOf(m)
-    redis.call("ZADD", heldKey, "XX", clock() + (tl or l), m)
+for i = 3, #ARGV do
+  local m = ARGV[i]
+  local c, l = ticketOf(m)
+  if not c then
+    out[#out + 1] = "x"
+  elseif redis.call("ZSCORE", heldKey, m) then
+    redis.call("ZADD", heldKey, "XX", clock() + l, m)
     out[#out + 1] = "h"
   elseif redis.call("ZSCORE", queueKey, m) then
     -- a waiting ticket holds nothing: counted now, its grant would count it a second time
     out[#out + 1] = "x"
   elseif used + c <= permits then
-    redis.call("HSET", ticketsKey, m, c .. ":" .. l)
     redis.call("ZADD", heldKey, clock() + l, m)
     used = used + c
     out[#out + 1] = "c"
@@ -311,12 +324,23 @@ return {permits}
 `
 
 /** @internal */
-export const scripts = { acquire, leave, renew, claim, stats, resize } as const
+export const scripts = { batch, renew, claim, stats, resize } as const
 
 /** @internal */
 export type ScriptName = keyof typeof scripts
 
-/** Reply kinds of `acquire`. @internal */
+/** The operations of a `batch` script. @internal */
+export const ACQUIRE = "q"
+/** @internal */
+export const TRY_ACQUIRE = "t"
+/** @internal */
+export const RELEASE = "r"
+/** @internal */
+export const LEAVE_KEEPING = "k"
+/** @internal */
+export type OperationCode = typeof ACQUIRE | typeof TRY_ACQUIRE | typeof RELEASE | typeof LEAVE_KEEPING
+
+/** Reply kinds of an acquire. @internal */
 export const ACQUIRE_QUEUED = 0
 /** @internal */
 export const ACQUIRE_GRANTED = 1
@@ -325,7 +349,7 @@ export const ACQUIRE_FULL = 2
 /** @internal */
 export const ACQUIRE_REFUSED = 3
 
-/** States in a `leave` reply. @internal */
+/** States in a release's reply. @internal */
 export const LEFT_NOTHING = 0
 /** @internal */
 export const LEFT_HELD = 1
@@ -341,7 +365,7 @@ export const LEFT_QUEUE = 2
 export const keysOf = (prefix: string, name: string) => {
   const base = `${prefix}{${name}}`
   return {
-    keys: [`${base}:seq`, `${base}:meta`, `${base}:queue`, `${base}:wlease`, `${base}:held`, `${base}:tickets`],
+    keys: [`${base}:seq`, `${base}:meta`, `${base}:queue`, `${base}:wlease`, `${base}:held`],
     channel: `${base}:grants`
   } as const
 }

@@ -58,7 +58,7 @@ export class Fallback {
         return yield* exit
       }
       ticket.localScope = scope
-      ticket.member = `c:${ticket.nonce}`
+      ticket.member = `c:${ticket.cost}:${this.settings.leaseTtlMillis}:${ticket.nonce}`
       ticket.state = T.LOCAL
       ticket.needsClaim = true
       fallbackTotal.unsafeUpdate(1, this.labels)

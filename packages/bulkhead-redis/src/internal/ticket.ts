@@ -23,7 +23,7 @@ export type State = typeof ASKING | typeof QUEUED | typeof GRANTED | typeof HELD
 export interface Ticket {
   readonly nonce: string
   readonly cost: number
-  /** `<ticket>:<nonce>`, the lease id (`c:<nonce>` for a fallback holder); empty until Redis answered. */
+  /** `<ticket>:<cost>:<ttl>:<nonce>`, the lease id (`c:<cost>:<ttl>:<nonce>` for a fallback holder); empty until Redis answered. */
   member: string
   state: State
   /**
@@ -45,18 +45,23 @@ export interface Ticket {
   needsClaim: boolean
 }
 
+/** This process's random part of every mark. */
+const processMark = randomBytes(6).toString("hex")
+let instances = 0
+
 /**
- * This process's mark: every nonce starts with it (then a dot and a counter: unique without a
- * random draw each), and the scripts publish this process's grants on a channel named after it.
+ * A new mark, one per bulkhead instance: every nonce of the instance starts with it (then a dot and
+ * a counter: unique without a random draw each), and the scripts publish its grants on a channel
+ * named after it. Hexadecimal, as the scripts read it.
  *
  * @internal
  */
-export const processMark = randomBytes(6).toString("hex")
+export const newMark = (): string => `${processMark}${(instances++).toString(16)}`
 let nonces = 0
 
 /** @internal */
-export const make = (cost: number): Ticket => ({
-  nonce: `${processMark}.${(nonces++).toString(36)}`,
+export const make = (mark: string, cost: number): Ticket => ({
+  nonce: `${mark}.${(nonces++).toString(36)}`,
   cost,
   member: "",
   state: ASKING,

@@ -41,7 +41,7 @@ export const inspector = (url: string): Effect.Effect<Redis, never, Scope.Scope>
 export interface State {
   readonly queue: ReadonlyArray<string>
   readonly held: ReadonlyArray<string>
-  readonly tickets: Readonly<Record<string, string>>
+  readonly waitingLeases: ReadonlyArray<string>
   readonly used: number
   readonly wanted: number
   readonly permits: number
@@ -50,17 +50,17 @@ export interface State {
 export const stateOf = (redis: Redis | Cluster, name: string, prefix = "sluice:bh:"): Effect.Effect<State> =>
   Effect.promise(async () => {
     const { keys } = RedisBulkhead.keysOf(prefix, name)
-    const [, meta, queue, , held, tickets] = keys
-    const [q, h, t, m] = await Promise.all([
+    const [, meta, queue, wlease, held] = keys
+    const [q, w, h, m] = await Promise.all([
       redis.zrange(queue, 0, -1),
+      redis.zrange(wlease, 0, -1),
       redis.zrange(held, 0, -1),
-      redis.hgetall(tickets),
       redis.hgetall(meta)
     ])
     return {
       queue: q,
       held: h,
-      tickets: t,
+      waitingLeases: w,
       used: Number(m.used ?? 0),
       wanted: Number(m.wanted ?? 0),
       permits: Number(m.permits ?? 0)
@@ -72,7 +72,7 @@ export const expectClean = (redis: Redis | Cluster, name: string) =>
   Effect.flatMap(stateOf(redis, name), (state) =>
     Effect.sync(() => {
       if (
-        state.queue.length !== 0 || state.held.length !== 0 || Object.keys(state.tickets).length !== 0 ||
+        state.queue.length !== 0 || state.held.length !== 0 || state.waitingLeases.length !== 0 ||
         state.used !== 0 || state.wanted !== 0
       ) {
         throw new Error(`bulkhead "${name}" left state behind: ${JSON.stringify(state)}`)
