@@ -603,25 +603,6 @@ const fifo = async (
   return { cycles, grantToRelease: median(holds), ...counted }
 }
 
-/**
- * What one `redis.call` inside a script costs Redis on this machine, a read and a write: scripts
- * of 10 ZRANGEBYSCORE of a missing key and of 10 HSET of two fields, against an empty one, 500
- * runs each, one at a time (INFO commandstats).
- */
-const redisCallMicros = async (admin: Redis) => {
-  const perScript = async (lua: string) => {
-    const sha = String(await admin.script("LOAD", lua))
-    const before = scriptStats(await admin.info("commandstats"))
-    for (let i = 0; i < 500; i++) await admin.evalsha(sha, 1, "bench-calibration")
-    const after = scriptStats(await admin.info("commandstats"))
-    return (after.usec - before.usec) / (after.calls - before.calls)
-  }
-  const empty = await perScript("return 1")
-  const reads = await perScript(`${"redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', 0) ".repeat(10)}return 1`)
-  const written = await perScript(`${"redis.call('HSET', KEYS[1] .. ':h', 'a', 1, 'b', 2) ".repeat(10)}return 1`)
-  return { empty, perRead: (reads - empty) / 10, perWrite: (written - empty) / 10 }
-}
-
 /** A child holds all K permits; this process queues one waiter; the child is killed. */
 const killedHolder = async (index: number, url: string, port: number) => {
   const setup: Setup = { port, url, name: fresh("kill"), permits: PERMITS, ttlMillis: KILL_TTL_MILLIS }
@@ -750,7 +731,6 @@ const parent = async () => {
       comeBack.push(await killedHolder(i, url, port))
       console.log(`killed holder: ${contenders[i].label}: permits back after ${fmt(comeBack[i])} ms`)
     }
-    const calibration = await redisCallMicros(admin)
     admin.disconnect()
     const loadAfter = loadLine()
 
@@ -862,46 +842,39 @@ const parent = async () => {
       "Why sluice is slower than redis-semaphore here (its acquire and release are one round trip each, so the " +
       "cost is elsewhere):",
       "",
-      `- Redis time. A sluice script runs ${
-        fmt((freeCost(own, (x) => x.commandsPerCycle) - 2) / 2, 1)
-      } commands inside Redis per acquire or release when nobody waits, ${
-        fmt(freeCost(own, (x) => x.writesPerCycle) / 2, 1)
-      } of them writes (${fmt(freeCost(own, (x) => x.commandsPerCycle), 1)} commands and ${
-        fmt(freeCost(own, (x) => x.writesPerCycle), 1)
-      } writes per cycle, against ${fmt(freeCost(rs, (x) => x.commandsPerCycle), 1)} and ${
-        fmt(freeCost(rs, (x) => x.writesPerCycle), 1)
-      } for redis-semaphore; at K = ${PERMITS}, ${fmt(contendedCost(own, (x) => x.commandsPerCycle), 1)} against ${
-        fmt(contendedCost(rs, (x) => x.commandsPerCycle), 1)
-      }, its polls included). On this machine, this run, a script costs ${
-        fmt(calibration.empty, 1)
-      } µs to start and each \`redis.call\` in it ${fmt(calibration.perRead, 1)} µs for a read, ${
-        fmt(calibration.perWrite, 1)
-      } µs for a write (scripts of 10 ZRANGEBYSCORE, of 10 HSET, against an empty one): a sluice script took ` +
-      `${fmt(freeCost(own, (x) => x.microsPerScript), 0)} µs in Redis, redis-semaphore's ${
-        fmt(freeCost(rs, (x) => x.microsPerScript), 0)
-      } µs; its calls at those costs come to ${
+      `- Not the work per cycle. One process, median round, Redis CPU per cycle: sluice ${
+        fmt(contendedCost(own, (x) => x.redisCpuMicros))
+      } µs, redis-semaphore ${fmt(contendedCost(rs, (x) => x.redisCpuMicros))} at K = ${PERMITS}; ${
+        fmt(freeCost(own, (x) => x.redisCpuMicros))
+      } and ${fmt(freeCost(rs, (x) => x.redisCpuMicros))} when nobody waits. Client CPU per cycle: ${
+        fmt(contendedCost(own, (x) => x.clientCpuMicros))
+      } µs and ${fmt(contendedCost(rs, (x) => x.clientCpuMicros))} at K = ${PERMITS}; ${
+        fmt(freeCost(own, (x) => x.clientCpuMicros))
+      } and ${fmt(freeCost(rs, (x) => x.clientCpuMicros))} when nobody waits. Redis commands per cycle: ${
+        fmt(contendedCost(own, (x) => x.commandsPerCycle), 1)
+      } and ${fmt(contendedCost(rs, (x) => x.commandsPerCycle), 1)} (its polls included) at K = ${PERMITS}, in ${
+        fmt(contendedCost(own, (x) => x.scriptsPerCycle), 2)
+      } scripts per cycle for sluice (the acquires and releases of one event-loop turn share a script) and ${
+        fmt(contendedCost(rs, (x) => x.scriptsPerCycle), 2)
+      } for redis-semaphore.`,
+      `- How the work overlaps. A strict-FIFO hand-over is a chain: a released permit goes to the oldest ticket, ` +
+      `whose fiber must hear of its grant, run and release before that permit can move again. In one process at ` +
+      `K = ${PERMITS}, one reply wakes the holders of all the permits and one script carries their releases, so ` +
+      `the client and Redis take turns: this run, the two together were busy ${
         fmt(
-          calibration.empty +
-            ((freeCost(own, (x) => x.commandsPerCycle) - 2 - freeCost(own, (x) => x.writesPerCycle)) / 2) *
-              calibration.perRead +
-            (freeCost(own, (x) => x.writesPerCycle) / 2) * calibration.perWrite,
-          0
+          (one[own] * (contendedCost(own, (x) => x.redisCpuMicros) + contendedCost(own, (x) => x.clientCpuMicros))) /
+            1e6,
+          2
         )
-      } µs, so most of a script's time is outside its calls as measured alone. Where, this machine cannot ` +
-      `say: a script's time is wall time, and at this load the same script's time swings 2x between repeats; a ` +
-      `profile of redis-server on a quiet machine would. The calls are what the ` +
-      `guarantees cost: the server's TIME (leases on one clock), the counters ` +
-      "(HMGET, HSET), the expiry of dead holders and of dead waiters (two ZRANGEBYSCORE), the head of the FIFO " +
-      "queue and its length, the ticket counter (INCR), the ticket's cost and TTL (HSET/HGET/HDEL), the held set, " +
-      "and, only when the name turns busy or idle, the keys' idle expiry (PERSIST or PEXPIRE).",
-      `- Client CPU: ${fmt(freeCost(own, (x) => x.clientCpuMicros), 0)} µs per cycle against ${
-        fmt(freeCost(rs, (x) => x.clientCpuMicros), 0)
-      } (K = ${UNCONTENDED_PERMITS}). A CPU profile of sluice alone (K = 64, one process, \`node --cpu-prof\`, ` +
-      "2026-12-01) put a cycle's client time in the socket writes (32 %: one per command), Effect's fiber runtime " +
-      "(22 %), ioredis (18 %: mostly building each 13-argument EVALSHA), sluice's own code (8 %) and garbage " +
-      "collection (4 %). With ioredis' auto-pipelining on, the writes fell to one per event-loop turn and the " +
-      "client CPU by about a tenth, but the 64 calls then moved in step with Redis (each waiting for the other's " +
-      "batch) and ran about a fifth fewer cycles per second, so the connection leaves it off.",
+      } cores for sluice and ${
+        fmt(
+          (one[rs] * (contendedCost(rs, (x) => x.redisCpuMicros) + contendedCost(rs, (x) => x.clientCpuMicros))) / 1e6,
+          2
+        )
+      } for redis-semaphore (cycles per second × CPU per cycle), of 2. A redis-semaphore holder needs no ` +
+      `hand-over: the fiber that released takes the permit straight back (${
+        fmt((100 * fifoOne[rs].violations) / Math.max(1, fifoOne[rs].grants), 1)
+      } % of its grants out of arrival order, above), while its waiters' polls keep Redis busy.`,
       `- Across processes, each hand-over goes to the oldest ticket, so it waits for that ticket's process to be ` +
       `scheduled, read the grant message and send its next command; a poller takes a freed permit with whichever ` +
       `poll reaches Redis next, already queued there. From one process to ${PROCESSES}, this run, sluice went ` +
@@ -988,7 +961,7 @@ const method = [
   `releases one at a time; the commands the clients sent, counted with MONITOR (the commands a script runs inside ` +
   `Redis and the bench's own INFO excluded), and the connections Redis accepted meanwhile (INFO stats).`,
   `- FIFO: a ${FIFO_MILLIS / 1000} s contended run (${IN_FLIGHT} in flight, K = ${PERMITS}) in one process and ` +
-  `across the ${PROCESSES}, with MONITOR on: arrivals (sluice: its ticket written by the acquire script; the peers: ` +
+  `across the ${PROCESSES}, with MONITOR on: arrivals (sluice: a ticket added to the queue, or granted at once; the peers: ` +
   `a holder's first acquire attempt) and grants (the ZADD of the holder into the held set, by whichever script ` +
   `makes it) in the server's execution order. A violation is a grant made while an older arrival still waited. ` +
   `From the same log, the median time from a grant to the holder's release (MONITOR's timestamps): the time a ` +
