@@ -11,6 +11,7 @@ import { inject } from "vitest"
 import { RedisBulkhead } from "../src/index.js"
 import {
   bulkheadOn,
+  connectionLayer,
   eventually,
   expectClean,
   hold,
@@ -93,6 +94,42 @@ describe("RedisBulkhead", () => {
         yield* Effect.promise(() => redis.config("RESETSTAT"))
         yield* calls(40)
         assert.deepStrictEqual(yield* scripts, { evalsha: 4, spublish: 0 })
+        yield* expectClean(redis, name)
+      })
+  )
+
+  it.scopedLive(
+    "two bulkheads of one name on one connection: a grant to the other is one message, a grant to itself comes in its reply",
+    () =>
+      Effect.gen(function*() {
+        const server = yield* ownServer()
+        const name = uniqueName("instances")
+        const redis = yield* inspector(server.url)
+        const context = yield* Layer.build(connectionLayer(server.url))
+        // a long lease: the renewal beat (every 20 s) cannot be what tells a waiter here
+        const options = { name, permits: 1, leaseTtl: "60 seconds" } as const
+        const a = yield* Effect.provide(RedisBulkhead.make(options), context)
+        const b = yield* Effect.provide(RedisBulkhead.make(options), context)
+        const published = Effect.promise(async () =>
+          Number(/cmdstat_spublish:calls=(\d+)/.exec(await redis.info("commandstats"))?.[1] ?? 0)
+        )
+        const first = yield* hold(a)
+        yield* Deferred.await(first.started)
+        const other = yield* hold(b)
+        yield* eventually(waitingIs(a, 1), "b's waiter queued")
+        const before = yield* published
+        // a's release grants b's waiter: a message on b's channel
+        yield* Deferred.succeed(first.finish, undefined)
+        yield* Deferred.await(other.started)
+        assert.strictEqual((yield* published) - before, 1)
+        // b's release grants b's next waiter: in the reply, no message
+        const own = yield* hold(b)
+        yield* eventually(waitingIs(a, 1), "b's second waiter queued")
+        yield* Deferred.succeed(other.finish, undefined)
+        yield* Deferred.await(own.started)
+        assert.strictEqual((yield* published) - before, 1)
+        yield* Deferred.succeed(own.finish, undefined)
+        yield* Fiber.join(own.fiber)
         yield* expectClean(redis, name)
       })
   )

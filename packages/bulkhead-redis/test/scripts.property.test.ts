@@ -33,7 +33,15 @@ type Op =
   | { readonly kind: "leave"; readonly pick: number; readonly keep: boolean }
 
 type Step =
-  | { readonly kind: "batch"; readonly maxWaiting: number; readonly ops: ReadonlyArray<Op> }
+  | {
+    readonly kind: "batch"
+    readonly maxWaiting: number
+    /** The lease TTL of the batch's new tickets: a member carries its own. */
+    readonly ttl: string
+    /** A held lease whose deadline passes just before the batch: expired by the first operation that looks. */
+    readonly expireFirst: number | null
+    readonly ops: ReadonlyArray<Op>
+  }
   | { readonly kind: "renew"; readonly pick: number }
   | { readonly kind: "expireHeld"; readonly pick: number }
   | { readonly kind: "expireWaiting"; readonly pick: number }
@@ -69,6 +77,8 @@ const step: fc.Arbitrary<Step> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant("batch" as const),
       maxWaiting: fc.integer({ min: -1, max: 4 }),
+      ttl: fc.constantFrom(TTL, "900000"),
+      expireFirst: fc.option(fc.nat(), { freq: 3 }),
       ops: fc.array(op, { minLength: 1, maxLength: 4 })
     })
   },
@@ -123,14 +133,38 @@ const fail = (message: string): never => {
 /** A member's cost: members are `<ticket>:<cost>:<ttl>:<nonce>`. */
 const costOf = (member: string) => Number(member.split(":")[1])
 
+/** A member's lease TTL (ms). */
+const ttlOf = (member: string) => Number(member.split(":")[2])
+
+/** A sorted set's members and scores. */
+const scored = async (redis: Redis, key: string) => {
+  const flat = await redis.zrange(key, 0, -1, "WITHSCORES")
+  const out: Array<{ readonly member: string; readonly score: number }> = []
+  for (let i = 0; i < flat.length; i += 2) out.push({ member: flat[i], score: Number(flat[i + 1]) })
+  return out
+}
+
 const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, after: string) => {
   const [, meta, queue, wlease, held] = keys
-  const [q, w, h, m] = await Promise.all([
-    redis.zrange(queue, 0, -1),
-    redis.zrange(wlease, 0, -1),
-    redis.zrange(held, 0, -1),
+  const [qs, ws, hs, m] = await Promise.all([
+    scored(redis, queue),
+    scored(redis, wlease),
+    scored(redis, held),
     redis.hgetall(meta)
   ])
+  const [q, w, h] = [qs, ws, hs].map((set) => set.map((e) => e.member))
+  // the queue is scored by ticket number; a lease's deadline is its member's own TTL from the
+  // script that set it (this run takes seconds: the two TTLs drawn are minutes apart)
+  const now = Date.now()
+  for (const e of qs) {
+    if (e.score !== Number(e.member.split(":")[0])) fail(`after ${after}: ${e.member} queued with score ${e.score}`)
+  }
+  for (const e of [...ws, ...hs]) {
+    const ttl = ttlOf(e.member)
+    if (e.score > now + ttl + 1_000 || e.score < now + ttl - 60_000) {
+      fail(`after ${after}: ${e.member}'s deadline is ${e.score - now} ms away, its TTL ${ttl} ms`)
+    }
+  }
   const expected = {
     queue: model.queue.map((t) => t.member),
     waitingLeases: [...model.queue.map((t) => t.member)].sort(),
@@ -201,7 +235,20 @@ describe("the Lua state machine", () => {
                 case "batch": {
                   // a release names a member issued before this batch, as a caller can
                   const targets = s.ops.map((o) => o.kind === "leave" ? pick(o.pick) : "")
-                  const args = [MINE, TTL, String(s.maxWaiting)]
+                  // a held lease past its deadline that no script has seen yet: the scripts expire
+                  // dead leases only when they need to (an acquire that does not fit or finds a
+                  // queue, a release with a queue, a leave keeping its grant)
+                  const dead = new Set<string>()
+                  if (s.expireFirst !== null && model.held.size > 0) {
+                    const member = [...model.held.keys()][s.expireFirst % model.held.size]
+                    await redis.zadd(keys[4], "XX", 1, member)
+                    dead.add(member)
+                  }
+                  const expireDead = () => {
+                    for (const member of dead) model.held.delete(member)
+                    dead.clear()
+                  }
+                  const args = [MINE, s.ttl, String(s.maxWaiting)]
                   s.ops.forEach((o, j) => {
                     if (o.kind === "acquire") {
                       args.push(o.mayQueue ? "q" : "t", `${o.mine ? MINE : THEIRS}.${i}x${j}`, String(o.cost))
@@ -220,6 +267,10 @@ describe("the Lua state machine", () => {
                     const answer = reply[j + 1] as Array<unknown>
                     const here = `${at} operation ${j}`
                     if (o.kind === "acquire") {
+                      if (model.wanted > 0 || model.used + o.cost > model.permits) {
+                        expireDead()
+                        grantsOf(model.grant())
+                      }
                       const kind = Number(answer[0])
                       const member = String(answer[1])
                       const ahead = model.queue.length
@@ -234,7 +285,7 @@ describe("the Lua state machine", () => {
                       if (Number(answer[4]) !== ahead) fail(`${here}: ${answer[4]} ahead, model ${ahead}`)
                       if (kind === 0 || kind === 1) {
                         // the cost and the TTL travel in the member
-                        if (!member.endsWith(`:${o.cost}:${TTL}:${o.mine ? MINE : THEIRS}.${i}x${j}`)) {
+                        if (!member.endsWith(`:${o.cost}:${s.ttl}:${o.mine ? MINE : THEIRS}.${i}x${j}`)) {
                           fail(`${here}: member ${member}`)
                         }
                         issued.push(member)
@@ -243,10 +294,15 @@ describe("the Lua state machine", () => {
                       if (kind === 0) model.queue.push({ member, cost: o.cost })
                       if (model.grant().length > 0) fail(`${here}: the model grants after an acquire, Redis did not`)
                     } else {
+                      if (o.keep || model.wanted > 0) expireDead()
                       const member = targets[j]
                       const state = model.held.has(member) ? 1 : model.queue.some((t) => t.member === member) ? 2 : 0
                       if (Number(answer[0]) !== state) fail(`${here}: state ${answer[0]}, model ${state}`)
-                      if (state === 1 && !o.keep) model.held.delete(member)
+                      if (state === 1 && !o.keep) {
+                        // a holder may release a lease past its deadline that no script has expired yet
+                        model.held.delete(member)
+                        dead.delete(member)
+                      }
                       if (state === 2) model.queue = model.queue.filter((t) => t.member !== member)
                       grantsOf(model.grant())
                     }
@@ -258,6 +314,14 @@ describe("the Lua state machine", () => {
                   // the caller's grants come back, in the order made; the others' are published
                   if (JSON.stringify(reply[0]) !== JSON.stringify(grantedMine)) {
                     fail(`${at}: grants returned ${JSON.stringify(reply[0])}, model ${JSON.stringify(grantedMine)}`)
+                  }
+                  if (dead.size > 0) {
+                    // no operation looked: Redis still counts the dead lease, as the model does
+                    const held = await redis.zrange(keys[4], 0, -1)
+                    if (!held.includes([...dead][0])) fail(`${at}: the dead lease was expired, no operation needed it`)
+                    await run(scripts.stats)
+                    expireDead()
+                    published(model.grant())
                   }
                   break
                 }
@@ -345,6 +409,30 @@ describe("the Lua state machine", () => {
       await subscriber.quit()
     }
   }, 120_000)
+
+  it("a queued member these scripts did not write is dropped at the head, not granted, and stops nothing", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const { channel, keys } = keysOf("sluice:bh:", uniqueName("foreign"))
+      const run = (...args: Array<string>) =>
+        redis.eval(scripts.batch, keys.length, ...keys, channel, "1", MINE, TTL, "-1", ...args) as Promise<
+          Array<Array<unknown>>
+        >
+      const [, held] = await run("q", `${MINE}.1`, "1")
+      const [, queued] = await run("q", `${MINE}.2`, "1")
+      assert.deepStrictEqual([held[0], queued[0]], [1, 0])
+      // ahead of the queued ticket: a member without a cost and a TTL (another version's, a typo)
+      await redis.zadd(keys[2], 0, "0:foreign")
+      await redis.zadd(keys[3], Date.now() + 600_000, "0:foreign")
+      const [grants, released] = await run("r", String(held[1]), "")
+      assert.deepStrictEqual([released[0], grants], [1, [queued[1]]])
+      assert.deepStrictEqual(await redis.zrange(keys[2], 0, -1), [])
+      assert.deepStrictEqual(await redis.zrange(keys[3], 0, -1), [])
+      assert.deepStrictEqual(await redis.hmget(keys[1], "used", "wanted"), ["1", "0"])
+    } finally {
+      await redis.quit()
+    }
+  })
 
   it("a waiting ticket is never claimed: its grant would count its permits a second time", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })

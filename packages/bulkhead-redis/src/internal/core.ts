@@ -62,7 +62,7 @@ export class Impl {
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly renewEveryMillis: number
-  /** The script arguments every acquire and claim sends unchanged. */
+  /** The script arguments every batch sends unchanged. */
   readonly leaseTtlArg: string
   readonly maxWaitingArg: string
   /** The local bulkhead of `fail-open` and `local`; none with `fail-closed`. */
@@ -116,7 +116,7 @@ export class Impl {
     script: Connection.Script,
     extra: ReadonlyArray<string>
   ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
-    // one asynchronous step per script: it runs on every acquire and release
+    // one asynchronous step per script; acquires and releases go by `submit`, in batches
     return Effect.async((resume) => {
       this.connection.unsafeRunScript(script, this.keys.length, [
         ...this.keys,
@@ -169,17 +169,21 @@ export class Impl {
       this.maxWaitingArg
     ]
     for (const op of batch) args.push(op.code, op.id, op.cost)
+    // every operation is resumed exactly once, whatever happens to the script or its reply
+    let resumed = 0
     const fail = (cause: unknown) => {
-      for (const op of batch) op.resume(this.failed(op.operation, cause))
+      for (const op of batch.slice(resumed)) op.resume(this.failed(op.operation, cause))
+      resumed = batch.length
     }
-    this.connection.unsafeRunScript(this.scripts.batch, this.keys.length, args).then((reply) => {
+    const answered = (reply: unknown) => {
       if (!isArray(reply) || reply.length !== batch.length + 1 || !isArray(reply[0])) {
         return fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
       }
       // the grants first: a ticket this batch queued may be granted by a release behind it
       for (const member of reply[0]) this.grantedMember(String(member))
-      batch.forEach((op, i) => {
-        const answer = reply[i + 1]
+      for (; resumed < batch.length; resumed++) {
+        const op = batch[resumed]
+        const answer = reply[resumed + 1]
         op.resume(
           !isArray(answer)
             ? this.failed(op.operation, new Error(`unexpected reply ${JSON.stringify(answer)}`))
@@ -187,8 +191,19 @@ export class Impl {
             ? Effect.as(this.cameBack, answer)
             : Effect.succeed(answer)
         )
-      })
-    }, fail)
+      }
+    }
+    try {
+      this.connection.unsafeRunScript(this.scripts.batch, this.keys.length, args).then((reply) => {
+        try {
+          answered(reply)
+        } catch (cause) {
+          fail(cause)
+        }
+      }, fail)
+    } catch (cause) {
+      fail(cause)
+    }
   }
 
   failed(operation: string, cause: unknown): Effect.Effect<never, Api.BulkheadStoreError> {

@@ -98,6 +98,11 @@ local function grant()
     local head = popped[1]
     if not head then return end
     local c, l = ticketOf(head)
+    if not c then
+      -- not a member these scripts wrote: dropped, rather than blocking the queue or failing mid-script
+      redis.call("ZREM", wleaseKey, head)
+      return grant()
+    end
     if used + c > permits then
       -- it waits at the head, in its place
       redis.call("ZADD", queueKey, popped[2], head)
@@ -123,7 +128,7 @@ local function finish(mine)
     redis.call("PERSIST", metaKey)
     redis.call("PERSIST", seqKey)
   end
-  -- one message per process granted to, on that process's channel
+  -- one message per bulkhead instance granted to, on that instance's channel
   local owners, byOwner = {}, {}
   for _, m in ipairs(granted) do
     local owner = string.match(m, "^%d+:%d+:%d+:(%x+)%.") or ""
@@ -358,7 +363,7 @@ export const LEFT_QUEUE = 2
 
 /**
  * The keys of one bulkhead, in the order every script takes them, then the common name of its grant
- * channels (`<channel>:<mark>` for each process). All share the hash tag `{name}`.
+ * channels (`<channel>:<mark>` for each bulkhead instance). All share the hash tag `{name}`.
  *
  * @internal
  */
