@@ -11,6 +11,7 @@ import { inject } from "vitest"
 import { RedisBulkhead } from "../src/index.js"
 import {
   bulkheadOn,
+  commandCalls,
   connectionLayer,
   eventually,
   expectClean,
@@ -76,11 +77,7 @@ describe("RedisBulkhead", () => {
         const name = uniqueName("batch")
         const redis = yield* inspector(server.url)
         const a = yield* bulkheadOn(server.url, { name, permits: 20 })
-        const scripts = Effect.promise(async () => {
-          const info = await redis.info("commandstats")
-          const calls = (command: string) => Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
-          return { evalsha: calls("evalsha"), spublish: calls("spublish") }
-        })
+        const scripts = commandCalls(redis, "evalsha", "spublish")
         const calls = (n: number) =>
           Effect.all(Array.from({ length: n }, () => a.run(Effect.void)), { concurrency: "unbounded", discard: true })
         // the first call loads the script (NOSCRIPT, then EVAL); counted from the second on
@@ -110,9 +107,7 @@ describe("RedisBulkhead", () => {
         const options = { name, permits: 1, leaseTtl: "60 seconds" } as const
         const a = yield* Effect.provide(RedisBulkhead.make(options), context)
         const b = yield* Effect.provide(RedisBulkhead.make(options), context)
-        const published = Effect.promise(async () =>
-          Number(/cmdstat_spublish:calls=(\d+)/.exec(await redis.info("commandstats"))?.[1] ?? 0)
-        )
+        const published = Effect.map(commandCalls(redis, "spublish"), (calls) => calls.spublish)
         const first = yield* hold(a)
         yield* Deferred.await(first.started)
         const other = yield* hold(b)
