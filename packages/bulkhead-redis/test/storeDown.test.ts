@@ -109,7 +109,8 @@ describe("store down", () => {
         yield* server.start
         const redis = yield* inspector(server.url)
         yield* eventually(Effect.map(stateOf(redis, name), (s) => s.permits === 1), "the resize reached Redis")
-        assert.strictEqual(yield* degradedValue(name), 0)
+        // Redis runs the resize before this process reads its reply, which is what clears the gauge
+        yield* eventually(Effect.map(degradedValue(name), (value) => value === 0), "the degraded gauge back at 0")
         assert.strictEqual(yield* a.run(Effect.succeed("shared again")), "shared again")
         yield* expectClean(redis, name)
       }),

@@ -110,6 +110,20 @@ export class Impl {
 
   // --- Redis and the degraded mode -----------------------------------------------------------
 
+  /** A script's arguments after its keys: the grant channels' name, this process's K, then `extra`. */
+  args(extra: ReadonlyArray<string>): Array<string> {
+    return [...this.keys, this.channel, String(this.permits), ...extra]
+  }
+
+  /** What one reply (or one operation's part of a batch's reply) answers its caller. */
+  answer(operation: string, reply: unknown): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
+    return !isArray(reply)
+      ? this.failed(operation, new Error(`unexpected reply ${JSON.stringify(reply)}`))
+      : this.degraded
+      ? Effect.as(this.cameBack, reply)
+      : Effect.succeed(reply)
+  }
+
   /** Runs one script; a failure is a `BulkheadStoreError` and puts the bulkhead in degraded mode. */
   call(
     operation: string,
@@ -118,20 +132,8 @@ export class Impl {
   ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
     // one asynchronous step per script; acquires and releases go by `submit`, in batches
     return Effect.async((resume) => {
-      this.connection.unsafeRunScript(script, this.keys.length, [
-        ...this.keys,
-        this.channel,
-        String(this.permits),
-        ...extra
-      ]).then(
-        (reply) =>
-          resume(
-            !isArray(reply)
-              ? this.failed(operation, new Error(`unexpected reply ${JSON.stringify(reply)}`))
-              : this.degraded
-              ? Effect.as(this.cameBack, reply)
-              : Effect.succeed(reply)
-          ),
+      this.connection.unsafeRunScript(script, this.keys.length, this.args(extra)).then(
+        (reply) => resume(this.answer(operation, reply)),
         (cause) => resume(this.failed(operation, cause))
       )
     })
@@ -160,14 +162,7 @@ export class Impl {
   }
 
   send(batch: ReadonlyArray<Pending>): void {
-    const args = [
-      ...this.keys,
-      this.channel,
-      String(this.permits),
-      this.mark,
-      this.leaseTtlArg,
-      this.maxWaitingArg
-    ]
+    const args = this.args([this.mark, this.leaseTtlArg, this.maxWaitingArg])
     for (const op of batch) args.push(op.code, op.id, op.cost)
     // every operation is resumed exactly once, whatever happens to the script or its reply
     let resumed = 0
@@ -182,28 +177,13 @@ export class Impl {
       // the grants first: a ticket this batch queued may be granted by a release behind it
       for (const member of reply[0]) this.grantedMember(String(member))
       for (; resumed < batch.length; resumed++) {
-        const op = batch[resumed]
-        const answer = reply[resumed + 1]
-        op.resume(
-          !isArray(answer)
-            ? this.failed(op.operation, new Error(`unexpected reply ${JSON.stringify(answer)}`))
-            : this.degraded
-            ? Effect.as(this.cameBack, answer)
-            : Effect.succeed(answer)
-        )
+        batch[resumed].resume(this.answer(batch[resumed].operation, reply[resumed + 1]))
       }
     }
-    try {
-      this.connection.unsafeRunScript(this.scripts.batch, this.keys.length, args).then((reply) => {
-        try {
-          answered(reply)
-        } catch (cause) {
-          fail(cause)
-        }
-      }, fail)
-    } catch (cause) {
-      fail(cause)
-    }
+    // a throw while sending or while answering fails the operations not answered yet
+    new Promise((sent) => sent(this.connection.unsafeRunScript(this.scripts.batch, this.keys.length, args)))
+      .then(answered)
+      .catch(fail)
   }
 
   failed(operation: string, cause: unknown): Effect.Effect<never, Api.BulkheadStoreError> {

@@ -101,18 +101,17 @@ local function grant()
     if not c then
       -- not a member these scripts wrote: dropped, rather than blocking the queue or failing mid-script
       redis.call("ZREM", wleaseKey, head)
-      return grant()
-    end
-    if used + c > permits then
+    elseif used + c > permits then
       -- it waits at the head, in its place
       redis.call("ZADD", queueKey, popped[2], head)
       return
+    else
+      redis.call("ZREM", wleaseKey, head)
+      redis.call("ZADD", heldKey, clock() + l, head)
+      used = used + c
+      wanted = wanted - c
+      granted[#granted + 1] = head
     end
-    redis.call("ZREM", wleaseKey, head)
-    redis.call("ZADD", heldKey, clock() + l, head)
-    used = used + c
-    wanted = wanted - c
-    granted[#granted + 1] = head
   end
 end
 

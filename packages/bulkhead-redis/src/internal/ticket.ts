@@ -23,7 +23,10 @@ export type State = typeof ASKING | typeof QUEUED | typeof GRANTED | typeof HELD
 export interface Ticket {
   readonly nonce: string
   readonly cost: number
-  /** `<ticket>:<cost>:<ttl>:<nonce>`, the lease id (`c:<cost>:<ttl>:<nonce>` for a fallback holder); empty until Redis answered. */
+  /**
+   * `<ticket>:<cost>:<ttl>:<nonce>`, the lease id (`c:<cost>:<ttl>:<nonce>` for a fallback holder);
+   * empty until Redis answered.
+   */
   member: string
   state: State
   /**
