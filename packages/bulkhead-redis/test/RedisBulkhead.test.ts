@@ -87,7 +87,8 @@ describe("RedisBulkhead", () => {
         yield* calls(20)
         assert.deepStrictEqual(yield* scripts, { evalsha: 2, spublish: 0 })
         // 40 in one turn: more than a script carries (32), so two scripts, granting 20 and queueing 20;
-        // the 20 releases in one script, which grants the 20 waiting in its reply; their 20 releases
+        // the 20 releases hand their permits to the 20 waiting (the instance's own run), which Redis
+        // hears in one script; their 20 releases in another
         yield* Effect.promise(() => redis.config("RESETSTAT"))
         yield* calls(40)
         assert.deepStrictEqual(yield* scripts, { evalsha: 4, spublish: 0 })
@@ -96,7 +97,7 @@ describe("RedisBulkhead", () => {
   )
 
   it.scopedLive(
-    "two bulkheads of one name on one connection: a grant to the other is one message, a grant to itself comes in its reply",
+    "two bulkheads of one name on one connection: a grant to the other is one message, a permit to itself passes without one",
     () =>
       Effect.gen(function*() {
         const server = yield* ownServer()
@@ -117,7 +118,7 @@ describe("RedisBulkhead", () => {
         yield* Deferred.succeed(first.finish, undefined)
         yield* Deferred.await(other.started)
         assert.strictEqual((yield* published) - before, 1)
-        // b's release grants b's next waiter: in the reply, no message
+        // b's release hands its permit to b's next waiter itself: no message
         const own = yield* hold(b)
         yield* eventually(waitingIs(a, 1), "b's second waiter queued")
         yield* Deferred.succeed(other.finish, undefined)

@@ -1,12 +1,14 @@
 /**
  * The Lua state machine against a model: random sequences of batches (acquires, weighted and with
- * a queue bound, releases and cancels of live and stale lease ids, several in one script, as one
- * event-loop turn sends them), renewals, lease expiries of holders
+ * a queue bound, releases and cancels of live and stale lease ids, hand-overs from a holder to a
+ * waiter, live and stale, several in one script, as one event-loop turn sends them), renewals,
+ * lease expiries of holders
  * and waiters, resizes, and claims (holders Redis may not count after an outage: members it holds,
  * members it lost whose permits are free, and members it lost whose permits are not), run on a
  * real Redis. After every step Redis holds exactly what the model holds — the queue in ticket
  * order, the leases, the counters — and every reply is the model's, a batch's operations answered
- * as if each had run alone, in order, and its caller's grants returned rather than published:
+ * as if each had run alone, in order, and its caller's grants returned rather than published, with
+ * the limit of its head run (every message with that of its instance's):
  * strict FIFO, no overtaking, fencing, no permit leaked or doubled. Redis's own counters are also checked against its tickets:
  * `used` is the sum of the held costs, `wanted` that of the queued ones, and a head left queued
  * does not fit.
@@ -31,6 +33,8 @@ type Op =
     readonly mine: boolean
   }
   | { readonly kind: "leave"; readonly pick: number; readonly keep: boolean }
+  /** A holder's permits handed to a waiter (as the client does, one that costs no more), or stale ids. */
+  | { readonly kind: "handOver"; readonly from: number; readonly to: number }
 
 type Step =
   | {
@@ -64,7 +68,8 @@ const op: fc.Arbitrary<Op> = fc.oneof(
       mine: fc.boolean()
     })
   },
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant("leave" as const), pick: fc.nat(), keep: fc.boolean() }) }
+  { weight: 3, arbitrary: fc.record({ kind: fc.constant("leave" as const), pick: fc.nat(), keep: fc.boolean() }) },
+  { weight: 2, arbitrary: fc.record({ kind: fc.constant("handOver" as const), from: fc.nat(), to: fc.nat() }) }
 )
 
 /** The caller's mark, and another instance's: nonces are `<mark>.<n>`, hexadecimal marks. */
@@ -132,6 +137,24 @@ const fail = (message: string): never => {
 
 /** A member's cost: members are `<ticket>:<cost>:<ttl>:<nonce>`. */
 const costOf = (member: string) => Number(member.split(":")[1])
+
+/** The scripts' look at the head of the queue for its run (RUN_WINDOW). */
+const RUN_WINDOW = 32
+
+/** The bulkhead instance of a member: its nonce's mark. */
+const ownerOf = (member: string) => /^\d+:\d+:\d+:([0-9a-f]+)\./.exec(member)?.[1] ?? ""
+
+/**
+ * The head run's limit for `owner`: 0 unless its ticket is the oldest waiting; then the number of
+ * the first other instance's ticket, or past the last ticket looked at (or issued).
+ */
+const runLimit = (queue: ReadonlyArray<{ readonly member: string }>, owner: string, lastTicket: number) => {
+  if (queue.length === 0 || ownerOf(queue[0].member) !== owner) return 0
+  const window = queue.slice(0, RUN_WINDOW)
+  const other = window.find((t) => ownerOf(t.member) !== owner)
+  if (other !== undefined) return Number.parseInt(other.member, 10)
+  return window.length === RUN_WINDOW ? Number.parseInt(window[RUN_WINDOW - 1].member, 10) + 1 : lastTicket + 1
+}
 
 /** A member's lease TTL (ms). */
 const ttlOf = (member: string) => Number(member.split(":")[2])
@@ -201,7 +224,7 @@ describe("the Lua state machine", () => {
     const subscriber = new Redis(url)
     const heard = new Map<string, Array<string>>()
     subscriber.on("smessage", (to: string, message: string) => {
-      heard.set(to, [...(heard.get(to) ?? []), ...message.split(" ")])
+      heard.set(to, [...(heard.get(to) ?? []), message])
     })
     try {
       await fc.assert(
@@ -216,15 +239,26 @@ describe("the Lua state machine", () => {
             const model = new Model(k)
             const issued: Array<string> = []
             const pick = (n: number) => issued.length === 0 ? "0:none" : issued[n % issued.length]
-            // a grant is published on its instance's channel, except a batch's grant of its caller's ticket
+            // a grant is published on its instance's channel, except a batch's grant of its caller's
+            // ticket: one message per script and instance, the head run's limit first
             const expectedHeard = new Map<string, Array<string>>()
             const mine = `${channel}:${MINE}`
             const theirs = `${channel}:${THEIRS}`
+            let stepGrants = new Map<string, Array<string>>()
             const published = (members: ReadonlyArray<string>) => {
               for (const member of members) {
-                const to = member.includes(`:${MINE}.`) ? mine : theirs
-                expectedHeard.set(to, [...(expectedHeard.get(to) ?? []), member])
+                const owner = member.includes(`:${MINE}.`) ? MINE : THEIRS
+                stepGrants.set(owner, [...(stepGrants.get(owner) ?? []), member])
               }
+            }
+            const lastTicket = async () => Number(await redis.get(keys[0]) ?? 0)
+            const publishedAtFinish = async () => {
+              for (const [owner, members] of stepGrants) {
+                const to = `${channel}:${owner}`
+                const limit = runLimit(model.queue, owner, await lastTicket())
+                expectedHeard.set(to, [...(expectedHeard.get(to) ?? []), [limit, ...members].join(" ")])
+              }
+              stepGrants = new Map()
             }
             heard.clear()
             await subscriber.ssubscribe(mine, theirs)
@@ -233,8 +267,17 @@ describe("the Lua state machine", () => {
               const at = `step ${i} ${JSON.stringify(s)}`
               switch (s.kind) {
                 case "batch": {
-                  // a release names a member issued before this batch, as a caller can
-                  const targets = s.ops.map((o) => o.kind === "leave" ? pick(o.pick) : "")
+                  // a release names a member issued before this batch, as a caller can; a hand-over a
+                  // holder issued before (or a stale id) and, when there is one, a waiter that costs
+                  // no more (the client hands over to no other), or else any member issued
+                  const targets = s.ops.map((o) =>
+                    o.kind === "leave" ? pick(o.pick) : o.kind === "handOver" ? pick(o.from) : ""
+                  )
+                  const heirs = s.ops.map((o, j) => {
+                    if (o.kind !== "handOver") return ""
+                    const fits = model.queue.filter((t) => t.cost <= costOf(targets[j]))
+                    return fits.length > 0 ? fits[o.to % fits.length].member : pick(o.to)
+                  })
                   // a held lease past its deadline that no script has seen yet: the scripts expire
                   // dead leases only when they need to (an acquire that does not fit or finds a
                   // queue, a release with a queue, a leave keeping its grant)
@@ -252,19 +295,21 @@ describe("the Lua state machine", () => {
                   s.ops.forEach((o, j) => {
                     if (o.kind === "acquire") {
                       args.push(o.mayQueue ? "q" : "t", `${o.mine ? MINE : THEIRS}.${i}x${j}`, String(o.cost))
+                    } else if (o.kind === "handOver") {
+                      args.push("h", targets[j], heirs[j])
                     } else {
                       args.push(o.keep ? "k" : "r", targets[j], "")
                     }
                   })
                   const reply = await run(scripts.batch, ...args)
-                  if (reply.length !== s.ops.length + 1) fail(`${at}: ${reply.length - 1} replies`)
+                  if (reply.length !== s.ops.length + 2) fail(`${at}: ${reply.length - 2} replies`)
                   const grantedMine: Array<string> = []
                   const grantsOf = (members: ReadonlyArray<string>) => {
                     grantedMine.push(...members.filter((member) => member.includes(`:${MINE}.`)))
                     published(members.filter((member) => !member.includes(`:${MINE}.`)))
                   }
                   s.ops.forEach((o, j) => {
-                    const answer = reply[j + 1] as Array<unknown>
+                    const answer = reply[j + 2] as Array<unknown>
                     const here = `${at} operation ${j}`
                     if (o.kind === "acquire") {
                       if (model.wanted > 0 || model.used + o.cost > model.permits) {
@@ -293,6 +338,26 @@ describe("the Lua state machine", () => {
                       if (kind === 1) model.held.set(member, o.cost)
                       if (kind === 0) model.queue.push({ member, cost: o.cost })
                       if (model.grant().length > 0) fail(`${here}: the model grants after an acquire, Redis did not`)
+                    } else if (o.kind === "handOver") {
+                      const [from, to] = [targets[j], heirs[j]]
+                      // the holder's lease ends (a dead one not expired yet included), the heir's begins
+                      const had = model.held.delete(from)
+                      dead.delete(from)
+                      let state = 0
+                      if (model.held.has(to)) {
+                        state = 1
+                      } else if (model.queue.some((t) => t.member === to)) {
+                        model.queue = model.queue.filter((t) => t.member !== to)
+                        if (had) {
+                          model.held.set(to, costOf(to))
+                          state = 1
+                        }
+                      }
+                      if (Number(answer[0]) !== state) fail(`${here}: state ${answer[0]}, model ${state}`)
+                      if (model.wanted > 0) {
+                        expireDead()
+                        grantsOf(model.grant())
+                      }
                     } else {
                       if (o.keep || model.wanted > 0) expireDead()
                       const member = targets[j]
@@ -311,10 +376,14 @@ describe("the Lua state machine", () => {
                       fail(`${here}: used ${JSON.stringify(answer)}, model ${model.used}`)
                     }
                   })
-                  // the caller's grants come back, in the order made; the others' are published
+                  // the caller's grants come back, in the order made, with its head run's limit; the
+                  // others' are published
                   if (JSON.stringify(reply[0]) !== JSON.stringify(grantedMine)) {
                     fail(`${at}: grants returned ${JSON.stringify(reply[0])}, model ${JSON.stringify(grantedMine)}`)
                   }
+                  const limit = runLimit(model.queue, MINE, await lastTicket())
+                  if (Number(reply[1]) !== limit) fail(`${at}: head run's limit ${reply[1]}, model ${limit}`)
+                  await publishedAtFinish()
                   if (dead.size > 0) {
                     // no operation looked: Redis still counts the dead lease, as the model does
                     const held = await redis.zrange(keys[4], 0, -1)
@@ -366,8 +435,12 @@ describe("the Lua state machine", () => {
                   const reply = await run(scripts.claim, ...triples.map((t) => t.member))
                   const expected = triples.map(({ cost, member }) => {
                     if (model.held.has(member)) return "h"
-                    // a waiting ticket is never claimed: its grant would count it twice
-                    if (model.queue.some((t) => t.member === member)) return "x"
+                    // a waiting ticket is never claimed (its grant would count it twice): it leaves the queue
+                    if (model.queue.some((t) => t.member === member)) {
+                      model.queue = model.queue.filter((t) => t.member !== member)
+                      published(model.grant())
+                      return "x"
+                    }
                     if (model.used + cost > model.permits) return "x"
                     model.held.set(member, cost)
                     return "c"
@@ -389,6 +462,8 @@ describe("the Lua state machine", () => {
                   break
                 }
               }
+              // every script publishes at its end: the stats of a dead lease's batch too
+              await publishedAtFinish()
               await check(redis, keys, model, at)
             }
             // every message published has come once a PING sent after them is answered
@@ -418,13 +493,13 @@ describe("the Lua state machine", () => {
         redis.eval(scripts.batch, keys.length, ...keys, channel, "1", MINE, TTL, "-1", ...args) as Promise<
           Array<Array<unknown>>
         >
-      const [, held] = await run("q", `${MINE}.1`, "1")
-      const [, queued] = await run("q", `${MINE}.2`, "1")
+      const [, , held] = await run("q", `${MINE}.1`, "1")
+      const [, , queued] = await run("q", `${MINE}.2`, "1")
       assert.deepStrictEqual([held[0], queued[0]], [1, 0])
       // ahead of the queued ticket: a member without a cost and a TTL (another version's, a typo)
       await redis.zadd(keys[2], 0, "0:foreign")
       await redis.zadd(keys[3], Date.now() + 600_000, "0:foreign")
-      const [grants, released] = await run("r", String(held[1]), "")
+      const [grants, , released] = await run("r", String(held[1]), "")
       assert.deepStrictEqual([released[0], grants], [1, [queued[1]]])
       assert.deepStrictEqual(await redis.zrange(keys[2], 0, -1), [])
       assert.deepStrictEqual(await redis.zrange(keys[3], 0, -1), [])
@@ -434,18 +509,20 @@ describe("the Lua state machine", () => {
     }
   })
 
-  it("a waiting ticket is never claimed: its grant would count its permits a second time", async () => {
+  it("a waiting ticket is never claimed (its grant would count its permits a second time): it leaves the queue", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })
     try {
       const { channel, keys } = keysOf("sluice:bh:", uniqueName("claim-queued"))
       const run = (script: string, ...args: Array<string>) =>
         redis.eval(script, keys.length, ...keys, channel, "3", ...args) as Promise<Array<unknown>>
       const replies = await run(scripts.batch, MINE, TTL, "-1", "q", "a.1", "2", "q", "a.2", "3", "q", "a.3", "1")
-      const [held, head, behind] = replies.slice(1) as Array<Array<unknown>>
+      const [held, head, behind] = replies.slice(2) as Array<Array<unknown>>
       assert.deepStrictEqual([held[0], head[0], behind[0]], [1, 0, 0])
       const claimed = await run(scripts.claim, String(behind[1]))
       assert.strictEqual(claimed[1], "x")
-      assert.deepStrictEqual(await redis.hmget(keys[1], "used", "wanted"), ["2", "4"])
+      assert.deepStrictEqual(await redis.hmget(keys[1], "used", "wanted"), ["2", "3"])
+      assert.deepStrictEqual(await redis.zrange(keys[2], 0, -1), [String(head[1])])
+      assert.deepStrictEqual(await redis.zrange(keys[3], 0, -1), [String(head[1])])
     } finally {
       await redis.quit()
     }

@@ -121,12 +121,10 @@ const acquireMasked = (
         impl.forget(ticket)
         return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead))
       }
-      // queued; a grant message may already have come, before this reply
-      if (ticket.member === "") ticket.member = String(reply[1])
+      // queued (the reply made it a waiter: `Impl.queued`); its grant or hand-over may have come already
       if (ticket.state === T.GRANTED) return holding(impl, ticket, now - start)
-      ticket.state = T.QUEUED
-      const signal = Deferred.unsafeMake<boolean>(FiberId.none)
-      ticket.signal = signal
+      const signal = ticket.signal
+      if (signal === undefined) return yield* Effect.dieMessage(`ticket ${ticket.nonce} queued without a signal`)
       const granted = Deferred.await(signal)
       const remaining = maxWaitMillis - (now - start)
       const outcome = yield* restore(
@@ -135,7 +133,9 @@ const acquireMasked = (
           : Effect.asSome(granted)
       ).pipe(Effect.onInterrupt(() => impl.release(ticket)))
       if (Option.isNone(outcome)) {
-        // maxWait ran out; a grant that came meanwhile (told or not) is kept rather than wasted
+        // maxWait ran out: no hand-over to it from now on; a grant that came meanwhile (told, handed
+        // over or not told yet) is kept rather than wasted
+        impl.waiting.delete(ticket.nonce)
         const left = yield* Effect.either(impl.submit("leave", S.LEAVE_KEEPING, ticket.member, ""))
         if (Either.isLeft(left)) {
           // Redis did not hear it: the waiting lease (or a grant nobody was told of) ends within the TTL

@@ -11,6 +11,7 @@ import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Api from "../RedisBulkhead.js"
 import { leaseLostTotal, storeDegraded, storeErrorsTotal } from "./metrics.js"
@@ -40,18 +41,29 @@ type Scripts = ReturnType<typeof loadScripts>
  */
 const MAX_BATCH = 32
 
-/** An acquire or a release waiting for the end of the event-loop turn. */
+/** An operation of the `batch` script waiting for the end of the event-loop turn. */
 interface Pending {
   readonly operation: string
   readonly code: S.OperationCode
+  /** A new ticket's nonce, or a member: the one the operation is about. */
   readonly id: string
-  readonly cost: string
+  /** An acquire's cost, a hand-over's heir (its member), or nothing. */
+  readonly arg: string
   readonly resume: (effect: Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError>) => void
 }
 
 /** @internal */
 export class Impl {
   readonly tickets = new Map<string, T.Ticket>()
+  /** The tickets queued in Redis whose wait is on, by nonce, in ticket-number order. */
+  readonly waiting = new Map<string, T.Ticket>()
+  /**
+   * Every ticket still waiting that is numbered below this is this instance's (the head run's limit,
+   * from the last reply, or raised by a grant message): its oldest waiter below it is the fleet's.
+   */
+  runLimit = 0
+  /** The last reply counted more permits in use than K (a shrink): releases go to Redis then. */
+  shrinking = false
   readonly keys: ReadonlyArray<string>
   /** The grant channels' common name, sent to every script. */
   readonly channel: string
@@ -148,11 +160,13 @@ export class Impl {
     operation: string,
     code: S.OperationCode,
     id: string,
-    cost: string
+    arg: string
   ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
-    return Effect.async((resume) => {
-      if (this.pending.push({ operation, code, id, cost, resume }) === 1) setImmediate(this.flush)
-    })
+    return Effect.async((resume) => this.push({ operation, code, id, arg, resume }))
+  }
+
+  push(op: Pending): void {
+    if (this.pending.push(op) === 1) setImmediate(this.flush)
   }
 
   readonly flush = (): void => {
@@ -163,7 +177,7 @@ export class Impl {
 
   send(batch: ReadonlyArray<Pending>): void {
     const args = this.args([this.mark, this.leaseTtlArg, this.maxWaitingArg])
-    for (const op of batch) args.push(op.code, op.id, op.cost)
+    for (const op of batch) args.push(op.code, op.id, op.arg)
     // every operation is resumed exactly once, whatever happens to the script or its reply
     let resumed = 0
     const fail = (cause: unknown) => {
@@ -171,13 +185,16 @@ export class Impl {
       resumed = batch.length
     }
     const answered = (reply: unknown) => {
-      if (!isArray(reply) || reply.length !== batch.length + 1 || !isArray(reply[0])) {
+      if (!isArray(reply) || reply.length !== batch.length + 2 || !isArray(reply[0])) {
         return fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
       }
       // the grants first: a ticket this batch queued may be granted by a release behind it
       for (const member of reply[0]) this.grantedMember(String(member))
+      // then the tickets it queued, in ticket-number order, before any of their callers runs
+      batch.forEach((op, i) => this.queued(op, reply[i + 2]))
+      this.runLimit = int(reply[1])
       for (; resumed < batch.length; resumed++) {
-        batch[resumed].resume(this.answer(batch[resumed].operation, reply[resumed + 1]))
+        batch[resumed].resume(this.answer(batch[resumed].operation, reply[resumed + 2]))
       }
     }
     // a throw while sending or while answering fails the operations not answered yet
@@ -228,11 +245,32 @@ export class Impl {
     })
   }
 
+  /**
+   * What one operation's reply tells every caller: a ticket it queued starts waiting (unless a
+   * grant came first), and whether the fleet holds more permits than K.
+   */
+  queued(op: Pending, reply: unknown): void {
+    if (!isArray(reply)) return
+    const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
+    // an acquire answers {kind, member, used, permits, ...}, a release or hand-over {state, used, permits}
+    this.shrinking = int(reply[acquire ? 2 : 1]) > int(reply[acquire ? 3 : 2])
+    if (!acquire || int(reply[0]) !== S.ACQUIRE_QUEUED) return
+    const ticket = this.tickets.get(op.id)
+    if (ticket === undefined || ticket.state !== T.ASKING) return
+    ticket.member = String(reply[1])
+    ticket.state = T.QUEUED
+    ticket.signal = Deferred.unsafeMake<boolean>(FiberId.none)
+    this.waiting.set(ticket.nonce, ticket)
+  }
+
   // --- grants and leases --------------------------------------------------------------------
 
-  /** A grant message: one member per granted ticket, space-separated. */
+  /** A grant message: the limit of this instance's head run, then one member per granted ticket. */
   onGrants(message: string): void {
-    for (const member of message.split(" ")) this.grantedMember(member)
+    const words = message.split(" ")
+    for (let i = 1; i < words.length; i++) this.grantedMember(words[i])
+    // a lower limit than the one held is older news; a higher one is still true (tickets only join at the back)
+    this.runLimit = Math.max(this.runLimit, int(words[0]))
   }
 
   grantedMember(member: string): void {
@@ -244,6 +282,7 @@ export class Impl {
     if (ticket.state !== T.ASKING && ticket.state !== T.QUEUED) return
     ticket.member = member
     ticket.state = T.GRANTED
+    this.waiting.delete(ticket.nonce)
     if (ticket.signal !== undefined) Deferred.unsafeDone(ticket.signal, Exit.succeed(true))
   }
 
@@ -396,23 +435,64 @@ export class Impl {
   forget(ticket: T.Ticket): void {
     ticket.state = T.GONE
     this.tickets.delete(ticket.nonce)
+    this.waiting.delete(ticket.nonce)
   }
 
   /**
    * Gives the ticket's permits back (the fallback's and the fleet's), or takes it off the queue:
    * exactly once, never failing. When Redis cannot answer, the lease ends on its own within the
    * TTL. A lost lease, or a fallback holder Redis never counted, is not released in Redis: it is
-   * not there, and fencing would make the release a no-op anyway.
+   * not there, and fencing would make the release a no-op anyway. A holder whose permits the
+   * fleet's oldest waiter can take hands them to it here (`heirOf`).
    */
   release(ticket: T.Ticket): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (ticket.state === T.GONE) return Effect.void
       const skipRedis = ticket.lost || ticket.member === "" || ticket.state === T.LOCAL
+      const heir = skipRedis ? undefined : this.heirOf(ticket)
       this.forget(ticket)
       const local = releaseLocal(ticket)
       if (skipRedis) return local
+      if (heir !== undefined) return Effect.zipRight(local, this.handOver(ticket, heir))
       return Effect.zipRight(local, Effect.ignore(this.submit("release", S.RELEASE, ticket.member, "")))
     })
+  }
+
+  /**
+   * The waiter a holder's permits go to without a round trip: this instance's oldest waiter, when
+   * it is the fleet's oldest (numbered below the head run's limit) and costs no more than the
+   * holder. None while Redis decides alone: degraded, a holder Redis may not count, or a shrink.
+   */
+  heirOf(holder: T.Ticket): T.Ticket | undefined {
+    if (holder.state !== T.HELD && holder.state !== T.GRANTED) return undefined
+    if (this.degraded || this.shrinking || holder.needsClaim) return undefined
+    for (const oldest of this.waiting.values()) {
+      return oldest.cost <= holder.cost && Number.parseInt(oldest.member, 10) < this.runLimit ? oldest : undefined
+    }
+    return undefined
+  }
+
+  /**
+   * The heir's wait ends now; Redis hears of it in this turn's script. Should Redis answer that the
+   * heir holds nothing (the holder's lease had ended), the heir has lost its lease.
+   */
+  handOver(holder: T.Ticket, heir: T.Ticket): Effect.Effect<void> {
+    return Effect.async<ReadonlyArray<unknown>, Api.BulkheadStoreError>((resume) => {
+      this.push({ operation: "hand over", code: S.HAND_OVER, id: holder.member, arg: heir.member, resume })
+      // told once the hand-over is queued: whatever the heir asks Redis next comes after it
+      this.granted(heir, heir.member)
+    }).pipe(
+      Effect.flatMap((reply) =>
+        Effect.flatMap(Clock.currentTimeMillis, (now) => {
+          if (int(reply[0]) === 1) {
+            heir.renewedAt = now
+            return Effect.void
+          }
+          return heir.state === T.GONE || heir.lost ? Effect.void : this.leaseLost(heir, now)
+        })
+      ),
+      Effect.ignore
+    )
   }
 
   resize(permits: number): Effect.Effect<void, Api.BulkheadStoreError> {
@@ -424,6 +504,8 @@ export class Impl {
           )
         )
       }
+      // a shrink ends the hand-overs until a reply says the permits in use fit again
+      if (permits < this.permits) this.shrinking = true
       this.permits = permits
       const sent = this.call("resize", this.scripts.resize, []).pipe(
         Effect.tap(() => (this.resizePending = false)),

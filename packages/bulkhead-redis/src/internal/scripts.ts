@@ -14,10 +14,10 @@
  * - `p{n}:wlease`: a sorted set, waiting tickets scored by their lease deadline.
  * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline.
  * - `p{n}:grants:<mark>`: the shard channel (`SPUBLISH`) of the bulkhead instance whose nonces
- *   start with `<mark>`: each grant of its tickets, members space-separated. One channel per
- *   instance, so that a release wakes only the process it granted to (a member without a mark goes
- *   to `p{n}:grants`). A `batch` script does not publish the grants of its own caller's tickets: it
- *   returns them.
+ *   start with `<mark>`: each grant of its tickets, members space-separated after the limit of the
+ *   instance's head run (below). One channel per instance, so that a release wakes only the process
+ *   it granted to (a member without a mark goes to `p{n}:grants`). A `batch` script does not publish
+ *   the grants of its own caller's tickets: it returns them.
  *
  * A ticket's member is `<ticket>:<cost>:<ttl>:<nonce>`: the number orders it, the cost and the
  * lease TTL (ms) travel with it (no lookup), and the caller's nonce (`<mark>.<n>`: the instance's
@@ -25,6 +25,13 @@
  * Redis lost the counter (a restart without persistence). A renew or release of a member that is
  * not there does nothing: fencing. A holder admitted by the local fallback while Redis was down
  * claims the member `c:<cost>:<ttl>:<nonce>`.
+ *
+ * The head run: when the oldest waiting tickets are one instance's, a script tells that instance
+ * (in its reply, or with the grants it publishes to it) a ticket number below which every waiting
+ * ticket is its own. New tickets join at the back, numbered higher, so that stays true:
+ * the instance can hand a permit its caller releases straight to its own oldest waiter, which is
+ * the fleet's oldest, and tell Redis in its next script (`h`), instead of waiting for Redis to
+ * grant it.
  *
  * Every script first expires what is due (held leases past their deadline give their permits
  * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
@@ -115,8 +122,32 @@ local function grant()
   end
 end
 
+-- the bulkhead instance whose nonces start with the member's mark ("": a member without one)
+local function ownerOf(member)
+  return string.match(member, "^%d+:%d+:%d+:(%x+)%.") or ""
+end
+
+-- The queue's head run: the instance of the oldest waiting ticket, and a ticket number below which
+-- every waiting ticket is that instance's (tickets queued later are numbered higher). An instance
+-- whose oldest waiter is numbered below it may hand a released permit to that waiter itself: no
+-- ticket of the fleet is older. A look at the first RUN_WINDOW tickets; nil with an empty queue.
+local RUN_WINDOW = 32
+local function headRun()
+  if wanted <= 0 and not unknown then return nil, 0 end
+  local run = redis.call("ZRANGE", queueKey, 0, RUN_WINDOW - 1)
+  if not run[1] then return nil, 0 end
+  local owner = ownerOf(run[1])
+  for i = 2, #run do
+    if ownerOf(run[i]) ~= owner then return owner, tonumber(string.match(run[i], "^%d+")) end
+  end
+  if #run == RUN_WINDOW then return owner, tonumber(string.match(run[#run], "^%d+")) + 1 end
+  return owner, (tonumber(redis.call("GET", seqKey)) or 0) + 1
+end
+
 -- writes the counters back and tells the waiters; a name with no ticket left expires in an hour.
--- The grants of the nonce prefix mine (nil: none) are not published: they are returned, for the reply.
+-- The grants of the nonce prefix mine (nil: none) are not published: they are returned, for the
+-- reply, with the limit of mine's head run (0 when the head is not mine). A message starts with the
+-- limit of its instance's head run (0 when the head is not that instance's), then the members.
 local function finish(mine)
   redis.call("HSET", metaKey, "permits", permits, "used", used, "wanted", wanted)
   local busy = used > 0 or wanted > 0
@@ -130,7 +161,7 @@ local function finish(mine)
   -- one message per bulkhead instance granted to, on that instance's channel
   local owners, byOwner = {}, {}
   for _, m in ipairs(granted) do
-    local owner = string.match(m, "^%d+:%d+:%d+:(%x+)%.") or ""
+    local owner = ownerOf(m)
     local members = byOwner[owner]
     if not members then
       members = {}
@@ -139,14 +170,19 @@ local function finish(mine)
     end
     members[#members + 1] = m
   end
+  local runOwner, runLimit
+  if mine or owners[1] then runOwner, runLimit = headRun() end
   for _, owner in ipairs(owners) do
     if owner ~= mine then
       local to = channel
       if owner ~= "" then to = channel .. ":" .. owner end
-      redis.call("SPUBLISH", to, table.concat(byOwner[owner], " "))
+      local limit = 0
+      if owner == runOwner then limit = runLimit end
+      redis.call("SPUBLISH", to, limit .. " " .. table.concat(byOwner[owner], " "))
     end
   end
-  return byOwner[mine] or {}
+  if mine ~= nil and runOwner == mine then return byOwner[mine] or {}, runLimit end
+  return byOwner[mine] or {}, 0
 end
 
 -- the earliest held deadline, in milliseconds from now (-1 when nothing is held)
@@ -173,9 +209,16 @@ end
  *   that a granted ticket is kept (a waiter whose `maxWait` ran out just as it was granted). Reply
  *   `{state, used, permits}`: state 1 the member held its permits (released, or kept with `k`), 2 it
  *   was queued and left the queue, 0 it was not there (an expired lease: fencing).
+ * - `h`, holder's member, waiter's member: a hand-over. The holder's lease ends and the waiter's
+ *   begins, without the waiter's passing through the queue's head: the instance handed the permits
+ *   over itself, knowing the waiter to be the fleet's oldest and to cost no more. Reply
+ *   `{state, used, permits}`: state 1 the waiter holds its permits now (or was granted them
+ *   meanwhile), 0 it holds none (the holder's lease had ended, or the waiter had left).
  *
- * Reply `{grants, ...one reply per operation}`: `grants` lists the members of this instance that
- * this script granted, queued ones of earlier turns included.
+ * Reply `{grants, runLimit, ...one reply per operation}`: `grants` lists the members of this
+ * instance that this script granted, queued ones of earlier turns included; `runLimit` is the
+ * limit of this instance's head run (0 when the oldest waiter is another instance's): every
+ * waiting ticket numbered below it is this instance's.
  */
 const batch = `${prelude}
 local mark, ttl, maxWaiting = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
@@ -232,16 +275,47 @@ local function leave(member, keep)
   return {state, used, permits}
 end
 
-local out = {false}
+-- a holder of this instance gave its permits to this instance's oldest waiter, known to be the
+-- fleet's oldest (below its head run's limit) and to cost no more: the waiter's lease replaces the
+-- holder's, and what the waiter does not take goes to the queue
+local function handOver(from, to)
+  local had = redis.call("ZREM", heldKey, from) == 1
+  if had then used = used - (ticketOf(from) or 0) end
+  local state = 0
+  local c, l = ticketOf(to)
+  if redis.call("ZSCORE", heldKey, to) then
+    -- granted meanwhile by a release elsewhere: counted once
+    state = 1
+  elseif c and redis.call("ZREM", queueKey, to) == 1 then
+    redis.call("ZREM", wleaseKey, to)
+    wanted = wanted - c
+    -- the holder's lease had ended (its process paused past it): its permits may be another's now,
+    -- and the waiter holds none
+    if had then
+      redis.call("ZADD", heldKey, clock() + l, to)
+      used = used + c
+      state = 1
+    end
+  end
+  if wanted > 0 or unknown then
+    expire()
+    grant()
+  end
+  return {state, used, permits}
+end
+
+local out = {false, 0}
 for i = 6, #ARGV, 3 do
   local op, id = ARGV[i], ARGV[i + 1]
   if op == "q" or op == "t" then
     out[#out + 1] = acquire(id, tonumber(ARGV[i + 2]), op == "q")
+  elseif op == "h" then
+    out[#out + 1] = handOver(id, ARGV[i + 2])
   else
     out[#out + 1] = leave(id, op == "k")
   end
 end
-out[1] = finish(mark)
+out[1], out[2] = finish(mark)
 return out
 `
 
@@ -280,7 +354,7 @@ return out
  * never takes permits the head of the queue could use, and never counts a member twice.
  *
  * Reply `{nextExpiry, status...}`, one status per member: "h" held (renewed), "c" claimed, "x" not
- * free (or still queued: a waiting ticket is never claimed).
+ * free, or still queued (a waiting ticket is never claimed: it leaves the queue).
  */
 const claim = `${prelude}
 expire()
@@ -294,8 +368,14 @@ for i = 3, #ARGV do
   elseif redis.call("ZSCORE", heldKey, m) then
     redis.call("ZADD", heldKey, "XX", clock() + l, m)
     out[#out + 1] = "h"
-  elseif redis.call("ZSCORE", queueKey, m) then
-    -- a waiting ticket holds nothing: counted now, its grant would count it a second time
+  elseif redis.call("ZREM", queueKey, m) == 1 then
+    -- a waiting ticket holds nothing, and is not counted (its grant would count it a second time):
+    -- a holder that claims it was handed it by a holder of its process in a script Redis never ran,
+    -- so it leaves the queue, where nobody waits for its grant any more
+    redis.call("ZREM", wleaseKey, m)
+    wanted = wanted - c
+    -- a head that left may let the tickets behind it in, before any claim after this one
+    grant()
     out[#out + 1] = "x"
   elseif used + c <= permits then
     redis.call("ZADD", heldKey, clock() + l, m)
@@ -342,7 +422,14 @@ export const RELEASE = "r"
 /** @internal */
 export const LEAVE_KEEPING = "k"
 /** @internal */
-export type OperationCode = typeof ACQUIRE | typeof TRY_ACQUIRE | typeof RELEASE | typeof LEAVE_KEEPING
+export const HAND_OVER = "h"
+/** @internal */
+export type OperationCode =
+  | typeof ACQUIRE
+  | typeof TRY_ACQUIRE
+  | typeof RELEASE
+  | typeof LEAVE_KEEPING
+  | typeof HAND_OVER
 
 /** Reply kinds of an acquire. @internal */
 export const ACQUIRE_QUEUED = 0

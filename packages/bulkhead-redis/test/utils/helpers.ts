@@ -183,3 +183,7 @@ export const restartableServer = Effect.gen(function*() {
 /** The bulkhead's store-degraded gauge: 1 while Redis cannot answer it, else 0. */
 export const degradedValue = (name: string) =>
   Effect.map(Metric.value(RedisBulkhead.storeDegraded.pipe(Metric.tagged("name", name))), (s) => s.value)
+
+/** The bulkhead's lease-lost counter: holders that learnt their lease was gone. */
+export const lostCount = (name: string) =>
+  Effect.map(Metric.value(RedisBulkhead.leaseLostTotal.pipe(Metric.tagged("name", name))), (s) => s.count)
