@@ -165,7 +165,8 @@ const sluice: Contender = {
       if (!eq(args[0], "evalsha") || args[3] !== keys[0]) return []
       const releases: Array<Event> = []
       for (let i = 13; i + 2 < args.length; i += 3) {
-        if (args[i] === "r") releases.push({ kind: "release", id: args[i + 1] })
+        // a release, or a hand-over: the holder's permits given to the process's oldest waiter
+        if (args[i] === "r" || args[i] === "h") releases.push({ kind: "release", id: args[i + 1] })
       }
       return releases
     }

@@ -23,7 +23,11 @@ import {
   waitingIs
 } from "./utils/helpers.js"
 
-/** Pauses every client of `redis`'s server for `millis`; `back` completes once a command sent meanwhile is answered. */
+/**
+ * Pauses every client of `redis`'s server for `millis` (shorter than the connection's command
+ * timeout, 500 ms, so that the scripts sent meanwhile are answered, not timed out); the fiber
+ * returned logs once a command sent meanwhile is answered.
+ */
 const pause = (redis: Redis, probe: Redis, millis: number, log: Array<string>) =>
   Effect.gen(function*() {
     yield* Effect.promise(() => redis.call("CLIENT", "PAUSE", String(millis), "ALL"))
@@ -45,7 +49,7 @@ describe("hand-over", () => {
       const third = yield* hold(a, undefined, log, "third")
       yield* eventually(waitingIs(a, 2), "two waiters queued")
       const before = yield* stateOf(redis, name)
-      const back = yield* pause(redis, probe, 1_500, log)
+      const back = yield* pause(redis, probe, 300, log)
       // the release's hand-over reaches the heir now; its script waits for the pause to end
       yield* Deferred.succeed(first.finish, undefined)
       yield* Deferred.await(second.started)
@@ -116,7 +120,7 @@ describe("hand-over", () => {
       // a's last release grants b1 by a message, which tells b that b2 is the fleet's oldest after it
       yield* Deferred.succeed(next.finish, undefined)
       yield* Deferred.await(waiters[0].started)
-      const back = yield* pause(redis, probe, 1_500, log)
+      const back = yield* pause(redis, probe, 300, log)
       yield* Deferred.succeed(waiters[0].finish, undefined)
       yield* Deferred.await(waiters[1].started)
       yield* Fiber.join(back)
@@ -179,37 +183,79 @@ describe("hand-over", () => {
       yield* expectClean(redis, name)
     }))
 
-  it.scopedLive("a hand-over from a holder whose lease Redis no longer has: the heir holds nothing, and learns it", () =>
+  it.scopedLive("a hand-over from a holder whose lease Redis no longer has: the heir is counted if its permits are free", () =>
     Effect.gen(function*() {
       const server = yield* ownServer()
-      const name = uniqueName("handover-lost")
+      const name = uniqueName("handover-claimed")
       const redis = yield* inspector(server.url)
-      const lines: Array<string> = []
       const a = yield* bulkheadOn(server.url, { name, permits: 1 })
-      // the release's log line is written by the holder's fiber
-      const first = yield* hold(a).pipe(Effect.provide(capturingLogs(lines)))
+      const first = yield* hold(a)
       yield* Deferred.await(first.started)
       const heir = yield* hold(a)
       yield* eventually(waitingIs(a, 1), "the heir queued")
       // Redis loses the holder's lease (as a failover that lost the write would), and counts it no more
       const { keys } = RedisBulkhead.keysOf("sluice:bh:", name)
       const [holder] = (yield* stateOf(redis, name)).held
+      const [waiter] = (yield* stateOf(redis, name)).queue
       yield* Effect.promise(() => redis.multi().zrem(keys[4], holder).hset(keys[1], "used", 0).exec())
       const lostBefore = yield* lostCount(name)
       yield* Deferred.succeed(first.finish, undefined)
       yield* Fiber.join(first.fiber)
       yield* Deferred.await(heir.started)
-      // the heir runs (its call cannot be un-run), with no lease in Redis, and the fleet is told so
-      assert.strictEqual((yield* lostCount(name)) - lostBefore, 1)
-      assert.isTrue(lines.some((line) => line.includes("was lost")), lines.join("\n"))
+      // the permit is free: the heir is claimed, once
       const after = yield* stateOf(redis, name)
       assert.deepStrictEqual({ held: after.held, queue: after.queue, used: after.used }, {
-        held: [],
+        held: [waiter],
         queue: [],
-        used: 0
+        used: 1
       })
+      assert.strictEqual((yield* lostCount(name)) - lostBefore, 0)
       yield* Deferred.succeed(heir.finish, undefined)
       yield* Fiber.join(heir.fiber)
+      yield* expectClean(redis, name)
+    }))
+
+  it.scopedLive("a shrink by another process, not heard of yet: the heir is not counted past K, and learns it", () =>
+    Effect.gen(function*() {
+      const server = yield* ownServer()
+      const name = uniqueName("handover-shrunk")
+      const redis = yield* inspector(server.url)
+      const lines: Array<string> = []
+      const a = yield* bulkheadOn(server.url, { name, permits: 2, maxPermits: 2 })
+      // the release's log line is written by the holder's fiber
+      const holders = [yield* hold(a).pipe(Effect.provide(capturingLogs(lines))), yield* hold(a)]
+      yield* Effect.forEach(holders, (h) => Deferred.await(h.started), { discard: true })
+      const heir = yield* hold(a)
+      yield* eventually(waitingIs(a, 1), "the heir queued")
+      // another process starts with K = 1: the fleet's K is 1 from now on, and a has not heard
+      yield* bulkheadOn(server.url, { name, permits: 1, maxPermits: 2 })
+      const lostBefore = yield* lostCount(name)
+      yield* Deferred.succeed(holders[0].finish, undefined)
+      yield* Fiber.join(holders[0].fiber)
+      yield* Deferred.await(heir.started)
+      // the heir started before Redis could refuse it: Redis counts only the holder left, and the
+      // heir knows it runs past K
+      const after = yield* stateOf(redis, name)
+      assert.deepStrictEqual(
+        { held: after.held.length, queue: after.queue, used: after.used, permits: after.permits },
+        {
+          held: 1,
+          queue: [],
+          used: 1,
+          permits: 1
+        }
+      )
+      assert.strictEqual((yield* lostCount(name)) - lostBefore, 1)
+      assert.isTrue(lines.some((line) => line.includes("was lost")), lines.join("\n"))
+      // the next release passes its permit on as usual: 1 in use of K = 1, once the lost heir is not counted
+      const next = yield* hold(a)
+      yield* eventually(waitingIs(a, 1), "the next waiter queued")
+      yield* Deferred.succeed(holders[1].finish, undefined)
+      yield* Fiber.join(holders[1].fiber)
+      yield* Deferred.await(next.started)
+      assert.strictEqual((yield* lostCount(name)) - lostBefore, 1)
+      yield* Effect.forEach([heir, next], (h) => Deferred.succeed(h.finish, undefined), { discard: true })
+      yield* Effect.forEach([heir, next], (h) => Fiber.join(h.fiber), { discard: true })
       yield* expectClean(redis, name)
     }))
 })

@@ -197,6 +197,39 @@ describe.sequential("several processes", () => {
   )
 
   it.scopedLive(
+    "a holder paused past its lease hands nothing over: its process's waiter, whose lease ended too, queues again",
+    () =>
+      Effect.gen(function*() {
+        const name = uniqueName("sigstop-heir")
+        const redis = yield* inspector(url)
+        // the child holds the permit, and its second call waits behind it: the oldest waiter
+        const child = yield* worker({ url, name, permits: 1, leaseTtlMillis: 900, mode: "hold", second: true })
+        yield* child.lineMatching((l) => l === "holding", "holding")
+        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: 900 })
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's second call queued")
+        const waiter = yield* hold(mine)
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 2), "this process's waiter queued")
+        child.proc.kill("SIGSTOP")
+        // both of the child's leases end; the permit passes to this process's waiter
+        yield* Deferred.await(waiter.started)
+        // the child ends its call as soon as it runs again, before its renewal can answer
+        yield* child.send("finish")
+        child.proc.kill("SIGCONT")
+        yield* child.lineMatching((l) => l === "released", "released")
+        // the child's second call was not handed the permit it no longer had: it queues again
+        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's second call queued again")
+        const state = yield* stateOf(redis, name)
+        assert.deepStrictEqual({ held: state.held.length, used: state.used }, { held: 1, used: 1 })
+        // it runs once this process's waiter is done, not before: its line comes after this point
+        const before = child.received()
+        yield* Deferred.succeed(waiter.finish, undefined)
+        yield* Fiber.join(waiter.fiber)
+        yield* child.lineMatching((l) => l === "second running", "the second call running", before)
+      }),
+    { timeout: 60_000 }
+  )
+
+  it.scopedLive(
     "a waiter process killed loses its place within the lease TTL, and nobody waits for it",
     () =>
       Effect.gen(function*() {

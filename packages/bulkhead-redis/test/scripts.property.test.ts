@@ -344,14 +344,20 @@ describe("the Lua state machine", () => {
                       const had = model.held.delete(from)
                       dead.delete(from)
                       let state = 0
-                      if (model.held.has(to)) {
-                        state = 1
-                      } else if (model.queue.some((t) => t.member === to)) {
+                      if (model.queue.some((t) => t.member === to)) {
                         model.queue = model.queue.filter((t) => t.member !== to)
-                        if (had) {
+                        // no holder's permits to take: the heir is claimed, after the queue's grants
+                        if (!had) {
+                          expireDead()
+                          grantsOf(model.grant())
+                        }
+                        // and never past K (a shrink)
+                        if (model.used + costOf(to) <= model.permits) {
                           model.held.set(to, costOf(to))
                           state = 1
                         }
+                      } else if (model.held.has(to)) {
+                        state = 1
                       }
                       if (Number(answer[0]) !== state) fail(`${here}: state ${answer[0]}, model ${state}`)
                       if (model.wanted > 0) {
@@ -383,6 +389,10 @@ describe("the Lua state machine", () => {
                   }
                   const limit = runLimit(model.queue, MINE, await lastTicket())
                   if (Number(reply[1]) !== limit) fail(`${at}: head run's limit ${reply[1]}, model ${limit}`)
+                  // what the limit promises: every ticket waiting below it is the caller's
+                  const queuedNow = await redis.zrange(keys[2], 0, -1)
+                  const foreign = queuedNow.find((m) => Number.parseInt(m, 10) < limit && !m.includes(`:${MINE}.`))
+                  if (foreign !== undefined) fail(`${at}: ${foreign} waits below the caller's limit ${limit}`)
                   await publishedAtFinish()
                   if (dead.size > 0) {
                     // no operation looked: Redis still counts the dead lease, as the model does

@@ -62,8 +62,17 @@ export class Impl {
    * from the last reply, or raised by a grant message): its oldest waiter below it is the fleet's.
    */
   runLimit = 0
+  /** The greatest ticket number in `waiting` when it was last in order: a lower one sorts it again. */
+  lastWaiting = 0
   /** The last reply counted more permits in use than K (a shrink): releases go to Redis then. */
   shrinking = false
+  /** This instance's resizes: a reply to a script sent before the last one cannot end `shrinking`. */
+  resizes = 0
+  /**
+   * How long after its last renewal a ticket still takes part in a hand-over: two thirds of the
+   * TTL, so that its lease (renewed every third) outlives the script that carries the hand-over.
+   */
+  readonly handOverFreshMillis: number
   readonly keys: ReadonlyArray<string>
   /** The grant channels' common name, sent to every script. */
   readonly channel: string
@@ -92,7 +101,9 @@ export class Impl {
   constructor(
     readonly settings: Settings,
     readonly connection: Connection.Service,
-    readonly scripts: Scripts
+    readonly scripts: Scripts,
+    /** The layer's clock, for what a reply does outside any fiber. */
+    readonly clock: Clock.Clock
   ) {
     const { channel, keys } = S.keysOf(settings.prefix, settings.name)
     this.keys = keys
@@ -104,6 +115,7 @@ export class Impl {
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
     this.renewEveryMillis = Math.floor(settings.leaseTtlMillis / 3)
+    this.handOverFreshMillis = Math.floor(settings.leaseTtlMillis * 2 / 3)
     this.leaseTtlArg = String(settings.leaseTtlMillis)
     this.maxWaitingArg = settings.maxWaiting === Infinity ? "-1" : String(settings.maxWaiting)
     this.permits = settings.permits
@@ -176,6 +188,7 @@ export class Impl {
   }
 
   send(batch: ReadonlyArray<Pending>): void {
+    const resizes = this.resizes
     const args = this.args([this.mark, this.leaseTtlArg, this.maxWaitingArg])
     for (const op of batch) args.push(op.code, op.id, op.arg)
     // every operation is resumed exactly once, whatever happens to the script or its reply
@@ -193,6 +206,7 @@ export class Impl {
       // then the tickets it queued, in ticket-number order, before any of their callers runs
       batch.forEach((op, i) => this.queued(op, reply[i + 2]))
       this.runLimit = int(reply[1])
+      this.counted(batch[batch.length - 1], reply[batch.length + 1], resizes)
       for (; resumed < batch.length; resumed++) {
         batch[resumed].resume(this.answer(batch[resumed].operation, reply[resumed + 2]))
       }
@@ -245,22 +259,40 @@ export class Impl {
     })
   }
 
-  /**
-   * What one operation's reply tells every caller: a ticket it queued starts waiting (unless a
-   * grant came first), and whether the fleet holds more permits than K.
-   */
+  /** A ticket that an acquire's reply queued starts waiting, unless a grant came first. */
   queued(op: Pending, reply: unknown): void {
-    if (!isArray(reply)) return
-    const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
-    // an acquire answers {kind, member, used, permits, ...}, a release or hand-over {state, used, permits}
-    this.shrinking = int(reply[acquire ? 2 : 1]) > int(reply[acquire ? 3 : 2])
-    if (!acquire || int(reply[0]) !== S.ACQUIRE_QUEUED) return
+    if (op.code !== S.ACQUIRE || !isArray(reply) || int(reply[0]) !== S.ACQUIRE_QUEUED) return
     const ticket = this.tickets.get(op.id)
     if (ticket === undefined || ticket.state !== T.ASKING) return
     ticket.member = String(reply[1])
     ticket.state = T.QUEUED
     ticket.signal = Deferred.unsafeMake<boolean>(FiberId.none)
+    ticket.renewedAt = this.clock.unsafeCurrentTimeMillis()
+    const number = Number.parseInt(ticket.member, 10)
     this.waiting.set(ticket.nonce, ticket)
+    if (number > this.lastWaiting) this.lastWaiting = number
+    // out of order (a reply overtaken by a later one, or a counter that Redis lost): sorted again
+    else this.sortWaiting()
+  }
+
+  sortWaiting(): void {
+    const sorted = [...this.waiting.values()].sort((a, b) =>
+      Number.parseInt(a.member, 10) - Number.parseInt(b.member, 10)
+    )
+    this.waiting.clear()
+    for (const ticket of sorted) this.waiting.set(ticket.nonce, ticket)
+    this.lastWaiting = sorted.length === 0 ? 0 : Number.parseInt(sorted[sorted.length - 1].member, 10)
+  }
+
+  /**
+   * Whether the fleet holds more permits than K, from a batch's last reply: an acquire answers
+   * `{kind, member, used, permits, ...}`, a release or hand-over `{state, used, permits}`.
+   */
+  counted(op: Pending, reply: unknown, resizes: number): void {
+    if (!isArray(reply)) return
+    const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
+    if (int(reply[acquire ? 2 : 1]) > int(reply[acquire ? 3 : 2])) this.shrinking = true
+    else if (resizes === this.resizes) this.shrinking = false
   }
 
   // --- grants and leases --------------------------------------------------------------------
@@ -296,9 +328,11 @@ export class Impl {
     return Effect.suspend(() => {
       const renewing: Array<T.Ticket> = []
       const claiming: Array<T.Ticket> = []
+      const handing: Array<T.Ticket> = []
       for (const ticket of this.tickets.values()) {
         if (ticket.state === T.GONE || ticket.lost || ticket.member === "") continue
-        if (ticket.needsClaim) claiming.push(ticket)
+        // a hand-over Redis may not have heard is sent again rather than claimed: it frees the holder's lease
+        if (ticket.needsClaim) (ticket.handedFrom === "" ? claiming : handing).push(ticket)
         else renewing.push(ticket)
       }
       const steps: Array<Effect.Effect<number>> = []
@@ -310,6 +344,15 @@ export class Impl {
       }
       if (renewing.length > 0) steps.push(this.renew(renewing))
       if (claiming.length > 0) steps.push(this.claim(claiming))
+      for (const heir of handing) {
+        const again = this.submit("hand over", S.HAND_OVER, heir.handedFrom, heir.member)
+        steps.push(
+          Effect.as(
+            Effect.ignore(Effect.flatMap(again, (reply) => this.handedOver(heir, reply))),
+            this.renewEveryMillis
+          )
+        )
+      }
       if (steps.length === 0 && this.degraded) steps.push(Effect.as(Effect.ignore(this.stats), this.renewEveryMillis))
       return Effect.map(
         Effect.all(steps),
@@ -446,10 +489,10 @@ export class Impl {
    * fleet's oldest waiter can take hands them to it here (`heirOf`).
    */
   release(ticket: T.Ticket): Effect.Effect<void> {
-    return Effect.suspend(() => {
+    return Effect.clockWith((clock) => {
       if (ticket.state === T.GONE) return Effect.void
       const skipRedis = ticket.lost || ticket.member === "" || ticket.state === T.LOCAL
-      const heir = skipRedis ? undefined : this.heirOf(ticket)
+      const heir = skipRedis ? undefined : this.heirOf(ticket, clock.unsafeCurrentTimeMillis())
       this.forget(ticket)
       const local = releaseLocal(ticket)
       if (skipRedis) return local
@@ -461,38 +504,44 @@ export class Impl {
   /**
    * The waiter a holder's permits go to without a round trip: this instance's oldest waiter, when
    * it is the fleet's oldest (numbered below the head run's limit) and costs no more than the
-   * holder. None while Redis decides alone: degraded, a holder Redis may not count, or a shrink.
+   * holder. None while Redis decides alone: degraded, a holder Redis may not count, a shrink, or a
+   * holder or waiter whose lease may end before Redis hears of the hand-over (a paused process).
    */
-  heirOf(holder: T.Ticket): T.Ticket | undefined {
+  heirOf(holder: T.Ticket, now: number): T.Ticket | undefined {
     if (holder.state !== T.HELD && holder.state !== T.GRANTED) return undefined
     if (this.degraded || this.shrinking || holder.needsClaim) return undefined
+    const stale = now - this.handOverFreshMillis
+    if (holder.renewedAt < stale) return undefined
     for (const oldest of this.waiting.values()) {
-      return oldest.cost <= holder.cost && Number.parseInt(oldest.member, 10) < this.runLimit ? oldest : undefined
+      const fits = oldest.cost <= holder.cost && oldest.renewedAt >= stale
+      return fits && Number.parseInt(oldest.member, 10) < this.runLimit ? oldest : undefined
     }
     return undefined
   }
 
-  /**
-   * The heir's wait ends now; Redis hears of it in this turn's script. Should Redis answer that the
-   * heir holds nothing (the holder's lease had ended), the heir has lost its lease.
-   */
+  /** The heir's wait ends now; Redis hears of it in this turn's script. */
   handOver(holder: T.Ticket, heir: T.Ticket): Effect.Effect<void> {
     return Effect.async<ReadonlyArray<unknown>, Api.BulkheadStoreError>((resume) => {
       this.push({ operation: "hand over", code: S.HAND_OVER, id: holder.member, arg: heir.member, resume })
+      heir.handedFrom = holder.member
       // told once the hand-over is queued: whatever the heir asks Redis next comes after it
       this.granted(heir, heir.member)
-    }).pipe(
-      Effect.flatMap((reply) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          if (int(reply[0]) === 1) {
-            heir.renewedAt = now
-            return Effect.void
-          }
-          return heir.state === T.GONE || heir.lost ? Effect.void : this.leaseLost(heir, now)
-        })
-      ),
-      Effect.ignore
-    )
+    }).pipe(Effect.flatMap((reply) => this.handedOver(heir, reply)), Effect.ignore)
+  }
+
+  /**
+   * Redis's answer to a hand-over: the heir holds its permits now, or it holds none (the holder's
+   * lease had ended and the permits were not free, or a shrink) and has lost its lease.
+   */
+  handedOver(heir: T.Ticket, reply: ReadonlyArray<unknown>): Effect.Effect<void> {
+    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
+      heir.handedFrom = ""
+      heir.needsClaim = false
+      if (heir.state === T.GONE || heir.lost) return Effect.void
+      if (int(reply[0]) !== 1) return this.leaseLost(heir, now)
+      heir.renewedAt = now
+      return Effect.void
+    })
   }
 
   resize(permits: number): Effect.Effect<void, Api.BulkheadStoreError> {
@@ -504,7 +553,8 @@ export class Impl {
           )
         )
       }
-      // a shrink ends the hand-overs until a reply says the permits in use fit again
+      // a shrink ends the hand-overs until a reply to a script sent after it says the permits in use fit
+      this.resizes++
       if (permits < this.permits) this.shrinking = true
       this.permits = permits
       const sent = this.call("resize", this.scripts.resize, []).pipe(

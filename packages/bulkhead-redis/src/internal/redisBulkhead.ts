@@ -51,7 +51,7 @@ export const make = <const O extends Api.Options>(
   Effect.gen(function*() {
     const resolved = yield* Effect.try({ try: () => settings.resolve(options), catch: (e) => e }).pipe(Effect.orDie)
     const connection = yield* Connection.RedisConnection
-    const impl = new Impl(resolved, connection, loadScripts())
+    const impl = new Impl(resolved, connection, loadScripts(), yield* Effect.clock)
     yield* connection.subscribe(impl.grantChannel, (message) => impl.onGrants(message))
     // the renewal loop: leases, waiting leases, claims and the safety-net check, one script each per beat
     yield* Effect.forkScoped(

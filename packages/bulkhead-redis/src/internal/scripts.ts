@@ -130,13 +130,17 @@ end
 -- The queue's head run: the instance of the oldest waiting ticket, and a ticket number below which
 -- every waiting ticket is that instance's (tickets queued later are numbered higher). An instance
 -- whose oldest waiter is numbered below it may hand a released permit to that waiter itself: no
--- ticket of the fleet is older. A look at the first RUN_WINDOW tickets; nil with an empty queue.
+-- ticket of the fleet is older. A look at the first RUN_WINDOW tickets, when the head is one of the
+-- instances this script tells (wants); nil with an empty queue.
 local RUN_WINDOW = 32
-local function headRun()
+local function headRun(wants)
   if wanted <= 0 and not unknown then return nil, 0 end
+  local head = redis.call("ZRANGE", queueKey, 0, 0)[1]
+  if not head then return nil, 0 end
+  local owner = ownerOf(head)
+  -- nobody this script talks to owns the head: no run to look at
+  if not wants[owner] then return owner, 0 end
   local run = redis.call("ZRANGE", queueKey, 0, RUN_WINDOW - 1)
-  if not run[1] then return nil, 0 end
-  local owner = ownerOf(run[1])
   for i = 2, #run do
     if ownerOf(run[i]) ~= owner then return owner, tonumber(string.match(run[i], "^%d+")) end
   end
@@ -171,7 +175,12 @@ local function finish(mine)
     members[#members + 1] = m
   end
   local runOwner, runLimit
-  if mine or owners[1] then runOwner, runLimit = headRun() end
+  if mine or owners[1] then
+    local wants = {}
+    if mine then wants[mine] = true end
+    for _, owner in ipairs(owners) do wants[owner] = true end
+    runOwner, runLimit = headRun(wants)
+  end
   for _, owner in ipairs(owners) do
     if owner ~= mine then
       local to = channel
@@ -211,9 +220,11 @@ end
  *   was queued and left the queue, 0 it was not there (an expired lease: fencing).
  * - `h`, holder's member, waiter's member: a hand-over. The holder's lease ends and the waiter's
  *   begins, without the waiter's passing through the queue's head: the instance handed the permits
- *   over itself, knowing the waiter to be the fleet's oldest and to cost no more. Reply
+ *   over itself, knowing the waiter to be the fleet's oldest and to cost no more. A holder whose
+ *   lease had ended leaves the waiter to be claimed (counted if its permits are free after the
+ *   queue's grants); a waiter that no longer fits K (a shrink) is not counted. Reply
  *   `{state, used, permits}`: state 1 the waiter holds its permits now (or was granted them
- *   meanwhile), 0 it holds none (the holder's lease had ended, or the waiter had left).
+ *   meanwhile), 0 it holds none (or had left the queue: nothing is counted for it).
  *
  * Reply `{grants, runLimit, ...one reply per operation}`: `grants` lists the members of this
  * instance that this script granted, queued ones of earlier turns included; `runLimit` is the
@@ -281,21 +292,26 @@ end
 local function handOver(from, to)
   local had = redis.call("ZREM", heldKey, from) == 1
   if had then used = used - (ticketOf(from) or 0) end
-  local state = 0
   local c, l = ticketOf(to)
-  if redis.call("ZSCORE", heldKey, to) then
-    -- granted meanwhile by a release elsewhere: counted once
-    state = 1
-  elseif c and redis.call("ZREM", queueKey, to) == 1 then
+  local state = 0
+  if c and redis.call("ZREM", queueKey, to) == 1 then
     redis.call("ZREM", wleaseKey, to)
     wanted = wanted - c
-    -- the holder's lease had ended (its process paused past it): its permits may be another's now,
-    -- and the waiter holds none
-    if had then
+    -- the holder's lease had ended (Redis lost it, or its process paused past it): its permits may be
+    -- another's, so the waiter is claimed as a holder through an outage is, after the queue's grants
+    if not had then
+      expire()
+      grant()
+    end
+    -- it does not fit after a shrink this instance had not heard of yet: it holds nothing
+    if used + c <= permits then
       redis.call("ZADD", heldKey, clock() + l, to)
       used = used + c
       state = 1
     end
+  elseif redis.call("ZSCORE", heldKey, to) then
+    -- granted meanwhile by a release elsewhere: counted once
+    state = 1
   end
   if wanted > 0 or unknown then
     expire()

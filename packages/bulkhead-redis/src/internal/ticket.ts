@@ -46,6 +46,11 @@ export interface Ticket {
    * was admitted on the fallback. Cleared once Redis answers for it.
    */
   needsClaim: boolean
+  /**
+   * The member of the holder that handed this ticket its permits (`Impl.handOver`), until Redis
+   * answers the hand-over; empty otherwise. A holder Redis may not count sends the hand-over again.
+   */
+  handedFrom: string
 }
 
 /** This process's random part of every mark. */
@@ -73,5 +78,6 @@ export const make = (mark: string, cost: number): Ticket => ({
   lost: false,
   renewedAt: 0,
   localScope: undefined,
-  needsClaim: false
+  needsClaim: false,
+  handedFrom: ""
 })
