@@ -8,9 +8,10 @@
  *    same 64). K = 8 is the issue's case (a provider whose limit is 8, 4 workers): 56 of the 64 wait
  *    at any time, so what is measured is the hand-over of a released permit to a waiter, the path
  *    FIFO and the wake-ups are about. A K = 64 row (nobody waits) shows the bare cost of a cycle.
- *    Rounds interleave the contenders; the median round counts. The one-process runs also read
- *    what a cycle costs: commands Redis executed (INFO stats, scripts' inner calls included),
- *    scripts run and their time in Redis (INFO commandstats), Redis' CPU (INFO cpu), the client's.
+ *    Rounds interleave the contenders; the median round counts. Each run also reads what a cycle
+ *    costs: commands Redis executed (INFO stats, scripts' inner calls included), scripts run and
+ *    their time in Redis, messages published (INFO commandstats), Redis' CPU (INFO cpu), and the
+ *    CPU of the processes running the cycles (a fleet's children report theirs).
  * 2. Round trips per uncontended acquire and per release: commands the clients sent (MONITOR,
  *    scripts' own calls and the bench's INFO excluded), acquires one at a time, then releases one at
  *    a time; and connections opened (INFO stats) per acquire.
@@ -43,7 +44,7 @@ const IN_FLIGHT = 64
 const PROCESSES = 4
 const PERMITS = 8
 const UNCONTENDED_PERMITS = IN_FLIGHT
-const ROUNDS = 2
+const ROUNDS = 3
 const ROUND_MILLIS = 2_000
 const WARMUP_MILLIS = 1_000
 const FIFO_MILLIS = 1_500
@@ -141,7 +142,7 @@ const eq = (a: string | undefined, b: string) => a !== undefined && a.toLowerCas
 
 const sluice: Contender = {
   label: "sluice",
-  config: "RedisBulkhead (strict FIFO; one script per event-loop turn, grants in its reply or by SPUBLISH)",
+  config: "RedisBulkhead (strict FIFO; one script per event-loop turn; hand-overs in the process; grants by SPUBLISH)",
   open: async (s) => {
     const scope = Effect.runSync(Scope.make())
     const bulkhead = await Effect.runPromise(
@@ -264,7 +265,10 @@ interface ChildArgs {
   readonly mode: "cycles" | "hold"
 }
 
-/** In a child: parent → "RUN <millis> <inFlight>" | "EXIT"; child → "READY", "RESULT <n>", "HOLDING". */
+/**
+ * In a child: parent → "RUN <millis> <inFlight>" | "EXIT"; child → "READY", "RESULT <cycles> <CPU µs>",
+ * "HOLDING".
+ */
 const child = async (args: ChildArgs) => {
   const contender = contenders[args.contender]
   const opened = await contender.open(args.setup)
@@ -285,8 +289,10 @@ const child = async (args: ChildArgs) => {
     const [command, millis, inFlight] = line.trim().split(" ")
     if (command === "EXIT") break
     if (command === "RUN") {
+      const cpuBefore = process.cpuUsage()
       const count = await opened.cycles(Number(millis), Number(inFlight))
-      process.stdout.write(`RESULT ${count}\n`)
+      const cpu = process.cpuUsage(cpuBefore)
+      process.stdout.write(`RESULT ${count} ${cpu.user + cpu.system}\n`)
     }
   }
   await opened.close()
@@ -362,11 +368,13 @@ const fleet = async (contender: number, setup: Setup) => {
     Array.from({ length: PROCESSES }, () => spawnChild({ contender, setup, mode: "cycles" }, "READY"))
   )
   return {
+    /** The fleet's cycles, and the CPU its processes spent on them together (µs). */
     run: async (millis: number) => {
       const results = children.map((c) => c.lines((l) => l.startsWith("RESULT ")))
       for (const c of children) c.send(`RUN ${millis} ${IN_FLIGHT / PROCESSES}`)
-      const counts = await Promise.all(results)
-      return counts.reduce((sum, line) => sum + Number(line.slice("RESULT ".length)), 0)
+      const lines = await Promise.all(results)
+      const words = lines.map((line) => line.split(" ").slice(1).map(Number))
+      return { cycles: words.reduce((sum, [n]) => sum + n, 0), cpuMicros: words.reduce((sum, [, c]) => sum + c, 0) }
     },
     close: () => {
       for (const c of children) c.send("EXIT")
@@ -421,6 +429,8 @@ const writeCalls = (info: string) => {
 }
 
 interface Snapshot {
+  /** Pub/sub messages sent (SPUBLISH and PUBLISH, scripts' included). */
+  readonly messages: number
   readonly commands: number
   readonly writes: number
   readonly scripts: number
@@ -431,7 +441,9 @@ interface Snapshot {
 
 const snapshot = async (admin: Redis): Promise<Snapshot> => {
   const info = await admin.info("all")
+  const calls = (command: string) => Number(new RegExp(`^cmdstat_${command}:calls=(\\d+)`, "m").exec(info)?.[1] ?? 0)
   return {
+    messages: calls("spublish") + calls("publish"),
     commands: infoField(info, "total_commands_processed"),
     writes: writeCalls(info),
     scripts: scriptStats(info).calls,
@@ -500,8 +512,20 @@ interface Costs {
   /** The time Redis spent in one script, on average. */
   readonly microsPerScript: number
   readonly redisCpuMicros: number
+  /** The CPU of the processes running the cycles (a fleet's together). */
   readonly clientCpuMicros: number
+  readonly messagesPerCycle: number
 }
+
+const costsOf = (before: Snapshot, after: Snapshot, cycles: number, clientCpuMicros: number): Costs => ({
+  commandsPerCycle: (after.commands - before.commands - 1) / cycles,
+  writesPerCycle: (after.writes - before.writes) / cycles,
+  scriptsPerCycle: (after.scripts - before.scripts) / cycles,
+  microsPerScript: (after.scriptMicros - before.scriptMicros) / (after.scripts - before.scripts),
+  redisCpuMicros: ((after.cpu - before.cpu) * 1e6) / cycles,
+  clientCpuMicros: clientCpuMicros / cycles,
+  messagesPerCycle: (after.messages - before.messages) / cycles
+})
 
 const measuredCycles = async (opened: Opened, admin: Redis) => {
   const before = await snapshot(admin)
@@ -509,15 +533,10 @@ const measuredCycles = async (opened: Opened, admin: Redis) => {
   const cycles = await opened.cycles(ROUND_MILLIS, IN_FLIGHT)
   const client = process.cpuUsage(clientBefore)
   const after = await snapshot(admin)
-  const costs: Costs = {
-    commandsPerCycle: (after.commands - before.commands - 1) / cycles,
-    writesPerCycle: (after.writes - before.writes) / cycles,
-    scriptsPerCycle: (after.scripts - before.scripts) / cycles,
-    microsPerScript: (after.scriptMicros - before.scriptMicros) / (after.scripts - before.scripts),
-    redisCpuMicros: ((after.cpu - before.cpu) * 1e6) / cycles,
-    clientCpuMicros: (client.user + client.system) / cycles
+  return {
+    perSecond: cycles / (ROUND_MILLIS / 1000),
+    costs: costsOf(before, after, cycles, client.user + client.system)
   }
-  return { perSecond: cycles / (ROUND_MILLIS / 1000), costs }
 }
 
 interface RoundTrips {
@@ -709,8 +728,14 @@ const parent = async () => {
       fleets.push(await fleet(i, setup))
     }
     const fourProcesses: Array<Array<number>> = contenders.map(() => [])
+    const fleetCosts: Array<Array<Costs>> = contenders.map(() => [])
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [i, f] of fleets.entries()) fourProcesses[i].push((await f.run(ROUND_MILLIS)) / (ROUND_MILLIS / 1000))
+      for (const [i, f] of fleets.entries()) {
+        const before = await snapshot(admin)
+        const { cpuMicros, cycles } = await f.run(ROUND_MILLIS)
+        fleetCosts[i].push(costsOf(before, await snapshot(admin), cycles, cpuMicros))
+        fourProcesses[i].push(cycles / (ROUND_MILLIS / 1000))
+      }
       console.log(
         `round ${round + 1}/${ROUNDS}, ${PROCESSES} processes: ${
           fourProcesses.map((r) => fmt(r[round])).join(", ")
@@ -719,7 +744,9 @@ const parent = async () => {
     }
     const fifoFleet: Array<Fifo> = []
     for (const [i, f] of fleets.entries()) {
-      fifoFleet.push(await fifo(contenders[i], fleetSetups[i], port, adminAddress, () => f.run(FIFO_MILLIS)))
+      fifoFleet.push(
+        await fifo(contenders[i], fleetSetups[i], port, adminAddress, () => f.run(FIFO_MILLIS).then((r) => r.cycles))
+      )
       console.log(
         `FIFO, ${PROCESSES} processes: ${contenders[i].label}: ${fifoFleet[i].violations} of ${fifoFleet[i].grants}`
       )
@@ -762,24 +789,31 @@ const parent = async () => {
     ])
     const costHeader = [
       "contender",
-      "K",
+      "cycles",
       "Redis commands / cycle",
       "of them writes",
       "scripts / cycle",
       "µs in Redis / script",
+      "grant messages / cycle",
       "Redis CPU µs / cycle",
       "client CPU µs / cycle"
     ]
-    const costRows = [PERMITS, UNCONTENDED_PERMITS].flatMap((k) =>
+    const runs = [
+      { label: `1 process, K = ${PERMITS}`, of: costs },
+      { label: `${PROCESSES} processes, K = ${PERMITS}`, of: fleetCosts },
+      { label: `1 process, K = ${UNCONTENDED_PERMITS}`, of: freeCosts }
+    ]
+    const costRows = runs.flatMap((run) =>
       contenders.map((c, i) => {
-        const cost = (pick: (c: Costs) => number) => median((k === PERMITS ? costs : freeCosts)[i].map(pick))
+        const cost = (pick: (c: Costs) => number) => median(run.of[i].map(pick))
         return [
           c.label,
-          String(k),
+          run.label,
           fmt(cost((x) => x.commandsPerCycle), 1),
           fmt(cost((x) => x.writesPerCycle), 1),
           fmt(cost((x) => x.scriptsPerCycle), 2),
           fmt(cost((x) => x.microsPerScript), 1),
+          fmt(cost((x) => x.messagesPerCycle), 2),
           fmt(cost((x) => x.redisCpuMicros), 1),
           fmt(cost((x) => x.clientCpuMicros), 1)
         ]
@@ -837,56 +871,53 @@ const parent = async () => {
     ]
     const freeCost = (i: number, pick: (c: Costs) => number) => median(freeCosts[i].map(pick))
     const contendedCost = (i: number, pick: (c: Costs) => number) => median(costs[i].map(pick))
-    const slower = one[own] < one[rs] || four[own] < four[rs] || bare[own] < bare[rs]
-    const why = !slower ? [] : [
-      "",
-      "Why sluice is slower than redis-semaphore here (its acquire and release are one round trip each, so the " +
-      "cost is elsewhere):",
-      "",
-      `- Not the work per cycle. One process, median round, Redis CPU per cycle: sluice ${
-        fmt(contendedCost(own, (x) => x.redisCpuMicros))
-      } µs, redis-semaphore ${fmt(contendedCost(rs, (x) => x.redisCpuMicros))} at K = ${PERMITS}; ${
-        fmt(freeCost(own, (x) => x.redisCpuMicros))
-      } and ${fmt(freeCost(rs, (x) => x.redisCpuMicros))} when nobody waits. Client CPU per cycle: ${
-        fmt(contendedCost(own, (x) => x.clientCpuMicros))
-      } µs and ${fmt(contendedCost(rs, (x) => x.clientCpuMicros))} at K = ${PERMITS}; ${
-        fmt(freeCost(own, (x) => x.clientCpuMicros))
-      } and ${fmt(freeCost(rs, (x) => x.clientCpuMicros))} when nobody waits. Redis commands per cycle: ${
-        fmt(contendedCost(own, (x) => x.commandsPerCycle), 1)
-      } and ${fmt(contendedCost(rs, (x) => x.commandsPerCycle), 1)} (its polls included) at K = ${PERMITS}, in ${
-        fmt(contendedCost(own, (x) => x.scriptsPerCycle), 2)
-      } scripts per cycle for sluice (the acquires and releases of one event-loop turn share a script) and ${
-        fmt(contendedCost(rs, (x) => x.scriptsPerCycle), 2)
-      } for redis-semaphore.`,
-      `- How the work overlaps. A strict-FIFO hand-over is a chain: a released permit goes to the oldest ticket, ` +
-      `whose fiber must hear of its grant, run and release before that permit can move again. In one process at ` +
-      `K = ${PERMITS}, one reply wakes the holders of all the permits and one script carries their releases, so ` +
-      `the client and Redis take turns: this run, the two together were busy ${
-        fmt(
-          (one[own] * (contendedCost(own, (x) => x.redisCpuMicros) + contendedCost(own, (x) => x.clientCpuMicros))) /
-            1e6,
-          2
-        )
-      } cores for sluice and ${
-        fmt(
-          (one[rs] * (contendedCost(rs, (x) => x.redisCpuMicros) + contendedCost(rs, (x) => x.clientCpuMicros))) / 1e6,
-          2
-        )
-      } for redis-semaphore (cycles per second × CPU per cycle), of 2. A redis-semaphore holder needs no ` +
-      `hand-over: the fiber that released takes the permit straight back (${
-        fmt((100 * fifoOne[rs].violations) / Math.max(1, fifoOne[rs].grants), 1)
-      } % of its grants out of arrival order, above), while its waiters' polls keep Redis busy.`,
-      `- Across processes, each hand-over goes to the oldest ticket, so it waits for that ticket's process to be ` +
-      `scheduled, read the grant message and send its next command; a poller takes a freed permit with whichever ` +
-      `poll reaches Redis next, already queued there. From one process to ${PROCESSES}, this run, sluice went ` +
-      `from ${fmt(one[own])} to ${fmt(four[own])} cycles/s (${formatRatio(four[own] / one[own])}), ` +
-      `redis-semaphore from ${fmt(one[rs])} to ${fmt(four[rs])} (${formatRatio(four[rs] / one[rs])})` +
-      (four[own] / one[own] < (0.8 * four[rs]) / one[rs]
-        ? ": the fleet costs sluice more, as that wake-up predicts."
-        : `: no more for sluice than for redis-semaphore, so on this machine (load ${
-          loadBefore.split(",")[0]
-        } on 2 cores) the load, not the wake-up, set the fleet's figure.`)
-    ]
+    const fleetCost = (i: number, pick: (c: Costs) => number) => median(fleetCosts[i].map(pick))
+    /** Cores kept busy: cycles per second × (Redis + client) CPU per cycle. */
+    const cores = (perSecond: number, cost: (pick: (c: Costs) => number) => number) =>
+      fmt((perSecond * (cost((x) => x.redisCpuMicros) + cost((x) => x.clientCpuMicros))) / 1e6, 2)
+    const why: Array<string> = []
+    if (one[own] < one[rs] || bare[own] < bare[rs]) {
+      why.push(
+        `- In one process: Redis CPU per cycle, sluice ${fmt(contendedCost(own, (x) => x.redisCpuMicros))} µs, ` +
+          `redis-semaphore ${fmt(contendedCost(rs, (x) => x.redisCpuMicros))} at K = ${PERMITS}, ${
+            fmt(freeCost(own, (x) => x.redisCpuMicros))
+          } and ${fmt(freeCost(rs, (x) => x.redisCpuMicros))} when nobody waits; client CPU per cycle ${
+            fmt(contendedCost(own, (x) => x.clientCpuMicros))
+          } and ${fmt(contendedCost(rs, (x) => x.clientCpuMicros))}, ${
+            fmt(freeCost(own, (x) => x.clientCpuMicros))
+          } and ${
+            fmt(freeCost(rs, (x) => x.clientCpuMicros))
+          }; cores busy at K = ${PERMITS} (cycles per second × CPU per cycle): ${
+            cores(one[own], (pick) => contendedCost(own, pick))
+          } and ${cores(one[rs], (pick) => contendedCost(rs, pick))}, of 2.`
+      )
+    }
+    if (four[own] < four[rs]) {
+      const messages = fleetCost(own, (x) => x.messagesPerCycle)
+      why.push(
+        `- Across processes the permits go from one process's run of tickets to the next. The acquires of one ` +
+          `event-loop turn travel in one script, so a process's tickets wait in runs; the process whose run reaches ` +
+          `the head works down it by hand-overs, without Redis, and its last releases go to Redis, which grants the ` +
+          `next run, another process's, by one message: ${fmt(messages, 2)} grant messages per cycle this run, a ` +
+          `switch every ${fmt(1 / messages)} cycles. Between two switches one process runs the fleet's cycles while ` +
+          `the others wait their turn, as strict FIFO has them; a poller's processes all run at once, each taking ` +
+          `back the permits it releases (${
+            fmt((100 * fifoFleet[rs].violations) / Math.max(1, fifoFleet[rs].grants), 1)
+          } % of redis-semaphore's grants out of arrival order across ${PROCESSES}, above).`,
+        `- ${PROCESSES} processes and Redis share the machine's 2 cores, and the same work costs more CPU per ` +
+          `cycle there. Client CPU per cycle, the processes together: sluice ${
+            fmt(fleetCost(own, (x) => x.clientCpuMicros))
+          } µs across ${PROCESSES} processes against ${fmt(contendedCost(own, (x) => x.clientCpuMicros))} in one, ` +
+          `redis-semaphore ${fmt(fleetCost(rs, (x) => x.clientCpuMicros))} against ${
+            fmt(contendedCost(rs, (x) => x.clientCpuMicros))
+          }; Redis CPU per cycle ${fmt(fleetCost(own, (x) => x.redisCpuMicros))} and ${
+            fmt(fleetCost(rs, (x) => x.redisCpuMicros))
+          } µs. Cores busy: ${cores(four[own], (pick) => fleetCost(own, pick))} for sluice, ${
+            cores(four[rs], (pick) => fleetCost(rs, pick))
+          } for redis-semaphore, of 2.`
+      )
+    }
+    if (why.length > 0) why.unshift("", "Where sluice is behind redis-semaphore, and why (figures of this run):", "")
     console.log()
     console.log([...targets, ...why].join("\n").replace(/\*\*/g, ""))
 
@@ -899,7 +930,7 @@ const parent = async () => {
       "",
       markdownTable(throughputHeader, throughputRows),
       "",
-      "Per cycle, one process, median round:",
+      `Per cycle, median round (client CPU: the processes running the cycles, the ${PROCESSES} of a fleet together):`,
       "",
       markdownTable(costHeader, costRows),
       "",
@@ -956,8 +987,11 @@ const method = [
   `at any time, so a cycle is mostly the hand-over of a released permit to a waiter, the path that FIFO and the ` +
   `wake-ups are about. K = ${UNCONTENDED_PERMITS} (nobody waits) shows the bare cost of a cycle. ${ROUNDS} ` +
   `interleaved rounds of ${ROUND_MILLIS / 1000} s after a ${WARMUP_MILLIS / 1000} s warm-up; median round. ` +
-  `Per cycle (one process): commands Redis executed (INFO stats, the calls inside scripts ` +
-  `included) and the writes among them (INFO commandstats), scripts run and the time Redis spent in each (INFO commandstats, EVAL + EVALSHA), Redis' CPU (INFO cpu) and the bench process's CPU.`,
+  `Per cycle, in each run: commands Redis executed (INFO stats, the calls inside scripts included) and the ` +
+  `writes among them (INFO commandstats), scripts run and the time Redis spent in each (INFO commandstats, ` +
+  `EVAL + EVALSHA), pub/sub messages sent (SPUBLISH + PUBLISH: sluice's grants to another process), Redis' CPU ` +
+  `(INFO cpu) and the CPU of the processes running the cycles (the bench process, or the fleet's ` +
+  `${PROCESSES} together).`,
   `- Round trips: ${ROUND_TRIP_CALLS} acquires one at a time with every permit free, then ${ROUND_TRIP_CALLS} ` +
   `releases one at a time; the commands the clients sent, counted with MONITOR (the commands a script runs inside ` +
   `Redis and the bench's own INFO excluded), and the connections Redis accepted meanwhile (INFO stats).`,
