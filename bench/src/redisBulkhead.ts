@@ -894,27 +894,29 @@ const parent = async () => {
     }
     if (four[own] < four[rs]) {
       const messages = fleetCost(own, (x) => x.messagesPerCycle)
+      const perCycle = (i: number, of: (i: number, pick: (c: Costs) => number) => number) =>
+        of(i, (x) => x.redisCpuMicros) + of(i, (x) => x.clientCpuMicros)
       why.push(
-        `- Across processes the permits go from one process's run of tickets to the next. The acquires of one ` +
-          `event-loop turn travel in one script, so a process's tickets wait in runs; the process whose run reaches ` +
-          `the head works down it by hand-overs, without Redis, and its last releases go to Redis, which grants the ` +
-          `next run, another process's, by one message: ${fmt(messages, 2)} grant messages per cycle this run, a ` +
-          `switch every ${fmt(1 / messages)} cycles. Between two switches one process runs the fleet's cycles while ` +
-          `the others wait their turn, as strict FIFO has them; a poller's processes all run at once, each taking ` +
-          `back the permits it releases (${
+        `- How the permits move across processes. The acquires of one event-loop turn travel in one script, so a ` +
+          `process's tickets wait in runs; the process whose run reaches the head works down it by hand-overs, ` +
+          `without Redis, and its last releases go to Redis, which grants the next run, another process's, by one ` +
+          `message: ${fmt(messages, 2)} grant messages per cycle this run, a switch every ${fmt(1 / messages)} ` +
+          `cycles. A poller's processes each take back the permits they release (${
             fmt((100 * fifoFleet[rs].violations) / Math.max(1, fifoFleet[rs].grants), 1)
           } % of redis-semaphore's grants out of arrival order across ${PROCESSES}, above).`,
-        `- ${PROCESSES} processes and Redis share the machine's 2 cores, and the same work costs more CPU per ` +
-          `cycle there. Client CPU per cycle, the processes together: sluice ${
+        `- What sets the figure here is CPU: ${PROCESSES} processes and Redis share the machine's 2 cores, and ` +
+          `both fleets kept them busy (cycles per second × CPU per cycle: ${
+            cores(four[own], (pick) => fleetCost(own, pick))
+          } cores for sluice, ${cores(four[rs], (pick) => fleetCost(rs, pick))} for redis-semaphore). A cycle ` +
+          `costs more CPU across processes than in one: sluice's processes together ${
             fmt(fleetCost(own, (x) => x.clientCpuMicros))
-          } µs across ${PROCESSES} processes against ${fmt(contendedCost(own, (x) => x.clientCpuMicros))} in one, ` +
-          `redis-semaphore ${fmt(fleetCost(rs, (x) => x.clientCpuMicros))} against ${
-            fmt(contendedCost(rs, (x) => x.clientCpuMicros))
-          }; Redis CPU per cycle ${fmt(fleetCost(own, (x) => x.redisCpuMicros))} and ${
-            fmt(fleetCost(rs, (x) => x.redisCpuMicros))
-          } µs. Cores busy: ${cores(four[own], (pick) => fleetCost(own, pick))} for sluice, ${
-            cores(four[rs], (pick) => fleetCost(rs, pick))
-          } for redis-semaphore, of 2.`
+          } µs against ${fmt(contendedCost(own, (x) => x.clientCpuMicros))}, redis-semaphore's ${
+            fmt(fleetCost(rs, (x) => x.clientCpuMicros))
+          } against ${fmt(contendedCost(rs, (x) => x.clientCpuMicros))}; with Redis, ${
+            fmt(perCycle(own, fleetCost))
+          } µs a cycle for sluice and ${fmt(perCycle(rs, fleetCost))} for redis-semaphore, a ratio of ${
+            formatRatio(perCycle(rs, fleetCost) / perCycle(own, fleetCost))
+          } against the throughputs' ${formatRatio(four[own] / four[rs])}.`
       )
     }
     if (why.length > 0) why.unshift("", "Where sluice is behind redis-semaphore, and why (figures of this run):", "")
