@@ -10,6 +10,7 @@ import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
@@ -168,6 +169,8 @@ export const run = <A, E, R>(
       if (impl.settings.onLeaseLost !== "interrupt") return Effect.ensuring(restore(self), impl.release(ticket))
       const lost = Deferred.unsafeMake<void>(FiberId.none)
       ticket.lostSignal = lost
+      // lost already (a hand-over Redis did not count, answered before this fiber ran): interrupted at once
+      if (ticket.lost) Deferred.unsafeDone(lost, Exit.void)
       return Effect.ensuring(
         restore(Effect.raceFirst(self, Effect.zipRight(Deferred.await(lost), Effect.interrupt))),
         impl.release(ticket)

@@ -292,7 +292,8 @@ export class Impl {
     if (!isArray(reply)) return
     const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
     if (int(reply[acquire ? 2 : 1]) > int(reply[acquire ? 3 : 2])) this.shrinking = true
-    else if (resizes === this.resizes) this.shrinking = false
+    // a resize Redis has not heard yet (sent again at the beat) is not answered by this reply either
+    else if (resizes === this.resizes && !this.resizePending) this.shrinking = false
   }
 
   // --- grants and leases --------------------------------------------------------------------
@@ -380,7 +381,7 @@ export class Impl {
               this.forget(ticket)
               if (ticket.signal !== undefined) Deferred.unsafeDone(ticket.signal, Exit.succeed(false))
             } else if (ticket.state !== T.GONE) {
-              effects.push(this.leaseLost(ticket, now))
+              effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
             }
           })
           const next = int(reply[0])
@@ -414,7 +415,7 @@ export class Impl {
               unclaimed += ticket.cost
             } else {
               ticket.needsClaim = false
-              effects.push(this.leaseLost(ticket, now))
+              effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
             }
           })
           if (unclaimed > 0 && !this.unclaimedLogged) {
@@ -432,14 +433,20 @@ export class Impl {
     )
   }
 
-  leaseLost(ticket: T.Ticket, now: number): Effect.Effect<void> {
+  /** How late the last renewal of a lease found gone was: the usual reason for a lost lease. */
+  renewedLate(ticket: T.Ticket, now: number): string {
+    return `renewed last ${now - ticket.renewedAt}ms ago, past its TTL of ${this.settings.leaseTtlMillis}ms`
+  }
+
+  /** The ticket runs without a lease Redis counts: `why` says how that came about. */
+  leaseLost(ticket: T.Ticket, why: string): Effect.Effect<void> {
     ticket.lost = true
     leaseLostTotal.unsafeUpdate(1, this.labels)
     if (ticket.lostSignal !== undefined) Deferred.unsafeDone(ticket.lostSignal, Exit.void)
     return Effect.logWarning(
       `bulkhead "${this.settings.name}": the lease of ticket ${ticket.member} (${ticket.cost} permit${
         ticket.cost === 1 ? "" : "s"
-      }) was lost: renewed last ${now - ticket.renewedAt}ms ago, past its TTL of ${this.settings.leaseTtlMillis}ms; ` +
+      }) was lost: ${why}; ` +
         `its permits may be held by another call, so the fleet may exceed ${this.permits} permits until this call ends` +
         (this.settings.onLeaseLost === "interrupt" && ticket.lostSignal !== undefined ? " (interrupting it)" : "")
     )
@@ -538,9 +545,16 @@ export class Impl {
       heir.handedFrom = ""
       heir.needsClaim = false
       if (heir.state === T.GONE || heir.lost) return Effect.void
-      if (int(reply[0]) !== 1) return this.leaseLost(heir, now)
-      heir.renewedAt = now
-      return Effect.void
+      if (int(reply[0]) === 1) {
+        heir.renewedAt = now
+        return Effect.void
+      }
+      return this.leaseLost(
+        heir,
+        `the permits a holder of this process handed it were not counted by Redis (K = ${int(reply[2])}, ` +
+          `${int(reply[1])} in use: a shrink not heard of yet, or the holder's lease had ended and its permits ` +
+          `were taken)`
+      )
     })
   }
 

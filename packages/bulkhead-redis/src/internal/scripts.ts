@@ -222,7 +222,8 @@ end
  *   begins, without the waiter's passing through the queue's head: the instance handed the permits
  *   over itself, knowing the waiter to be the fleet's oldest and to cost no more. A holder whose
  *   lease had ended leaves the waiter to be claimed (counted if its permits are free after the
- *   queue's grants); a waiter that no longer fits K (a shrink) is not counted. Reply
+ *   queue's grants), as does a Redis that lost both (a restart); a waiter that does not fit K (a
+ *   shrink) is not counted. Reply
  *   `{state, used, permits}`: state 1 the waiter holds its permits now (or was granted them
  *   meanwhile), 0 it holds none (or had left the queue: nothing is counted for it).
  *
@@ -303,7 +304,8 @@ local function handOver(from, to)
       expire()
       grant()
     end
-    -- it does not fit after a shrink this instance had not heard of yet: it holds nothing
+    -- it does not fit (a shrink this instance had not heard of yet, or the queue's grants took the
+    -- permits of a holder whose lease had ended): it holds nothing
     if used + c <= permits then
       redis.call("ZADD", heldKey, clock() + l, to)
       used = used + c
@@ -312,6 +314,17 @@ local function handOver(from, to)
   elseif redis.call("ZSCORE", heldKey, to) then
     -- granted meanwhile by a release elsewhere: counted once
     state = 1
+  elseif c and not had then
+    -- neither is here any more (a Redis that restarted empty, and the hand-over sent again): the
+    -- waiter is claimed as a holder through an outage is. (Had the holder been here, the waiter would
+    -- have left the queue itself: nothing is counted for it.)
+    expire()
+    grant()
+    if used + c <= permits then
+      redis.call("ZADD", heldKey, clock() + l, to)
+      used = used + c
+      state = 1
+    end
   end
   if wanted > 0 or unknown then
     expire()
@@ -385,9 +398,8 @@ for i = 3, #ARGV do
     redis.call("ZADD", heldKey, "XX", clock() + l, m)
     out[#out + 1] = "h"
   elseif redis.call("ZREM", queueKey, m) == 1 then
-    -- a waiting ticket holds nothing, and is not counted (its grant would count it a second time):
-    -- a holder that claims it was handed it by a holder of its process in a script Redis never ran,
-    -- so it leaves the queue, where nobody waits for its grant any more
+    -- a waiting ticket holds nothing, and is not counted (its grant would count it a second time);
+    -- a process claims only its holders, so nobody waits for this grant any more: it leaves the queue
     redis.call("ZREM", wleaseKey, m)
     wanted = wanted - c
     -- a head that left may let the tickets behind it in, before any claim after this one
