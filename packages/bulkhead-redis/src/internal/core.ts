@@ -519,11 +519,9 @@ export class Impl {
     if (this.degraded || this.shrinking || holder.needsClaim) return undefined
     const stale = now - this.handOverFreshMillis
     if (holder.renewedAt < stale) return undefined
-    for (const oldest of this.waiting.values()) {
-      const fits = oldest.cost <= holder.cost && oldest.renewedAt >= stale
-      return fits && Number.parseInt(oldest.member, 10) < this.runLimit ? oldest : undefined
-    }
-    return undefined
+    const oldest = this.waiting.values().next().value
+    if (oldest === undefined || oldest.cost > holder.cost || oldest.renewedAt < stale) return undefined
+    return Number.parseInt(oldest.member, 10) < this.runLimit ? oldest : undefined
   }
 
   /** The heir's wait ends now; Redis hears of it in this turn's script. */
