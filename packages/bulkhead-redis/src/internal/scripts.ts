@@ -122,6 +122,14 @@ local function grant()
   end
 end
 
+-- counts a ticket whose call runs already (a claim, a hand-over) when its cost fits K: true if counted
+local function countIfFits(member, cost, ttl)
+  if used + cost > permits then return false end
+  redis.call("ZADD", heldKey, clock() + ttl, member)
+  used = used + cost
+  return true
+end
+
 -- the bulkhead instance whose nonces start with the member's mark ("": a member without one)
 local function ownerOf(member)
   return string.match(member, "^%d+:%d+:%d+:(%x+)%.") or ""
@@ -306,11 +314,7 @@ local function handOver(from, to)
     end
     -- it does not fit (a shrink this instance had not heard of yet, or the queue's grants took the
     -- permits of a holder whose lease had ended): it holds nothing
-    if used + c <= permits then
-      redis.call("ZADD", heldKey, clock() + l, to)
-      used = used + c
-      state = 1
-    end
+    if countIfFits(to, c, l) then state = 1 end
   elseif redis.call("ZSCORE", heldKey, to) then
     -- granted meanwhile by a release elsewhere: counted once
     state = 1
@@ -320,11 +324,7 @@ local function handOver(from, to)
     -- have left the queue itself: nothing is counted for it.)
     expire()
     grant()
-    if used + c <= permits then
-      redis.call("ZADD", heldKey, clock() + l, to)
-      used = used + c
-      state = 1
-    end
+    if countIfFits(to, c, l) then state = 1 end
   end
   if wanted > 0 or unknown then
     expire()
@@ -405,9 +405,7 @@ for i = 3, #ARGV do
     -- a head that left may let the tickets behind it in, before any claim after this one
     grant()
     out[#out + 1] = "x"
-  elseif used + c <= permits then
-    redis.call("ZADD", heldKey, clock() + l, m)
-    used = used + c
+  elseif countIfFits(m, c, l) then
     out[#out + 1] = "c"
   else
     out[#out + 1] = "x"
