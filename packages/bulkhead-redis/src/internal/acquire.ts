@@ -124,9 +124,7 @@ const acquireMasked = (
       }
       // queued (the reply made it a waiter: `Impl.queued`); its grant or hand-over may have come already
       if (ticket.state === T.GRANTED) return holding(impl, ticket, now - start)
-      const signal = ticket.signal
-      if (signal === undefined) return yield* Effect.dieMessage(`ticket ${ticket.nonce} queued without a signal`)
-      const granted = Deferred.await(signal)
+      const granted = T.awaitOutcome(ticket)
       const remaining = maxWaitMillis - (now - start)
       const outcome = yield* restore(
         Duration.isFinite(maxWait)

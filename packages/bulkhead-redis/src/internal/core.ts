@@ -11,7 +11,6 @@ import * as Deferred from "effect/Deferred"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Api from "../RedisBulkhead.js"
 import { leaseLostTotal, storeDegraded, storeErrorsTotal } from "./metrics.js"
@@ -266,7 +265,6 @@ export class Impl {
     if (ticket === undefined || ticket.state !== T.ASKING) return
     ticket.member = String(reply[1])
     ticket.state = T.QUEUED
-    ticket.signal = Deferred.unsafeMake<boolean>(FiberId.none)
     ticket.renewedAt = this.clock.unsafeCurrentTimeMillis()
     const number = Number.parseInt(ticket.member, 10)
     this.waiting.set(ticket.nonce, ticket)
@@ -316,7 +314,7 @@ export class Impl {
     ticket.member = member
     ticket.state = T.GRANTED
     this.waiting.delete(ticket.nonce)
-    if (ticket.signal !== undefined) Deferred.unsafeDone(ticket.signal, Exit.succeed(true))
+    T.settle(ticket, true)
   }
 
   /**
@@ -379,7 +377,7 @@ export class Impl {
             } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
               // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
               this.forget(ticket)
-              if (ticket.signal !== undefined) Deferred.unsafeDone(ticket.signal, Exit.succeed(false))
+              T.settle(ticket, false)
             } else if (ticket.state !== T.GONE) {
               effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
             }
