@@ -494,15 +494,18 @@ export class Impl {
    * fleet's oldest waiter can take hands them to it here (`heirOf`).
    */
   release(ticket: T.Ticket): Effect.Effect<void> {
-    return Effect.clockWith((clock) => {
+    return Effect.suspend(() => {
       if (ticket.state === T.GONE) return Effect.void
       const skipRedis = ticket.lost || ticket.member === "" || ticket.state === T.LOCAL
-      const heir = skipRedis ? undefined : this.heirOf(ticket, clock.unsafeCurrentTimeMillis())
+      const heir = skipRedis ? undefined : this.heirOf(ticket, this.clock.unsafeCurrentTimeMillis())
       this.forget(ticket)
-      const local = releaseLocal(ticket)
-      if (skipRedis) return local
-      if (heir !== undefined) return Effect.zipRight(local, this.handOver(ticket, heir))
-      return Effect.zipRight(local, Effect.ignore(this.submit("release", S.RELEASE, ticket.member, "")))
+      const fleet = skipRedis
+        ? Effect.void
+        : heir !== undefined
+        ? this.handOver(ticket, heir)
+        : Effect.ignore(this.submit("release", S.RELEASE, ticket.member, ""))
+      // the fallback's permits first, when the call holds some
+      return ticket.localScope === undefined ? fleet : Effect.zipRight(releaseLocal(ticket), fleet)
     })
   }
 
@@ -534,24 +537,23 @@ export class Impl {
 
   /**
    * Redis's answer to a hand-over: the heir holds its permits now, or it holds none (the holder's
-   * lease had ended and the permits were not free, or a shrink) and has lost its lease.
+   * lease had ended and the permits were not free, or a shrink) and has lost its lease. Called
+   * when the answer comes: what it returns only logs.
    */
   handedOver(heir: T.Ticket, reply: ReadonlyArray<unknown>): Effect.Effect<void> {
-    return Effect.flatMap(Clock.currentTimeMillis, (now) => {
-      heir.handedFrom = ""
-      heir.needsClaim = false
-      if (heir.state === T.GONE || heir.lost) return Effect.void
-      if (int(reply[0]) === 1) {
-        heir.renewedAt = now
-        return Effect.void
-      }
-      return this.leaseLost(
-        heir,
-        `the permits a holder of this process handed it were not counted by Redis (K = ${int(reply[2])}, ` +
-          `${int(reply[1])} in use: a shrink not heard of yet, or the holder's lease had ended and its permits ` +
-          `were taken)`
-      )
-    })
+    heir.handedFrom = ""
+    heir.needsClaim = false
+    if (heir.state === T.GONE || heir.lost) return Effect.void
+    if (int(reply[0]) === 1) {
+      heir.renewedAt = this.clock.unsafeCurrentTimeMillis()
+      return Effect.void
+    }
+    return this.leaseLost(
+      heir,
+      `the permits a holder of this process handed it were not counted by Redis (K = ${int(reply[2])}, ` +
+        `${int(reply[1])} in use: a shrink not heard of yet, or the holder's lease had ended and its permits ` +
+        `were taken)`
+    )
   }
 
   resize(permits: number): Effect.Effect<void, Api.BulkheadStoreError> {
