@@ -44,9 +44,11 @@ const IN_FLIGHT = 64
 const PROCESSES = 4
 const PERMITS = 8
 const UNCONTENDED_PERMITS = IN_FLIGHT
-const ROUNDS = 3
+const ROUNDS = 5
 const ROUND_MILLIS = 2_000
 const WARMUP_MILLIS = 1_000
+/** A fleet's warm-up: longer, as each of its processes runs a quarter of the load. */
+const FLEET_WARMUP_MILLIS = 3_000
 const FIFO_MILLIS = 1_500
 /** The lease TTL of the throughput and FIFO runs: sluice's default, redis-semaphore's default lockTimeout. */
 const TTL_MILLIS = 10_000
@@ -91,6 +93,8 @@ interface Contender {
   readonly open: (setup: Setup) => Promise<Opened>
   /** `lua`: the command was run by a script. */
   readonly classify: (setup: Setup, args: ReadonlyArray<string>, lua: boolean) => ReadonlyArray<Event>
+  /** The processes holding permits now, one entry per permit (none when the holders do not say). */
+  readonly holders?: (setup: Setup, admin: Redis) => Promise<ReadonlyArray<string>>
 }
 
 /** `inFlight` fibers, each starting a cycle again as soon as the previous one ends. */
@@ -174,6 +178,12 @@ const sluice: Contender = {
     if (eq(args[0], "zadd") && args[1] === keys[2] && args.length === 4) return [{ kind: "arrive", id: args[3] }]
     if (eq(args[0], "zadd") && args[1] === keys[4] && args.length === 4) return [{ kind: "grant", id: args[3] }]
     return []
+  },
+  // a held member is <ticket>:<cost>:<ttl>:<mark>.<n>: the mark names the bulkhead instance (one per process here)
+  holders: async (s, admin) => {
+    const { keys } = RedisBulkhead.keysOf("sluice:bh:", s.name)
+    const held = await admin.zrange(keys[4], 0, -1)
+    return held.map((member) => member.split(":")[3].split(".")[0])
   }
 }
 
@@ -182,7 +192,8 @@ const redisSemaphore: Contender = {
   config: "Semaphore 5.8.0, one per acquire (polls every 10 ms)",
   open: async (s) => {
     const client = await connect(s.port)
-    const options = { lockTimeout: s.ttlMillis, acquireTimeout: 120_000 }
+    // the suffix names the process in the identifier (for `holders`), nothing else
+    const options = { lockTimeout: s.ttlMillis, acquireTimeout: 120_000, identifierSuffix: `pid${process.pid}` }
     const take = async () => {
       const semaphore = new Semaphore(client, s.name, s.permits, options)
       await semaphore.acquire()
@@ -212,6 +223,10 @@ const redisSemaphore: Contender = {
       return [{ kind: "release", id: args[2] }]
     }
     return []
+  },
+  holders: async (s, admin) => {
+    const held = await admin.zrange(`semaphore:${s.name}`, 0, -1)
+    return held.map((identifier) => identifier.slice(identifier.lastIndexOf("pid")))
   }
 }
 
@@ -587,6 +602,47 @@ interface Fifo {
   readonly grantToRelease: number
 }
 
+/** How a fleet's held permits are spread over its processes, sampled while the load runs. */
+interface Spread {
+  /** Samples with at least one permit held. */
+  readonly samples: number
+  /** Processes holding permits at once, on average over the samples. */
+  readonly meanProcesses: number
+  /** The share of the samples in which one process held every permit held. */
+  readonly onlyOne: number
+}
+
+/** Reads the holders about once a millisecond while `run` drives the load; none when the holders do not say. */
+const spread = async (
+  contender: Contender,
+  setup: Setup,
+  admin: Redis,
+  run: () => Promise<unknown>
+): Promise<Spread | undefined> => {
+  const holders = contender.holders
+  if (holders === undefined) return undefined
+  let running = true
+  let samples = 0
+  let processes = 0
+  let onlyOne = 0
+  const sampling = (async () => {
+    while (running) {
+      const held = await holders(setup, admin)
+      if (held.length > 0) {
+        const count = new Set(held).size
+        samples++
+        processes += count
+        if (count === 1) onlyOne++
+      }
+      await sleep(1)
+    }
+  })()
+  await run()
+  running = false
+  await sampling
+  return { samples, meanProcesses: processes / samples, onlyOne: onlyOne / samples }
+}
+
 /** FIFO under contention: `run` drives the load while MONITOR records arrivals and grants. */
 const fifo = async (
   contender: Contender,
@@ -727,6 +783,8 @@ const parent = async () => {
       fleetSetups.push(setup)
       fleets.push(await fleet(i, setup))
     }
+    // a warm-up under the measured load: every process of the fleet on the shared name at once
+    for (const f of fleets) await f.run(FLEET_WARMUP_MILLIS)
     const fourProcesses: Array<Array<number>> = contenders.map(() => [])
     const fleetCosts: Array<Array<Costs>> = contenders.map(() => [])
     for (let round = 0; round < ROUNDS; round++) {
@@ -741,6 +799,17 @@ const parent = async () => {
           fourProcesses.map((r) => fmt(r[round])).join(", ")
         } cycles/s`
       )
+    }
+    const spreads: Array<Spread | undefined> = []
+    for (const [i, f] of fleets.entries()) {
+      spreads.push(await spread(contenders[i], fleetSetups[i], admin, () => f.run(FIFO_MILLIS)))
+      const s = spreads[i]
+      if (s !== undefined) {
+        console.log(
+          `holders, ${PROCESSES} processes: ${contenders[i].label}: ${fmt(s.meanProcesses, 2)} processes at once, ` +
+            `one alone ${fmt(100 * s.onlyOne)} % of ${fmt(s.samples)} samples`
+        )
+      }
     }
     const fifoFleet: Array<Fifo> = []
     for (const [i, f] of fleets.entries()) {
@@ -819,6 +888,8 @@ const parent = async () => {
         ]
       })
     )
+    const spreadOf = (s: Spread | undefined) =>
+      s === undefined ? "–" : `${fmt(s.meanProcesses, 2)} (${fmt(100 * s.onlyOne)} %)`
     const share = (f: Fifo) => `${fmt(f.violations)} of ${fmt(f.grants)} (${fmt((100 * f.violations) / f.grants, 1)} %)`
     const behaviourHeader = [
       "contender",
@@ -830,6 +901,7 @@ const parent = async () => {
       `FIFO violations, 1 process (grants)`,
       `FIFO violations, ${PROCESSES} processes (grants)`,
       `grant → release, median ms: 1 process / ${PROCESSES} processes`,
+      `${PROCESSES} processes: processes holding permits at once, mean (one alone)`,
       `killed holder's permits back after (TTL ${fmt(KILL_TTL_MILLIS)} ms)`
     ]
     const behaviourRows = contenders.map((c, i) => [
@@ -842,6 +914,7 @@ const parent = async () => {
       share(fifoOne[i]),
       share(fifoFleet[i]),
       `${fmt(fifoOne[i].grantToRelease, 2)} / ${fmt(fifoFleet[i].grantToRelease, 2)}`,
+      spreadOf(spreads[i]),
       `${fmt(comeBack[i])} ms`
     ])
     console.log()
@@ -896,27 +969,42 @@ const parent = async () => {
       const messages = fleetCost(own, (x) => x.messagesPerCycle)
       const perCycle = (i: number, of: (i: number, pick: (c: Costs) => number) => number) =>
         of(i, (x) => x.redisCpuMicros) + of(i, (x) => x.clientCpuMicros)
+      const cpuRatio = formatRatio(perCycle(rs, fleetCost) / perCycle(own, fleetCost))
+      // CPU per cycle explains the throughputs when its ratio is about theirs (within a tenth)
+      const cpuBound = perCycle(rs, fleetCost) / perCycle(own, fleetCost) < (four[own] / four[rs]) * 1.1
       why.push(
-        `- How the permits move across processes. The acquires of one event-loop turn travel in one script, so a ` +
-          `process's tickets wait in runs; the process whose run reaches the head works down it by hand-overs, ` +
-          `without Redis, and its last releases go to Redis, which grants the next run, another process's, by one ` +
-          `message: ${fmt(messages, 2)} grant messages per cycle this run, a switch every ${fmt(1 / messages)} ` +
-          `cycles. A poller's processes each take back the permits they release (${
+        `- Strict FIFO makes a convoy when the calls take no time. A process's waiters are granted together, ` +
+          `release together and queue again together (one script per event-loop turn), so the queue holds runs of ` +
+          `one process's tickets and the K permits move from run to run as a group${
+            spreads[own] === undefined || spreads[rs] === undefined ?
+              "" :
+              `: one process held every permit held in ${fmt(100 * spreads[own].onlyOne)} % of the samples (${
+                fmt(spreads[own].meanProcesses, 2)
+              } processes holding at once on average), against ${fmt(spreads[rs].meanProcesses, 2)} for redis-semaphore`
+          }, whose processes each take back the permits they release (${
             fmt((100 * fifoFleet[rs].violations) / Math.max(1, fifoFleet[rs].grants), 1)
-          } % of redis-semaphore's grants out of arrival order across ${PROCESSES}, above).`,
-        `- What sets the figure here is CPU: ${PROCESSES} processes and Redis share the machine's 2 cores, and ` +
-          `both fleets kept them busy (cycles per second × CPU per cycle: ${
-            cores(four[own], (pick) => fleetCost(own, pick))
-          } cores for sluice, ${cores(four[rs], (pick) => fleetCost(rs, pick))} for redis-semaphore). A cycle ` +
-          `costs more CPU across processes than in one: sluice's processes together ${
-            fmt(fleetCost(own, (x) => x.clientCpuMicros))
-          } µs against ${fmt(contendedCost(own, (x) => x.clientCpuMicros))}, redis-semaphore's ${
-            fmt(fleetCost(rs, (x) => x.clientCpuMicros))
-          } against ${fmt(contendedCost(rs, (x) => x.clientCpuMicros))}; with Redis, ${
-            fmt(perCycle(own, fleetCost))
-          } µs a cycle for sluice and ${fmt(perCycle(rs, fleetCost))} for redis-semaphore, a ratio of ${
-            formatRatio(perCycle(rs, fleetCost) / perCycle(own, fleetCost))
-          } against the throughputs' ${formatRatio(four[own] / four[rs])}.`
+          } % of its grants out of arrival order across ${PROCESSES}, above). The process holding the permits works ` +
+          `down its run by hand-overs, without Redis; its last releases go to Redis, which grants the next run, ` +
+          `another process's, by one message (${fmt(messages, 2)} grant messages per cycle, a switch every ${
+            fmt(1 / messages)
+          } cycles). The fleet thus goes at the pace of one process at a time.`,
+        `- Cores busy (cycles per second × CPU per cycle, Redis included): ${
+          cores(four[own], (pick) => fleetCost(own, pick))
+        } for sluice, ${cores(four[rs], (pick) => fleetCost(rs, pick))} for redis-semaphore, of the machine's 2, ` +
+          `shared by ${PROCESSES} processes and Redis. A cycle costs more CPU across processes than in one: ` +
+          `sluice's processes together ${fmt(fleetCost(own, (x) => x.clientCpuMicros))} µs against ${
+            fmt(contendedCost(own, (x) => x.clientCpuMicros))
+          }, redis-semaphore's ${fmt(fleetCost(rs, (x) => x.clientCpuMicros))} against ${
+            fmt(contendedCost(rs, (x) => x.clientCpuMicros))
+          }; with Redis, ${fmt(perCycle(own, fleetCost))} µs a cycle for sluice and ${
+            fmt(perCycle(rs, fleetCost))
+          } for redis-semaphore, a ratio of ${cpuRatio} against the throughputs' ${
+            formatRatio(four[own] / four[rs])
+          }: ${
+            cpuBound
+              ? "the CPU a cycle costs accounts for the gap."
+              : "the cores sluice leaves idle while one process at a time holds the permits account for most of the gap."
+          }`
       )
     }
     if (why.length > 0) why.unshift("", "Where sluice is behind redis-semaphore, and why (figures of this run):", "")
@@ -988,7 +1076,9 @@ const method = [
   `is the issue's case (a provider whose concurrency limit is 8): ${IN_FLIGHT - PERMITS} of the ${IN_FLIGHT} wait ` +
   `at any time, so a cycle is mostly the hand-over of a released permit to a waiter, the path that FIFO and the ` +
   `wake-ups are about. K = ${UNCONTENDED_PERMITS} (nobody waits) shows the bare cost of a cycle. ${ROUNDS} ` +
-  `interleaved rounds of ${ROUND_MILLIS / 1000} s after a ${WARMUP_MILLIS / 1000} s warm-up; median round. ` +
+  `interleaved rounds of ${ROUND_MILLIS / 1000} s after a warm-up under the same load (${WARMUP_MILLIS / 1000} s; a ` +
+  `fleet ${FLEET_WARMUP_MILLIS / 1000} s, its ${PROCESSES} processes together on the shared name, each of which ` +
+  `runs a quarter of the load); median round. ` +
   `Per cycle, in each run: commands Redis executed (INFO stats, the calls inside scripts included) and the ` +
   `writes among them (INFO commandstats), scripts run and the time Redis spent in each (INFO commandstats, ` +
   `EVAL + EVALSHA), pub/sub messages sent (SPUBLISH + PUBLISH: sluice's grants to another process), Redis' CPU ` +
@@ -1003,6 +1093,11 @@ const method = [
   `makes it) in the server's execution order. A violation is a grant made while an older arrival still waited. ` +
   `From the same log, the median time from a grant to the holder's release (MONITOR's timestamps): the time a ` +
   `grant takes to reach its holder and the release to come back, MONITOR's own load included.`,
+  `- Holders: during a ${FIFO_MILLIS / 1000} s contended run of each fleet (no MONITOR), the bench reads the held ` +
+  `set about once a millisecond and counts the processes among the holders (sluice's members carry their ` +
+  `process's mark; redis-semaphore's identifiers get a suffix naming the process, its only change of ` +
+  `configuration; effect-distributed-lock's do not say): the mean over the samples with a permit held, and the ` +
+  `share of those in which one process held every permit held.`,
   `- Killed holder: a child process takes all ${PERMITS} permits (lease TTL ${fmt(KILL_TTL_MILLIS)} ms), a ` +
   `waiter queues in the bench process, the child is killed with SIGKILL 0.5 s later: the time from the kill to ` +
   `the waiter's grant. A lease is renewed every third of its TTL (redis-semaphore: every 0.8), so a dead holder's ` +
