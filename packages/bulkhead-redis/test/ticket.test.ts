@@ -6,6 +6,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
 import * as T from "../src/internal/ticket.js"
 
+/** A fiber waiting for the ticket's outcome, suspended in its wait. */
+const waiterOf = (ticket: T.Ticket) =>
+  Effect.gen(function*() {
+    const waiter = yield* Effect.fork(T.awaitOutcome(ticket))
+    yield* Effect.yieldNow()
+    return waiter
+  })
+
 describe("ticket wait", () => {
   it.effect("settled before the wait: the wait ends at once with the outcome", () =>
     Effect.gen(function*() {
@@ -20,8 +28,7 @@ describe("ticket wait", () => {
   it.effect("settled during the wait: the waiter wakes with the outcome", () =>
     Effect.gen(function*() {
       const ticket = T.make("m", 1)
-      const waiter = yield* Effect.fork(T.awaitOutcome(ticket))
-      yield* Effect.yieldNow()
+      const waiter = yield* waiterOf(ticket)
       assert.isDefined(ticket.wake)
       T.settle(ticket, true)
       assert.isTrue(yield* Fiber.join(waiter))
@@ -31,8 +38,7 @@ describe("ticket wait", () => {
   it.effect("the first outcome stands: a second settle changes nothing", () =>
     Effect.gen(function*() {
       const ticket = T.make("m", 1)
-      const waiter = yield* Effect.fork(T.awaitOutcome(ticket))
-      yield* Effect.yieldNow()
+      const waiter = yield* waiterOf(ticket)
       T.settle(ticket, false)
       T.settle(ticket, true)
       assert.isFalse(yield* Fiber.join(waiter))
@@ -42,8 +48,7 @@ describe("ticket wait", () => {
   it.effect("an interrupted wait leaves no waiter behind, and a later settle wakes nobody", () =>
     Effect.gen(function*() {
       const ticket = T.make("m", 1)
-      const waiter = yield* Effect.fork(T.awaitOutcome(ticket))
-      yield* Effect.yieldNow()
+      const waiter = yield* waiterOf(ticket)
       const exit = yield* Fiber.interrupt(waiter)
       assert.isTrue(Exit.isInterrupted(exit))
       assert.isUndefined(ticket.wake)
