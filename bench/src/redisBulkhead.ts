@@ -1077,8 +1077,8 @@ const method = [
   `at any time, so a cycle is mostly the hand-over of a released permit to a waiter, the path that FIFO and the ` +
   `wake-ups are about. K = ${UNCONTENDED_PERMITS} (nobody waits) shows the bare cost of a cycle. ${ROUNDS} ` +
   `interleaved rounds of ${ROUND_MILLIS / 1000} s after a warm-up under the same load (${WARMUP_MILLIS / 1000} s; a ` +
-  `fleet ${FLEET_WARMUP_MILLIS / 1000} s, its ${PROCESSES} processes together on the shared name, each of which ` +
-  `runs a quarter of the load); median round. ` +
+  `fleet: each process ${WARMUP_MILLIS / 2000} s alone on a name of its own, then ${FLEET_WARMUP_MILLIS / 1000} s ` +
+  `with the other ${PROCESSES - 1} on the shared name, as each runs a quarter of the load); median round. ` +
   `Per cycle, in each run: commands Redis executed (INFO stats, the calls inside scripts included) and the ` +
   `writes among them (INFO commandstats), scripts run and the time Redis spent in each (INFO commandstats, ` +
   `EVAL + EVALSHA), pub/sub messages sent (SPUBLISH + PUBLISH: sluice's grants to another process), Redis' CPU ` +
