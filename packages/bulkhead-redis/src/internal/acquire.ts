@@ -99,7 +99,8 @@ const acquireMasked = (
       const permits = int(reply[3])
       const ahead = int(reply[4])
       const now = clock.unsafeCurrentTimeMillis()
-      ticket.renewedAt = now
+      // its lease counts from before it asked: a reply read late (a paused process) makes it older, not fresher
+      ticket.renewedAt = asked
       if (kind === S.ACQUIRE_GRANTED) {
         ticket.member = String(reply[1])
         return holding(impl, ticket, now - start)

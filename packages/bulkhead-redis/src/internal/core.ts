@@ -188,6 +188,7 @@ export class Impl {
 
   send(batch: ReadonlyArray<Pending>): void {
     const resizes = this.resizes
+    const sentAt = this.clock.unsafeCurrentTimeMillis()
     const args = this.args([this.mark, this.leaseTtlArg, this.maxWaitingArg])
     for (const op of batch) args.push(op.code, op.id, op.arg)
     // every operation is resumed exactly once, whatever happens to the script or its reply
@@ -203,7 +204,7 @@ export class Impl {
       // the grants first: a ticket this batch queued may be granted by a release behind it
       for (const member of reply[0]) this.grantedMember(String(member))
       // then the tickets it queued, in ticket-number order, before any of their callers runs
-      batch.forEach((op, i) => this.queued(op, reply[i + 2]))
+      batch.forEach((op, i) => this.queued(op, reply[i + 2], sentAt))
       this.runLimit = int(reply[1])
       this.counted(batch[batch.length - 1], reply[batch.length + 1], resizes)
       for (; resumed < batch.length; resumed++) {
@@ -258,14 +259,17 @@ export class Impl {
     })
   }
 
-  /** A ticket that an acquire's reply queued starts waiting, unless a grant came first. */
-  queued(op: Pending, reply: unknown): void {
+  /**
+   * A ticket that an acquire's reply queued starts waiting, unless a grant came first; its waiting
+   * lease counts from `sentAt`, when the script was sent (however late its reply is read).
+   */
+  queued(op: Pending, reply: unknown, sentAt: number): void {
     if (op.code !== S.ACQUIRE || !isArray(reply) || int(reply[0]) !== S.ACQUIRE_QUEUED) return
     const ticket = this.tickets.get(op.id)
     if (ticket === undefined || ticket.state !== T.ASKING) return
     ticket.member = String(reply[1])
     ticket.state = T.QUEUED
-    ticket.renewedAt = this.clock.unsafeCurrentTimeMillis()
+    ticket.renewedAt = sentAt
     const number = Number.parseInt(ticket.member, 10)
     this.waiting.set(ticket.nonce, ticket)
     if (number > this.lastWaiting) this.lastWaiting = number
@@ -344,10 +348,11 @@ export class Impl {
       if (renewing.length > 0) steps.push(this.renew(renewing))
       if (claiming.length > 0) steps.push(this.claim(claiming))
       for (const heir of handing) {
+        const askedAt = this.clock.unsafeCurrentTimeMillis()
         const again = this.submit("hand over", S.HAND_OVER, heir.handedFrom, heir.member)
         steps.push(
           Effect.as(
-            Effect.ignore(Effect.flatMap(again, (reply) => this.handedOver(heir, reply))),
+            Effect.ignore(Effect.flatMap(again, (reply) => this.handedOver(heir, reply, askedAt))),
             this.renewEveryMillis
           )
         )
@@ -361,34 +366,32 @@ export class Impl {
   }
 
   renew(live: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
-    return this.call("renew", this.scripts.renew, live.map((t) => t.member)).pipe(
-      Effect.flatMap((reply) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const effects: Array<Effect.Effect<void>> = []
-          let waiters = false
-          live.forEach((ticket, i) => {
-            const status = reply[i + 1]
-            if (status === "h") {
-              if (ticket.state === T.ASKING || ticket.state === T.QUEUED) this.granted(ticket, ticket.member)
-              ticket.renewedAt = now
-            } else if (status === "w") {
-              waiters = true
-              ticket.renewedAt = now
-            } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
-              // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
-              this.forget(ticket)
-              T.settle(ticket, false)
-            } else if (ticket.state !== T.GONE) {
-              effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
-            }
-          })
-          const next = int(reply[0])
-          const delay = waiters && next >= 0 ? Math.min(this.renewEveryMillis, next + 10) : this.renewEveryMillis
-          return Effect.as(Effect.all(effects, { discard: true }), delay)
-        })
-      ),
-      Effect.orElseSucceed(() => this.renewEveryMillis)
-    )
+    return Effect.gen(this, function*() {
+      const asked = yield* Clock.currentTimeMillis
+      const reply = yield* this.call("renew", this.scripts.renew, live.map((t) => t.member))
+      const now = yield* Clock.currentTimeMillis
+      const effects: Array<Effect.Effect<void>> = []
+      let waiters = false
+      live.forEach((ticket, i) => {
+        const status = reply[i + 1]
+        if (status === "h") {
+          if (ticket.state === T.ASKING || ticket.state === T.QUEUED) this.granted(ticket, ticket.member)
+          ticket.renewedAt = asked
+        } else if (status === "w") {
+          waiters = true
+          ticket.renewedAt = asked
+        } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
+          // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
+          this.forget(ticket)
+          T.settle(ticket, false)
+        } else if (ticket.state !== T.GONE) {
+          effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
+        }
+      })
+      yield* Effect.all(effects, { discard: true })
+      const next = int(reply[0])
+      return waiters && next >= 0 ? Math.min(this.renewEveryMillis, next + 10) : this.renewEveryMillis
+    }).pipe(Effect.orElseSucceed(() => this.renewEveryMillis))
   }
 
   /**
@@ -397,38 +400,37 @@ export class Impl {
    * (the lease-lost rule); a fallback holder runs on uncounted and asks again at the next beat.
    */
   claim(holders: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
-    return this.call("claim", this.scripts.claim, holders.map((t) => t.member)).pipe(
-      Effect.flatMap((reply) =>
-        Effect.flatMap(Clock.currentTimeMillis, (now) => {
-          const effects: Array<Effect.Effect<void>> = []
-          let unclaimed = 0
-          holders.forEach((ticket, i) => {
-            if (ticket.state === T.GONE) return
-            const status = reply[i + 1]
-            if (status === "h" || status === "c") {
-              ticket.needsClaim = false
-              ticket.state = T.HELD
-              ticket.renewedAt = now
-            } else if (ticket.state === T.LOCAL) {
-              unclaimed += ticket.cost
-            } else {
-              ticket.needsClaim = false
-              effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
-            }
-          })
-          if (unclaimed > 0 && !this.unclaimedLogged) {
-            this.unclaimedLogged = true
-            effects.push(Effect.logWarning(
-              `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
-                `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
-                `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
-            ))
-          }
-          return Effect.as(Effect.all(effects, { discard: true }), this.renewEveryMillis)
-        })
-      ),
-      Effect.orElseSucceed(() => this.renewEveryMillis)
-    )
+    return Effect.gen(this, function*() {
+      const asked = yield* Clock.currentTimeMillis
+      const reply = yield* this.call("claim", this.scripts.claim, holders.map((t) => t.member))
+      const now = yield* Clock.currentTimeMillis
+      const effects: Array<Effect.Effect<void>> = []
+      let unclaimed = 0
+      holders.forEach((ticket, i) => {
+        if (ticket.state === T.GONE) return
+        const status = reply[i + 1]
+        if (status === "h" || status === "c") {
+          ticket.needsClaim = false
+          ticket.state = T.HELD
+          ticket.renewedAt = asked
+        } else if (ticket.state === T.LOCAL) {
+          unclaimed += ticket.cost
+        } else {
+          ticket.needsClaim = false
+          effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
+        }
+      })
+      if (unclaimed > 0 && !this.unclaimedLogged) {
+        this.unclaimedLogged = true
+        effects.push(Effect.logWarning(
+          `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
+            `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
+            `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
+        ))
+      }
+      yield* Effect.all(effects, { discard: true })
+      return this.renewEveryMillis
+    }).pipe(Effect.orElseSucceed(() => this.renewEveryMillis))
   }
 
   /** How late the last renewal of a lease found gone was: the usual reason for a lost lease. */
@@ -527,25 +529,27 @@ export class Impl {
 
   /** The heir's wait ends now; Redis hears of it in this turn's script. */
   handOver(holder: T.Ticket, heir: T.Ticket): Effect.Effect<void> {
+    const askedAt = this.clock.unsafeCurrentTimeMillis()
     return Effect.async<ReadonlyArray<unknown>, Api.BulkheadStoreError>((resume) => {
       this.push({ operation: "hand over", code: S.HAND_OVER, id: holder.member, arg: heir.member, resume })
       heir.handedFrom = holder.member
       // told once the hand-over is queued: whatever the heir asks Redis next comes after it
       this.granted(heir, heir.member)
-    }).pipe(Effect.flatMap((reply) => this.handedOver(heir, reply)), Effect.ignore)
+    }).pipe(Effect.flatMap((reply) => this.handedOver(heir, reply, askedAt)), Effect.ignore)
   }
 
   /**
    * Redis's answer to a hand-over: the heir holds its permits now, or it holds none (the holder's
    * lease had ended and the permits were not free, or a shrink) and has lost its lease. Called
-   * when the answer comes: what it returns only logs.
+   * when the answer comes: what it returns only logs. Its lease counts from `askedAt`, when the
+   * hand-over was queued.
    */
-  handedOver(heir: T.Ticket, reply: ReadonlyArray<unknown>): Effect.Effect<void> {
+  handedOver(heir: T.Ticket, reply: ReadonlyArray<unknown>, askedAt: number): Effect.Effect<void> {
     heir.handedFrom = ""
     heir.needsClaim = false
     if (heir.state === T.GONE || heir.lost) return Effect.void
     if (int(reply[0]) === 1) {
-      heir.renewedAt = this.clock.unsafeCurrentTimeMillis()
+      heir.renewedAt = askedAt
       return Effect.void
     }
     return this.leaseLost(

@@ -37,7 +37,11 @@ export interface Ticket {
   /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
   lostSignal: Deferred.Deferred<void> | undefined
   lost: boolean
-  /** When the lease was last extended (this process's clock, ms): how late a lost renewal was. */
+  /**
+   * When the lease was last extended (this process's clock, ms), read before the script that
+   * extended it was sent: its deadline in Redis is at least this + TTL, however late the reply is
+   * read. How late a lost renewal was, and whether the ticket may take part in a hand-over.
+   */
   renewedAt: number
   /** The local fallback's permits of a call admitted while Redis was down, given back with the ticket. */
   localScope: Scope.CloseableScope | undefined
