@@ -270,7 +270,7 @@ export class Impl {
     ticket.member = String(reply[1])
     ticket.state = T.QUEUED
     ticket.renewedAt = sentAt
-    const number = Number.parseInt(ticket.member, 10)
+    const number = T.numberOf(ticket)
     this.waiting.set(ticket.nonce, ticket)
     if (number > this.lastWaiting) this.lastWaiting = number
     // out of order (a reply overtaken by a later one, or a counter that Redis lost): sorted again
@@ -278,12 +278,10 @@ export class Impl {
   }
 
   sortWaiting(): void {
-    const sorted = [...this.waiting.values()].sort((a, b) =>
-      Number.parseInt(a.member, 10) - Number.parseInt(b.member, 10)
-    )
+    const sorted = [...this.waiting.values()].sort((a, b) => T.numberOf(a) - T.numberOf(b))
     this.waiting.clear()
     for (const ticket of sorted) this.waiting.set(ticket.nonce, ticket)
-    this.lastWaiting = sorted.length === 0 ? 0 : Number.parseInt(sorted[sorted.length - 1].member, 10)
+    this.lastWaiting = sorted.length === 0 ? 0 : T.numberOf(sorted[sorted.length - 1])
   }
 
   /**
@@ -524,7 +522,7 @@ export class Impl {
     if (holder.renewedAt < stale) return undefined
     const oldest = this.waiting.values().next().value
     if (oldest === undefined || oldest.cost > holder.cost || oldest.renewedAt < stale) return undefined
-    return Number.parseInt(oldest.member, 10) < this.runLimit ? oldest : undefined
+    return T.numberOf(oldest) < this.runLimit ? oldest : undefined
   }
 
   /** The heir's wait ends now; Redis hears of it in this turn's script. */

@@ -87,6 +87,9 @@ export const make = (mark: string, cost: number): Ticket => ({
   handedFrom: ""
 })
 
+/** The ticket's place in the global order: the number its member starts with (NaN before Redis answered). @internal */
+export const numberOf = (ticket: Ticket): number => Number.parseInt(ticket.member, 10)
+
 /** Ends the ticket's wait, once: `granted` false means the waiting lease was lost. @internal */
 export const settle = (ticket: Ticket, granted: boolean): void => {
   if (ticket.outcome !== undefined) return
