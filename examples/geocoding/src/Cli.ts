@@ -253,11 +253,15 @@ const toBatch = (args: BatchArgs): Run.BatchConfig => ({
  */
 const withStandInsApart = (config: Run.Config): Run.Config => ({ ...config, standInsEntry: Child.thisEntry() })
 
+/** The batch; rows written as failed end it with `RowsFailed` (a non-zero exit), after its report. */
 const runHandler = (args: ProviderArgs & BatchArgs) =>
-  Effect.flatMap(
-    toConfig(args),
-    (config) => Run.run(withStandInsApart(config), toBatch(args), { json: args.json })
-  )
+  Effect.gen(function*() {
+    const config = yield* toConfig(args)
+    const { summary } = yield* Run.run(withStandInsApart(config), toBatch(args), { json: args.json })
+    if (summary.failed > 0) {
+      return yield* new Run.RowsFailed({ failed: summary.failed, rows: summary.rows, output: summary.output })
+    }
+  })
 
 const run = Command.make("run", { ...providerOptions, ...batchOptions }, runHandler).pipe(
   Command.withDescription("Geocode a batch (the built-in sample by default) across the providers")
