@@ -24,15 +24,6 @@ const closedPort = () =>
     })
   })
 
-const isAlive = (pid: number): boolean => {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
-}
-
 const waitFor = async (what: string, condition: () => boolean, timeoutMillis: number) => {
   const deadline = Date.now() + timeoutMillis
   while (!condition()) {
