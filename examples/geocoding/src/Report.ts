@@ -2,9 +2,9 @@
  * The end-of-run table, per provider: requests, achieved rate against the quota, the call's p50/p95
  * (to the end of its body: the time it holds a permit, what the bulkhead is sized by) and its p50 to
  * the headers, mean permit wait, mean limiter wait, 429s, refusals passed on to the next provider,
- * and the binding bound (the provider's verdict, with its reason underneath).
+ * and the binding bound (the provider's verdict on the run's figures, with its reason underneath).
  */
-import type { Provider } from "@sluice/provider"
+import { Provider } from "@sluice/provider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Calls } from "./Calls.js"
@@ -36,6 +36,30 @@ export interface ProviderReport {
   readonly verdict: Provider.Verdict
 }
 
+/**
+ * The provider's rule on the run's own rate, the one the table shows: the rate of the last starts
+ * alone reads a batch's tail, which slows as the rows run out, as a queue behind slow calls
+ * ("bulkhead") while the run held 94 % of its quota.
+ */
+export const runVerdict = (
+  stats: Pick<
+    Provider.Stats,
+    "attempts" | "upstreamErrors" | "storeErrors" | "permitWait" | "limiterWait" | "callTime"
+  >,
+  achievedRate: number,
+  clientRate: number
+): Provider.Verdict =>
+  Provider.verdict({
+    attempts: stats.attempts,
+    upstreamErrors: stats.upstreamErrors,
+    storeErrors: stats.storeErrors,
+    permitWait: stats.permitWait,
+    limiterWait: stats.limiterWait,
+    callTime: stats.callTime,
+    startRate: achievedRate,
+    limiterRate: clientRate
+  })
+
 export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
   Effect.gen(function*() {
     const calls = yield* Calls
@@ -47,16 +71,18 @@ export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
         const limit = clientLimit(geocoder.settings)
         const reasons = Object.fromEntries(refusals.get(geocoder.name) ?? new Map<string, number>())
         const span = (seen.lastAt - seen.firstAt) / 1000
+        const achievedRate = span > 0 ? (seen.responses - 1) / span : 0
+        const clientRate = limit.limit / Duration.toSeconds(limit.window)
         const report: ProviderReport = {
           name: geocoder.name,
           quota: geocoder.settings.rate,
-          clientRate: limit.limit / Duration.toSeconds(limit.window),
+          clientRate,
           permits: geocoder.settings.permits,
           permitsReason: geocoder.settings.permitsReason,
           burst: geocoder.settings.burst,
           burstReason: geocoder.settings.burstReason,
           requests: seen.responses,
-          achievedRate: span > 0 ? (seen.responses - 1) / span : 0,
+          achievedRate,
           p50Millis: seen.p50Millis,
           p95Millis: seen.p95Millis,
           headersP50Millis: seen.headersP50Millis,
@@ -65,7 +91,7 @@ export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
           tooManyRequests: seen.tooManyRequests,
           refused: Object.values(reasons).reduce((a, b) => a + b, 0),
           refusals: reasons,
-          verdict: stats.verdict
+          verdict: runVerdict(stats, achievedRate, clientRate)
         }
         return report
       }))

@@ -300,7 +300,7 @@ export const describeProviders = (settings: ReadonlyArray<Settings>, standIns: R
 
 export const renderSummary = (
   summary: Pipeline.Summary,
-  servers: ReadonlyArray<{ readonly name: string } & StandIn.Stats>,
+  servers: ReadonlyArray<{ readonly name: string; readonly limit: number; readonly burst: number } & StandIn.Stats>,
   /** What did not answer at the end of the run (the stand-ins' process), if anything. */
   silent?: string | undefined
 ): string => {
@@ -331,7 +331,9 @@ export const renderSummary = (
       ...servers.map((s) =>
         `  ${s.name.padEnd(9)} ${s.requests} requests, ${s.rateLimited + s.concurrencyLimited} answered 429, ${
           s.quotaExhausted > 0 ? `${s.quotaExhausted} answered 402, ` : ""
-        }peak ${s.peakInWindow} arrivals in one window, peak ${s.peakInFlight} in progress`
+        }peak ${s.peakInWindow} arrivals in one window (it admits limit ${s.limit} + burst ${s.burst} = ${
+          s.limit + s.burst
+        }), peak ${s.peakInFlight} in progress`
       )
     )
   }

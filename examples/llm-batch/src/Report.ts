@@ -3,6 +3,8 @@
  * busiest window (the client's view, and the stand-in's when this run started it), the 429s; the
  * estimates against the real usage; and the dimension that bound the run, with its reason.
  */
+import { Provider } from "@sluice/provider"
+import * as Duration from "effect/Duration"
 import * as Client from "./Client.js"
 import type * as Run from "./Run.js"
 
@@ -131,8 +133,34 @@ export const figures = (summary: Run.Summary): Figures => {
           ? `; the estimates held ${percent(reserved / tokens.total - 1)} more than was used`
           : "")
     },
-    verdict: summary.verdict
+    verdict: runVerdict(summary, windowMillis, [requests, tokens])
   }
+}
+
+/**
+ * The provider's rule on this report's own figures: each dimension's share is the table's
+ * (achieved ÷ quota), so that the verdict's percentage is the one printed above it, not another
+ * computed from the last starts against the client's limit.
+ */
+const runVerdict = (
+  summary: Run.Summary,
+  windowMillis: number,
+  dimensions: ReadonlyArray<Dimension>
+): Run.Summary["verdict"] => {
+  if (summary.phases.attempts === 0) return summary.verdict
+  const [requests] = dimensions
+  return Provider.verdict({
+    ...summary.phases,
+    startRate: (requests.achieved * 1000) / windowMillis,
+    limiterRate: (requests.quota * 1000) / windowMillis,
+    dimensions: dimensions.map((d) => ({
+      dimension: d.name,
+      limit: d.quota,
+      window: Duration.millis(windowMillis),
+      ratePerSecond: (d.achieved * 1000) / windowMillis,
+      spanMillis: windowMillis
+    }))
+  })
 }
 
 const thousands = (n: number) => n.toLocaleString("en-US")

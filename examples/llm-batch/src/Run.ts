@@ -5,6 +5,7 @@
  */
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
 import { ProviderHttpClient } from "@sluice/http"
+import type { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import * as Arr from "effect/Array"
@@ -61,6 +62,11 @@ export interface Summary {
   /** 429s the client received (retries included). */
   readonly tooManyRequests: number
   readonly verdict: { readonly binding: string; readonly reason: string }
+  /** The provider's figures the verdict reads, for the report to read them on its own rates. */
+  readonly phases: Pick<
+    Provider.Stats,
+    "attempts" | "upstreamErrors" | "storeErrors" | "permitWait" | "limiterWait" | "callTime"
+  >
   /** The stand-in's own figures, when this run started it. */
   readonly server: StandIn.Stats | undefined
 }
@@ -212,6 +218,7 @@ const batch = (config: Config, prompts: ReadonlyArray<Prompts.Prompt>, standIn: 
       calls,
       tooManyRequests: (yield* tooManyRequests).count - before,
       verdict: stats.verdict,
+      phases: stats,
       server: standIn === undefined ? undefined : yield* standIn.stats
     }
     return summary

@@ -62,14 +62,14 @@ describe("verdict", () => {
         bulkhead: { permits: 2 },
         rateLimiter: { limit: 1000, window: "1 second", burst: 1000 }
       })
-      const fiber = yield* Effect.fork(batch(provider, 10, Effect.sleep("1 second")))
+      const fiber = yield* Effect.fork(batch(provider, 20, Effect.sleep("1 second")))
       yield* settle()
-      yield* TestClock.adjust("5 seconds")
+      yield* TestClock.adjust("10 seconds")
       yield* Fiber.join(fiber)
       const stats = yield* provider.stats
-      // waits 0, 0, 1, 1, 2, 2, 3, 3, 4, 4 seconds
-      assert.strictEqual(stats.permitWait.meanMillis, 2000)
-      assert.strictEqual(stats.permitWait.p95Millis, 4000)
+      // waits 0, 0, 1, 1, ... 9, 9 seconds
+      assert.strictEqual(stats.permitWait.meanMillis, 4500)
+      assert.strictEqual(stats.permitWait.p95Millis, 9000)
       assert.strictEqual(stats.limiterWait.meanMillis, 0)
       assert.strictEqual(stats.callTime.meanMillis, 1000)
       assert.strictEqual(stats.verdict.binding, "bulkhead")
@@ -129,6 +129,27 @@ describe("verdict", () => {
     assert.strictEqual(r(85, 100), "bulkhead")
     assert.strictEqual(r(95, undefined), "bulkhead") // no limiter, no quota
     assert.strictEqual(r(95, 100, 5), "upstream")
+    // fewer than 20 attempts: too little data to tell the waits apart, and the verdict says so
+    const few = Provider.verdict({
+      attempts: 10,
+      upstreamErrors: 0,
+      permitWait: phase(900),
+      limiterWait: phase(300),
+      callTime: phase(100)
+    })
+    assert.strictEqual(few.binding, "none")
+    assert.match(few.reason, /^too little data to judge: 10 attempts, fewer than the 20 a verdict needs \(permit wait/)
+    // pushback is a fact at any count
+    assert.strictEqual(
+      Provider.verdict({
+        attempts: 10,
+        upstreamErrors: 2,
+        permitWait: phase(900),
+        limiterWait: phase(300),
+        callTime: phase(100)
+      }).binding,
+      "upstream"
+    )
     assert.strictEqual(
       Provider.verdict({
         attempts: 0,

@@ -187,22 +187,48 @@ describe("the verdict names the binding dimension", () => {
     })
     assert.strictEqual(verdict.binding, "limiter")
     assert.strictEqual(verdict.dimension, "tokens/min")
-    assert.match(
+    assert.strictEqual(
       verdict.reason,
-      /^tokens\/min saturated \(tokens used at 98 % of 200000 per 60 s lately\): permits were held/
+      "tokens/min saturated: tokens used at 98 % of 200000 per 60 s lately (permits held 90 % asleep in the " +
+        "limiter, mean 900 ms of 1 s): the healthy state for a batch; more quota or a second provider helps, " +
+        "more permits do not"
     )
   })
 
-  it("without dimensions the verdict is as it was", () => {
+  it("a limit used far below its rate is not called saturated, however long the limiter sleeps", () => {
+    // a small run: most calls refused by the limiter, the rest asleep in it; 2 % of the quota used
     const verdict = ProviderStats.verdict({
-      attempts: 100,
+      attempts: 20,
       upstreamErrors: 0,
-      permitWait: phases(900),
+      permitWait: phases(10),
       limiterWait: phases(900),
-      callTime: phases(100)
+      callTime: phases(100),
+      dimensions: [{ dimension: "requests", limit: 600, window: Duration.minutes(1), ratePerSecond: 0.2 }]
     })
-    assert.strictEqual(verdict.dimension, undefined)
-    assert.match(verdict.reason, /^permits were held/)
+    assert.strictEqual(verdict.binding, "limiter")
+    assert.strictEqual(
+      verdict.reason,
+      "the limiter paces the calls below its quota: requests used at 2 % of 600 per 60 s lately (permits held " +
+        "90 % asleep in the limiter, mean 900 ms of 1 s): a larger burst or limit helps, more permits do not"
+    )
+    assert.notMatch(verdict.reason, /saturated|healthy/)
+  })
+
+  it("without dimensions the verdict reads the start rate against the limiter's, or says saturated", () => {
+    const verdict = (startRate?: number) =>
+      ProviderStats.verdict({
+        attempts: 100,
+        upstreamErrors: 0,
+        permitWait: phases(900),
+        limiterWait: phases(900),
+        callTime: phases(100),
+        startRate,
+        limiterRate: startRate === undefined ? undefined : 10
+      })
+    assert.strictEqual(verdict().dimension, undefined)
+    assert.match(verdict().reason, /^the quota is saturated: permits held 90 % asleep in the limiter/)
+    assert.match(verdict(9.4).reason, /^the quota is saturated: calls started at 9.4\/s, 94 % of the limiter's 10\/s/)
+    assert.match(verdict(2).reason, /^the limiter paces the calls below its quota: calls started at 2\/s, 20 %/)
   })
 
   it.effect("a provider's stats name the dimension its calls use up", () =>
@@ -217,10 +243,10 @@ describe("the verdict names the binding dimension", () => {
           ]
         }
       })
-      // 500 tokens a call against 1,000 a minute: every call after the second waits 30 s
+      // 100 tokens a call against 1,000 a minute: after the first ten, a call every 6 s
       const calls = Effect.forEach(
-        Array.from({ length: 6 }),
-        () => provider.call(Effect.sleep("1 second"), { cost: { requests: 1, tokens: 500 } }),
+        Array.from({ length: 20 }),
+        () => provider.call(Effect.sleep("1 second"), { cost: { requests: 1, tokens: 100 } }),
         { concurrency: "unbounded", discard: true }
       )
       const fiber = yield* Effect.fork(calls)

@@ -40,6 +40,15 @@ export const optionsFor = (name: ProviderName, options: Options): StandIn.Option
 
 export type { StandIn } from "./StandIn.js"
 
-/** Server-side figures of every stand-in, for the end of a run. */
+/**
+ * Server-side figures of every stand-in, for the end of a run, with what its window admits:
+ * `limit + burst` arrivals (the burst as the stand-in applies it, 1 by default).
+ */
 export const statsOf = (standIns: ReadonlyArray<StandIn.StandIn>) =>
-  Effect.forEach(standIns, (standIn) => Effect.map(standIn.stats, (stats) => ({ name: standIn.format, ...stats })))
+  Effect.forEach(standIns, (standIn) =>
+    Effect.map(standIn.stats, (stats) => ({
+      name: standIn.format,
+      limit: standIn.options.limit,
+      burst: standIn.options.burst ?? 1,
+      ...stats
+    })))

@@ -24,6 +24,8 @@ const LIMITER_SHARE = 0.5
 const PERMIT_WAIT_SHARE = 0.1
 /** Calls starting at this share of the limiter's rate or more: the quota binds. */
 const QUOTA_RATE_SHARE = 0.9
+/** Fewer attempts than this say too little to tell one wait from another. */
+const MIN_ATTEMPTS = 20
 
 const perSecond = (rate: number): string => `${Number(rate.toFixed(rate >= 100 ? 0 : 1))}/s`
 
@@ -61,18 +63,45 @@ const bindingLimit = (
   return best
 }
 
-/** A `limiter` verdict, naming the binding limit when the limiter's limits name dimensions. */
-const limiterVerdict = (input: Api.VerdictInput, reason: string): Api.Verdict => {
+const HEALTHY = "the healthy state for a batch; more quota or a second provider helps, more permits do not"
+const PACED = "a larger burst or limit helps, more permits do not"
+
+/**
+ * A `limiter` verdict: one finding, with its numbers. How near its quota the limiter runs is read
+ * from the limit used nearest its rate (limits that name dimensions), else from the start rate
+ * against the limiter's; "saturated" is said only at 90 % or more. Below that the limiter holds
+ * the calls back (a burst spaced out at its pace) while the quota is not used up, which is
+ * another finding with another remedy.
+ */
+const limiterVerdict = (input: Api.VerdictInput, evidence: string): Api.Verdict => {
   const binding = bindingLimit(input.dimensions)
-  if (binding === undefined) return { binding: "limiter", reason }
-  const label = limitLabel(binding.load)
-  return {
-    binding: "limiter",
-    dimension: label,
-    reason: `${label} saturated (${binding.load.dimension} used at ${
-      percent(binding.share)
-    } of ${binding.load.limit} per ${ms(Duration.toMillis(binding.load.window))} lately): ${reason}`
+  if (binding !== undefined) {
+    const label = limitLabel(binding.load)
+    const used = `${binding.load.dimension} used at ${percent(binding.share)} of ${binding.load.limit} per ${
+      ms(Duration.toMillis(binding.load.window))
+    } lately (${evidence})`
+    return {
+      binding: "limiter",
+      dimension: label,
+      reason: binding.share >= QUOTA_RATE_SHARE
+        ? `${label} saturated: ${used}: ${HEALTHY}`
+        : `the limiter paces the calls below its quota: ${used}: ${PACED}`
+    }
   }
+  const { limiterRate, startRate } = input
+  if (limiterRate !== undefined && startRate !== undefined && limiterRate > 0) {
+    const share = startRate / limiterRate
+    const started = `calls started at ${perSecond(startRate)}, ${percent(Math.min(1, share))} of the limiter's ${
+      perSecond(limiterRate)
+    } (${evidence})`
+    return {
+      binding: "limiter",
+      reason: share >= QUOTA_RATE_SHARE
+        ? `the quota is saturated: ${started}: ${HEALTHY}`
+        : `the limiter paces the calls below its quota: ${started}: ${PACED}`
+    }
+  }
+  return { binding: "limiter", reason: `the quota is saturated: ${evidence}: ${HEALTHY}` }
 }
 
 /** @internal */
@@ -98,16 +127,23 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
       }) met upstream pushback (429/5xx): the provider refuses, act on its quota or back off`
     }
   }
+  const waits = `permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
+    ms(limiterWait.meanMillis)
+  }, call mean ${ms(callTime.meanMillis)}`
+  if (attempts < MIN_ATTEMPTS) {
+    return {
+      binding: "none",
+      reason: `too little data to judge: ${attempts} attempt${
+        attempts === 1 ? "" : "s"
+      }, fewer than the ${MIN_ATTEMPTS} a verdict needs (${waits})`
+    }
+  }
   const held = limiterWait.meanMillis + callTime.meanMillis
   const limiterShare = held > 0 ? limiterWait.meanMillis / held : 0
   if (limiterShare >= LIMITER_SHARE) {
     return limiterVerdict(
       input,
-      `permits were held ${percent(limiterShare)} asleep in the limiter (mean ${ms(limiterWait.meanMillis)} of ${
-        ms(held)
-      }; permit wait mean ${
-        ms(permitWait.meanMillis)
-      }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
+      `permits held ${percent(limiterShare)} asleep in the limiter, mean ${ms(limiterWait.meanMillis)} of ${ms(held)}`
     )
   }
   const { limiterRate, startRate } = input
@@ -117,11 +153,7 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
   ) {
     return limiterVerdict(
       input,
-      `calls started at ${perSecond(startRate)}, ${percent(Math.min(1, startRate / limiterRate))} of the limiter's ${
-        perSecond(limiterRate)
-      } (permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${ms(limiterWait.meanMillis)}, call mean ${
-        ms(callTime.meanMillis)
-      }): the quota is saturated, the healthy state for a batch; more quota or a second provider helps, more permits do not`
+      `limiter wait mean ${ms(limiterWait.meanMillis)}, call mean ${ms(callTime.meanMillis)}`
     )
   }
   if (permitWait.meanMillis > 0 && permitWait.meanMillis >= PERMIT_WAIT_SHARE * callTime.meanMillis) {
@@ -134,10 +166,5 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
       }) for one: the provider slowed down; act on latency, timeouts or a fallback`
     }
   }
-  return {
-    binding: "none",
-    reason: `nothing binds: permit wait mean ${ms(permitWait.meanMillis)}, limiter wait mean ${
-      ms(limiterWait.meanMillis)
-    }, call mean ${ms(callTime.meanMillis)}`
-  }
+  return { binding: "none", reason: `nothing binds: ${waits}` }
 }
