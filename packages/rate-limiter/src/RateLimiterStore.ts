@@ -18,6 +18,7 @@ import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as internal from "./internal/memoryStore.js"
+import { show } from "./internal/settings.js"
 import * as RateLimiterErrors from "./RateLimiterError.js"
 
 /**
@@ -184,8 +185,10 @@ export interface Observation {
   /** Units the upstream still allows now, an integer ≥ 0. */
   readonly remaining: number
   /**
-   * Milliseconds until the upstream resets that quota, ≥ 0 (0 when it did not say). Read only
-   * with `remaining: 0`.
+   * Milliseconds until the upstream resets that quota, finite and ≥ 0 (0 when it did not say).
+   * Read only with `remaining: 0`. The limiter bounds it by its `maxResetAfter`; a store holds
+   * whatever it is given (the Redis store keeps a key at most some 3,000 years, the longest expiry
+   * Redis' Lua can write).
    */
   readonly resetAfterMillis: number
 }
@@ -214,6 +217,40 @@ export const costsOf = (
     readonly costs?: ReadonlyArray<number> | undefined
   }
 ): ReadonlyArray<number> => request.costs ?? request.limits.map(() => request.cost)
+
+/**
+ * The observations of `request` a store can apply, and a sentence naming the key and those it
+ * cannot (absent when none): one whose `limit` is not an index of `limits`, whose `remaining` is
+ * not a number ≥ 0, or whose `resetAfterMillis` is not a finite number ≥ 0. The limiter never
+ * sends those; a store ignores them with that warning rather than read them as 0 or fail.
+ *
+ * @since 0.3.0
+ * @category utils
+ */
+export const usableObservations = (
+  request: TightenRequest
+): { readonly usable: ReadonlyArray<Observation>; readonly ignored: string | undefined } => {
+  const usable: Array<Observation> = []
+  const ignored: Array<unknown> = []
+  const observations: ReadonlyArray<unknown> = Array.isArray(request.observations) ? request.observations : []
+  if (!Array.isArray(request.observations)) ignored.push(request.observations)
+  for (const o of observations) {
+    const ok = typeof o === "object" && o !== null && "limit" in o && "remaining" in o && "resetAfterMillis" in o &&
+      Number.isInteger(o.limit) && (o.limit as number) >= 0 && (o.limit as number) < request.limits.length &&
+      typeof o.remaining === "number" && o.remaining >= 0 &&
+      typeof o.resetAfterMillis === "number" && Number.isFinite(o.resetAfterMillis) && o.resetAfterMillis >= 0
+    if (ok) usable.push(o as Observation)
+    else ignored.push(o)
+  }
+  return {
+    usable,
+    ignored: ignored.length === 0 ?
+      undefined :
+      `tighten of ${show(request.key)} ignored ${
+        ignored.map(show).join(", ")
+      }: an observation needs limit (an index of the limits), remaining (a number ≥ 0) and resetAfterMillis (a finite number ≥ 0)`
+  }
+}
 
 /**
  * The operations every store implements.
@@ -275,6 +312,8 @@ export interface Service {
    *   takes are logged at `max(now, latest logged start)`.
    * - `r = 0` and `resetAfterMillis > 0`: besides, no start charging that limit before
    *   `now + resetAfterMillis` (a pause of that limit alone; extends, never shortens).
+   *
+   * An observation `usableObservations` refuses is ignored, with a warning naming the key.
    */
   readonly tighten: (request: TightenRequest) => Effect.Effect<void, RateLimiterStoreError>
   /**

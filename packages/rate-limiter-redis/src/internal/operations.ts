@@ -249,17 +249,24 @@ export const operations = (context: Context): RateLimiterStore.Service => {
   const tighten = (
     request: RateLimiterStore.TightenRequest
   ): Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> => {
-    if (request.observations.length === 0) return Effect.void
+    const { ignored, usable } = RateLimiterStore.usableObservations(request)
+    const warn = ignored === undefined
+      ? Effect.void
+      : Effect.logWarning(`Redis rate limiter store ${JSON.stringify(prefix)}: ${ignored}`)
+    if (usable.length === 0) return warn
     const keys = keysFor(encoded(request.limits), request.key, request.limits.length)
-    return withNow((now) =>
-      runScript(
-        "tighten",
-        request.key,
-        loaded.tighten,
-        keys.all.length,
-        [...keys.all, now, ttlPad, ...encoded(request.limits).limitArgs, ...observationArgs(request.observations)],
-        decodeVoid,
-        (error) => policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.void
+    return Effect.zipRight(
+      warn,
+      withNow((now) =>
+        runScript(
+          "tighten",
+          request.key,
+          loaded.tighten,
+          keys.all.length,
+          [...keys.all, now, ttlPad, ...encoded(request.limits).limitArgs, ...observationArgs(usable)],
+          decodeVoid,
+          (error) => policyOf(request.key).storeDown === "fail-closed" ? failClosed(request.key, error) : Effect.void
+        )
       )
     )
   }

@@ -121,13 +121,13 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
         if (debt) ledger.seal(state.ledger)
       }),
     tighten: (request) =>
-      Effect.sync(() => {
+      Effect.suspend(() => {
+        const { ignored, usable } = RateLimiterStore.usableObservations(request)
         const state = stateOf(request.key)
         alignSpecs(state, request.limits)
         const now = nowMillis(clock)
-        for (const observation of request.observations) {
+        for (const observation of usable) {
           const i = observation.limit
-          if (i < 0 || i >= request.limits.length) continue
           settlement.tighten(
             request.limits[i],
             state.states[i],
@@ -136,6 +136,7 @@ export const unsafeMakeMemory = (clock: Clock.Clock): RateLimiterStore.Service =
             observation.resetAfterMillis
           )
         }
+        return ignored === undefined ? Effect.void : Effect.logWarning(`rate limiter memory store: ${ignored}`)
       }),
     pause: (key, millis) =>
       Effect.sync(() => {

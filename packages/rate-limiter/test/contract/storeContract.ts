@@ -9,7 +9,7 @@
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import type { Layer } from "effect"
-import { Clock, Duration, Effect, Exit, FastCheck, Fiber, Option, TestClock } from "effect"
+import { Clock, Duration, Effect, Exit, FastCheck, Fiber, Logger, Option, TestClock } from "effect"
 import { RateLimiter, RateLimiterStore } from "../../src/index.js"
 
 /**
@@ -1002,6 +1002,44 @@ export const storeContract = <E>(
               const started = (yield* Fiber.join(fiber)) - before
               expect(started).toBeGreaterThanOrEqual(6000)
             }
+          })
+        ))
+
+      it.scoped("tighten: an observation it cannot apply is ignored with a warning, a huge reset holds", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            yield* TestClock.setTime(1_700_000_000_000)
+            const key = uniqueName("junk")
+            const limits: ReadonlyArray<RateLimiterStore.LimitSpec> = [
+              { algorithm: "gcra", limit: 10, windowMillis: 1000, burst: 10 },
+              { algorithm: "sliding-window", limit: 10, windowMillis: 1000, burst: 10 }
+            ]
+            const lines: Array<string> = []
+            const logger = Logger.make(({ message }) => {
+              lines.push(Array.isArray(message) ? message.join(" ") : String(message))
+            })
+            yield* store.tighten({
+              key,
+              limits,
+              observations: [
+                { limit: 5, remaining: 0, resetAfterMillis: 0 },
+                { limit: 1, remaining: Number.NaN, resetAfterMillis: 0 },
+                { limit: 1, remaining: 0, resetAfterMillis: -5 },
+                { limit: 1, remaining: 0, resetAfterMillis: Number.POSITIVE_INFINITY },
+                null as unknown as RateLimiterStore.Observation,
+                // IETF's t=999999999999999, as the store would have been given it
+                { limit: 0, remaining: 0, resetAfterMillis: 999_999_999_999_999_000 }
+              ]
+            }).pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger)))
+            assert.strictEqual(lines.length, 1)
+            assert.include(lines[0], `tighten of ${JSON.stringify(key)} ignored {"limit":5`)
+            assert.include(lines[0], "resetAfterMillis (a finite number ≥ 0)")
+            const held = yield* store.reserve({ key, limits, cost: 1, costs: [1, 0], maxWaitMillis: 0 })
+            assert(held._tag === "Refused")
+            expect(held.delayMillis).toBeGreaterThan(1e17)
+            // the sliding window was told nothing it could apply
+            const free = yield* store.reserve({ key, limits, cost: 10, costs: [0, 10], maxWaitMillis: 0 })
+            assert.strictEqual(free._tag, "Reserved")
           })
         ))
 

@@ -38,8 +38,12 @@ end
 local function first_id()
   return math.max(0, math.floor(now)) * 1000
 end
+-- Redis' Lua writes a number of 10^14 or more in exponent notation, which no expiry accepts
+-- ("not an integer or out of range"): a state that must last longer (a reset of millennia, given
+-- to the store directly) is kept MAX_TTL, some 3,000 years
+local MAX_TTL = 99999999999999
 local function ttl_until(at)
-  return math.max(1, math.ceil(at - now)) + pad
+  return math.min(MAX_TTL, math.max(1, math.ceil(at - now)) + pad)
 end
 `
 

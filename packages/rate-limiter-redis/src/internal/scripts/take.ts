@@ -85,8 +85,8 @@ if expire <= covered and pad == 0 then
     struct.pack("<ddddddddddds", 1, id, id, floor, pause, born, tat, covered, charged, last_start, paused, sig),
     "KEEPTTL")
 else
-  local ttl = math.ceil(expire - now)
-  if ttl < 1 then ttl = 1 end
+  -- (at most 10^14 - 1 in all: Redis' Lua writes larger numbers in exponent notation, no expiry)
+  local ttl = math.min(math.max(1, math.ceil(expire - now)), 99999999999999 - pad)
   redis.call("SET", key,
     struct.pack("<ddddddddddds", 1, id, id, floor, pause, born, tat, now + ttl, charged, last_start, paused, sig),
     "PX", ttl + pad)
