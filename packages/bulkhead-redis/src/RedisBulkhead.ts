@@ -72,7 +72,7 @@ export interface Options extends Omit<Bulkhead.Settings, "order"> {
   readonly maxWaiting?: number | undefined
   /**
    * How long a lease lasts without renewal; it is renewed every third of it. A dead holder's
-   * permits come back within this time. Default 10 s; at least 300 ms.
+   * permits come back within this time. Default 10 s; from 300 ms to 1 hour.
    */
   readonly leaseTtl?: Duration.DurationInput | undefined
   /** Default `"log"`. */

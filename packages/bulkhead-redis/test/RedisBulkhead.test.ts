@@ -336,7 +336,7 @@ describe("RedisBulkhead", () => {
           )
         )
       )
-      assert.include(String(invalid), `LEASE_TTL must be a finite duration ≥ 300ms, got "10 millis"`)
+      assert.include(String(invalid), `LEASE_TTL must be a duration from 300ms to 1 hour, got "10 millis"`)
     }))
 
   it("invalid options are a defect naming the bulkhead and the value", () => {
@@ -344,7 +344,11 @@ describe("RedisBulkhead", () => {
       [{ name: "x", permits: 0 }, `bulkhead "x": permits must be an integer ≥ 1, got 0`],
       [
         { name: "x", permits: 1, leaseTtl: "10 millis" },
-        `bulkhead "x": leaseTtl must be a finite duration ≥ 300ms, got "10 millis"`
+        `bulkhead "x": leaseTtl must be a duration from 300ms to 1 hour, got "10 millis"`
+      ],
+      [
+        { name: "x", permits: 1, leaseTtl: 1e12 },
+        `bulkhead "x": leaseTtl must be a duration from 300ms to 1 hour, got 1000000000000`
       ],
       [{ name: "a{b}", permits: 1 }, "without braces"],
       [{ name: "x", permits: 1, storeDown: "local" }, `bulkhead "x": localShare is needed with storeDown "local"`],

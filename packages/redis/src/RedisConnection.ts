@@ -54,7 +54,10 @@ export interface Timeouts {
  * @category models
  */
 export interface FromUrl extends Timeouts {
-  /** `redis://[user:password@]host:port[/db]` (or `rediss://`). Default `redis://127.0.0.1:6379`. */
+  /**
+   * `redis://[user:password@]host:port[/db]` (or `rediss://`), naming a host. Needed: there is no
+   * default server, so `{}` or `redis://` is refused rather than silently meaning localhost.
+   */
   readonly url?: string | Redacted.Redacted<string> | undefined
   /**
    * More ioredis options (TLS, credentials, `retryStrategy`, ...). The connection always sets

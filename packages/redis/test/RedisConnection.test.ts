@@ -182,7 +182,7 @@ describe("options", () => {
       String
     )
 
-  it.effect("a malformed or non-Redis URL is refused naming the option and the value", () =>
+  it.effect("a missing, malformed or non-Redis URL, or one without a host, is refused naming the option and the value", () =>
     Effect.gen(function*() {
       expect(yield* defectOf({ url: "localhost:6379" })).toContain(
         `Redis connection: url must use redis:// or rediss://, got "localhost:6379"`
@@ -199,6 +199,12 @@ describe("options", () => {
       const config = yield* configError({ "REDIS.URL": "https://127.0.0.1:6379" })
       expect(config).toContain("Invalid data at REDIS.URL")
       expect(config).toContain("url must use redis:// or rediss://, got (redacted)")
+      // no default server: nothing, or a URL without a host, is refused rather than meaning localhost
+      expect(yield* defectOf({})).toContain(
+        "Redis connection: url is needed (redis://host:port), or cluster, or client"
+      )
+      expect(yield* defectOf({ url: "redis://" })).toContain(`url must name a host (redis://host:port), got "redis://"`)
+      expect(yield* configError({})).toContain("url is needed")
       assert.deepStrictEqual(
         RedisConnection.check({ url: "rediss://h:6380/2" }),
         Either.right({ url: "rediss://h:6380/2" })
@@ -216,7 +222,7 @@ describe("options", () => {
       const config = yield* configError({ "REDIS.URL": url, "REDIS.COMMAND_TIMEOUT": "-5 seconds" })
       expect(config).toContain("Invalid data at REDIS.COMMAND_TIMEOUT")
       expect(config).toContain(`must be a finite duration > 0, got "-5 seconds"`)
-      expect(yield* configError({ "REDIS.CONNECT_TIMEOUT": "soon" })).toContain(
+      expect(yield* configError({ "REDIS.URL": url, "REDIS.CONNECT_TIMEOUT": "soon" })).toContain(
         `CONNECT_TIMEOUT must be a duration, got "soon"`
       )
     }))

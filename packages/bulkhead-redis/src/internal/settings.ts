@@ -19,6 +19,8 @@ const defaultPrefix = "sluice:bh:"
 const defaultLeaseTtlMillis = 10_000
 /** Three renewals per TTL leave two chances for a late one; below 300 ms a busy event loop loses leases. */
 const minLeaseTtlMillis = 300
+/** A dead process's permits come back after the TTL: past an hour that is no bound a fleet can wait for. */
+const maxLeaseTtlMillis = 3_600_000
 
 /** @internal */
 export interface Settings {
@@ -69,9 +71,9 @@ const NoBraces = OptionSchema.make(Schema.String.pipe(Schema.filter((text) => !/
 
 const LeaseTtl = OptionSchema.make(
   OptionSchema.duration({ zero: false, infinite: false }).pipe(
-    Schema.filter((ttl) => Duration.toMillis(ttl) >= minLeaseTtlMillis)
+    Schema.filter((ttl) => Duration.toMillis(ttl) >= minLeaseTtlMillis && Duration.toMillis(ttl) <= maxLeaseTtlMillis)
   ),
-  { rule: `a finite duration ≥ ${minLeaseTtlMillis}ms`, fromText: (text) => text.trim() }
+  { rule: `a duration from ${minLeaseTtlMillis}ms to 1 hour`, fromText: (text) => text.trim() }
 )
 
 /** @internal */

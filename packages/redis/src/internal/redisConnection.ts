@@ -13,8 +13,6 @@ import { Cluster, Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import * as Api from "../RedisConnection.js"
 
-/** @internal */
-export const defaultUrl = "redis://127.0.0.1:6379"
 /** A command waits at most this long before the caller's store-down policy answers instead. */
 const defaultCommandTimeoutMillis = 500
 const defaultConnectTimeoutMillis = 2000
@@ -64,7 +62,9 @@ const decodeMillis = (label: string, input: unknown, fallback: number): Either.E
 /** A Redis URL, or why not (a URL given as `Redacted` is never printed). */
 const checkUrl = (input: unknown): Either.Either<string, string> => {
   const redacted = Redacted.isRedacted(input)
-  const url = input === undefined ? defaultUrl : redacted ? Redacted.value(input) : input
+  // no default server: a connection that guessed localhost would hide a missing setting
+  if (input === undefined) return Either.left("url is needed (redis://host:port), or cluster, or client")
+  const url = redacted ? Redacted.value(input) : input
   if (typeof url !== "string" || url.length === 0) return Either.left("url must be a non-empty string")
   const shown = redacted ? "(redacted)" : JSON.stringify(url)
   let parsed: URL
@@ -77,6 +77,7 @@ const checkUrl = (input: unknown): Either.Either<string, string> => {
     if (parsed.password !== "") parsed.password = "***"
     return Either.left(`url must use redis:// or rediss://, got ${redacted ? shown : JSON.stringify(parsed.href)}`)
   }
+  if (parsed.hostname === "") return Either.left(`url must name a host (redis://host:port), got ${shown}`)
   return Either.right(url)
 }
 
@@ -146,11 +147,8 @@ const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis
       }
     })
   }
-  const url = options.url === undefined
-    ? defaultUrl
-    : Redacted.isRedacted(options.url)
-    ? Redacted.value(options.url)
-    : options.url
+  // `check` has refused a missing url before a client is opened
+  const url = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url ?? ""
   return new Redis(url, {
     retryStrategy,
     connectTimeout: connectTimeoutMillis,
