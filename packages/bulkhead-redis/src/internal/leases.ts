@@ -17,8 +17,12 @@ import * as S from "./scripts.js"
 import * as T from "./ticket.js"
 import { int } from "./transport.js"
 
-/** While acquires given up on wait to be ended, the beat tries every this often: the fleet's K is back within it. */
-const ABANDON_RETRY_MILLIS = 200
+/**
+ * How soon the beat tries again after a renewal or a claim that Redis did not answer, and while
+ * acquires given up on wait to be ended: the leases and the fleet's K are back this soon after
+ * Redis answers, not a third of the TTL later.
+ */
+const RETRY_MILLIS = 200
 
 /** @internal */
 export abstract class Leases extends Queue {
@@ -61,7 +65,7 @@ export abstract class Leases extends Queue {
       if (this.abandoned.size > 0) {
         // no caller may send a batch soon: the beat sends one, and looks again shortly
         if (this.pending.length === 0) this.flush()
-        steps.push(Effect.succeed(ABANDON_RETRY_MILLIS))
+        steps.push(Effect.succeed(RETRY_MILLIS))
       } else if (steps.length === 0 && this.degraded) {
         steps.push(Effect.as(Effect.ignore(this.stats), this.renewEveryMillis))
       }
@@ -98,7 +102,7 @@ export abstract class Leases extends Queue {
       yield* Effect.all(effects, { discard: true })
       const next = int(reply[0])
       return waiters && next >= 0 ? Math.min(this.renewEveryMillis, next + 10) : this.renewEveryMillis
-    }).pipe(Effect.orElseSucceed(() => this.renewEveryMillis))
+    }).pipe(Effect.orElseSucceed(() => RETRY_MILLIS))
   }
 
   /**
@@ -137,7 +141,7 @@ export abstract class Leases extends Queue {
       }
       yield* Effect.all(effects, { discard: true })
       return this.renewEveryMillis
-    }).pipe(Effect.orElseSucceed(() => this.renewEveryMillis))
+    }).pipe(Effect.orElseSucceed(() => RETRY_MILLIS))
   }
 
   /** How late the last renewal of a lease found gone was: the usual reason for a lost lease. */
