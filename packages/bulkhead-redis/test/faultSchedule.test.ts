@@ -9,7 +9,8 @@
  *   a process started before it was stopped that reach the server after it runs again (a request's
  *   path carries when its call started);
  * - after a death (a kill or a stop), K in flight again within the lease TTL + 1 s;
- * - after Redis answers again (paused, busy, or restarted empty), K in flight again within 1 s;
+ * - after Redis answers again (paused, busy, or restarted empty), K in flight again within 1 s
+ *   (plus `STARVED`, for this process on a loaded machine);
  * - strict FIFO: every first grant of a member, in the order Redis ran them (MONITOR), in ticket
  *   order, per Redis lifetime.
  */
@@ -29,6 +30,12 @@ const TTL = 1500
 const PROCESSES = 3
 const ROUNDS = 6
 const FAULTS = ["kill", "stop", "pause", "busy", "restart"] as const
+/**
+ * What the 1 s bound after Redis answers allows on top for this test process itself: it shares the
+ * machine's cores with the fleet and Redis, and at a load average of 15 it was seen stalled 0.8 s
+ * (the rounds measure 5–150 ms as a rule; the figures are in docs/semantics.md).
+ */
+const STARVED = 1000
 type Fault = (typeof FAULTS)[number]
 
 /** A small seeded generator (mulberry32): the same seed, the same schedule. */
@@ -163,7 +170,7 @@ describe("a fault schedule", () => {
           const probe = yield* inspector(url)
           const answered = yield* back(probe)
           server.mark()
-          bound = 1000
+          bound = 1000 + STARVED
           recovery = yield* fullAgain(answered, bound, `${at}: after the restart`)
         } else {
           const redis = yield* inspector(url)
@@ -185,7 +192,7 @@ describe("a fault schedule", () => {
           }
           const answered = yield* back(probe)
           server.mark()
-          bound = 1000
+          bound = 1000 + STARVED
           recovery = yield* fullAgain(answered, bound, `${at}: after Redis answered again`)
         }
         assert.isAtMost(
