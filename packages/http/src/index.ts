@@ -13,6 +13,29 @@
 export * as HttpPool from "./HttpPool.js"
 
 /**
+ * A provider as `HttpClient` middleware: every request an `HttpClient` sends becomes a call of the
+ * provider (circuit breaker, then per attempt bulkhead → rate limiter with the request's estimate
+ * → attempt budget → the request **and its whole body** → settle → release), retried with the 429
+ * pause for every caller, within the provider's retry and total budgets. The result is an
+ * `HttpClient`, so `@effect/ai-openai`, `@effect/ai-anthropic`, `HttpApiClient` and any code written
+ * against `HttpClient.HttpClient` run through the provider unchanged.
+ *
+ * Status, headers and body reach the caller as the upstream sent them, error statuses included
+ * (after the provider's last attempt). A request is either:
+ *
+ * - **buffered** (the default): its body is read inside the permit, bounded by `maxBodySize`
+ *   (`BodyTooLarge` past it, the request aborted), and handed on from memory;
+ * - **streamed**, when it asks for a stream (its `Accept` names `text/event-stream`, or its JSON
+ *   body says `"stream": true`, as OpenAI's and Anthropic's do; `Options.streamed` decides
+ *   otherwise): the response is handed on at its headers and its permit held until the body
+ *   ends, fails, or its reader stops; `StreamIdleTimeout` after `streamIdleTimeout` without a
+ *   chunk from the upstream, or without a read by the reader.
+ *
+ * @since 0.3.0
+ */
+export * as Middleware from "./Middleware.js"
+
+/**
  * An HTTP client per provider, on `@effect/platform`'s `HttpClient`.
  *
  * Every request runs through its provider (circuit breaker, then per attempt bulkhead → rate
