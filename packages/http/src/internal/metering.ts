@@ -52,7 +52,7 @@ const show = (u: unknown): string => {
 const describeBody = (body: unknown): string => {
   if (body === undefined) return "none"
   if (typeof body === "string") return `text of ${body.length} characters`
-  if (body instanceof Uint8Array) return `${body.length} bytes`
+  if (ArrayBuffer.isView(body)) return `${body.byteLength} bytes`
   return "parsed JSON"
 }
 
