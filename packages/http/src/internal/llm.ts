@@ -63,7 +63,7 @@ const makeEstimate = (
 /** The body as JSON when it is JSON, else the server-sent events' data, parsed, in order. */
 const readBody = (body: unknown): { readonly json: unknown } | { readonly events: ReadonlyArray<unknown> } => {
   if (isRecord(body)) return { json: body }
-  const text = typeof body === "string" ? body : ArrayBuffer.isView(body) ? utf8.decode(body) : undefined
+  const text = typeof body === "string" ? body : ArrayBuffer.isView(body) ? utf8.decode(body as Uint8Array) : undefined
   if (text === undefined) return { events: [] }
   try {
     return { json: JSON.parse(text) }
