@@ -101,10 +101,10 @@ const sluiceVariant = (
   scheduler: ProviderHttpClient.Options["scheduler"] = "check-phase"
 ): Variant =>
 (url, latency, requests) => {
-  const pool = tracing !== "no spans" ? HttpPool.layerWithHttpClient() : Layer.effect(
+  const pool = tracing !== "no spans" ? HttpPool.layerWithUnboundedHttpClient() : Layer.effect(
     HttpClient.HttpClient,
     Effect.map(HttpClient.HttpClient, HttpClient.withTracerDisabledWhen(() => true))
-  ).pipe(Layer.provideMerge(HttpPool.layerWithHttpClient()))
+  ).pipe(Layer.provideMerge(HttpPool.layerWithUnboundedHttpClient()))
   const layer = BenchHttp.layer(Bench, { baseUrl: url, scheduler }).pipe(
     Layer.provide(Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
     Layer.provide(pool)

@@ -359,7 +359,7 @@ export interface TagClass<Self, Id extends string>
  * }).pipe(
  *   // provideMerge: the `Nominatim` tag and the client share one provider
  *   Layer.provideMerge(Nominatim.layer({ bulkhead: { permits: 1 }, attemptTimeout: "10 seconds" })),
- *   Layer.provide(HttpPool.layerWithHttpClient())
+ *   Layer.provide(HttpPool.layerWithUnboundedHttpClient())
  * )
  * ```
  *
