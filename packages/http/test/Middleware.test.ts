@@ -97,6 +97,27 @@ describe("Middleware: buffered", () => {
       assert.strictEqual(server.counters.requests, 2)
     })))
 
+  it.live("sends the user agent and the headers given, a request's own first, and no trace headers", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/echo": (req, res) => res.end(JSON.stringify(req.headers)) })
+      const provider = yield* Provider.make({ name: uniqueName("mw-headers"), bulkhead: { permits: 1 } })
+      const client = yield* Middleware.make(provider, {
+        baseUrl: server.url,
+        userAgent: "consumer/1.0 (ops@example.com)",
+        headers: { "x-api-key": "default", "x-team": "batch" }
+      })
+      const echoed = (yield* client.execute(
+        HttpClientRequest.get("/echo").pipe(
+          HttpClientRequest.setHeader("x-api-key", "the request's")
+        )
+      ).pipe(Effect.flatMap((response) => response.json), Effect.withSpan("caller"))) as Record<string, string>
+      assert.strictEqual(echoed["user-agent"], "consumer/1.0 (ops@example.com)")
+      assert.strictEqual(echoed["x-api-key"], "the request's")
+      assert.strictEqual(echoed["x-team"], "batch")
+      assert.isUndefined(echoed["traceparent"])
+      assert.isUndefined(echoed["b3"])
+    })))
+
   it.live("a request to another origin fails with an error naming both", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({})
@@ -168,6 +189,19 @@ describe("Middleware: streamed", () => {
       yield* client.execute(HttpClientRequest.get("/events").pipe(HttpClientRequest.accept("text/event-stream")))
       assert.include(yield* provider.bulkhead.stats, { inFlight: 1 })
       yield* waitUntil(() => Effect.runSync(provider.bulkhead.stats).inFlight === 0, "the permit is back")
+    })))
+
+  it.live("a streamed request answered with an error status gets the response as sent, its permit back", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({ "/s": json({ error: { type: "overloaded_error" } }, 529) })
+      const provider = yield* Provider.make({ name: uniqueName("mw-stream-error"), bulkhead: { permits: 1 } })
+      const client = yield* Middleware.make(provider, { baseUrl: server.url })
+      const response = yield* client.execute(
+        HttpClientRequest.post("/s").pipe(HttpClientRequest.bodyUnsafeJson({ stream: true }))
+      )
+      assert.strictEqual(response.status, 529)
+      assert.deepStrictEqual(yield* response.json, { error: { type: "overloaded_error" } })
+      assert.include(yield* provider.bulkhead.stats, { inFlight: 0 })
     })))
 })
 

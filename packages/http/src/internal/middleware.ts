@@ -106,6 +106,7 @@ export const make = <Err, E, R>(
     const runtime = yield* Effect.runtime<never>()
 
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
+    const originSlash = `${origin}/`
     const defaults = Object.entries({ "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers })
       .map(([key, value]) => [key.toLowerCase(), value] as const)
     const sending = sendingWith(options.tracePropagation ?? false)
@@ -137,7 +138,9 @@ export const make = <Err, E, R>(
       request: HttpClientRequest.HttpClientRequest
     ): Either.Either<HttpClientRequest.HttpClientRequest, HttpClientError.RequestError> => {
       let resolved = request
-      if (!/^[a-z][a-z0-9+.-]*:/i.test(request.url)) {
+      if (request.url.startsWith(originSlash)) {
+        // the provider's own origin, as SDKs send it: nothing to parse
+      } else if (!/^[a-z][a-z0-9+.-]*:/i.test(request.url)) {
         resolved = HttpClientRequest.prependUrl(request, baseUrl)
       } else {
         let other: string | undefined

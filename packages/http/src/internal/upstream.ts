@@ -14,6 +14,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Metric from "effect/Metric"
 import * as MetricLabel from "effect/MetricLabel"
+import { BufferedResponse } from "./bufferedResponse.js"
 import * as errors from "./errors.js"
 import type { DrainedBody } from "./responseBody.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
@@ -55,10 +56,12 @@ export const handOn = (
   response: HttpClientResponse.HttpClientResponse,
   body: Uint8Array | ReadableStream<Uint8Array>
 ): HttpClientResponse.HttpClientResponse =>
-  HttpClientResponse.fromWeb(
-    request,
-    new Response(nullBody.has(response.status) ? null : body, { status: response.status, headers: response.headers })
-  )
+  body instanceof Uint8Array
+    ? new BufferedResponse(request, response.status, response.headers, body)
+    : HttpClientResponse.fromWeb(
+      request,
+      new Response(nullBody.has(response.status) ? null : body, { status: response.status, headers: response.headers })
+    )
 
 /** @internal */
 export const failStatus = (context: {
