@@ -1,8 +1,9 @@
 /**
- * A two-second, offline tour of the sluice bulkhead: a provider that takes at most 3 calls at
- * once, a queue of 4, a permit-wait budget of 300 ms. Twelve callers arrive together; the output
- * shows who ran, who queued (in order), who was refused at once and who gave up waiting, then the
- * bulkhead's metrics. Run it with `pnpm demo`.
+ * A one-second, offline tour of the sluice bulkhead (its calls end within half a second): a
+ * provider that takes at most 3 calls at once, a queue of 4, a permit-wait budget of 300 ms.
+ * Twelve callers arrive together; the output shows who ran, who queued (in order), who was refused
+ * at once and who gave up waiting, then the bulkhead's metrics. Run it from the repository's root
+ * with `bash scripts/pnpm.sh demo:bulkhead` (`pnpm demo` is the geocoding demo).
  */
 import { Bulkhead } from "@sluice/bulkhead"
 import { Console, Duration, Effect, Metric, MetricLabel } from "effect"

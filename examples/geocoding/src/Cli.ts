@@ -4,15 +4,18 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import * as FileSystem from "@effect/platform/FileSystem"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Equivalence from "effect/Equivalence"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
+import * as Path from "node:path"
 import { Gazetteer } from "./Gazetteer.js"
 import { type ProviderName, providerNames } from "./providers/Geocoder.js"
 import * as Run from "./Run.js"
@@ -253,11 +256,32 @@ const toBatch = (args: BatchArgs): Run.BatchConfig => ({
  */
 const withStandInsApart = (config: Run.Config): Run.Config => ({ ...config, standInsEntry: Child.thisEntry() })
 
+/** Whether two paths name one file: the same path, or (both existing) the same device and inode. */
+const sameFile = (a: string, b: string) =>
+  Effect.gen(function*() {
+    if (Path.resolve(a) === Path.resolve(b)) return true
+    const fs = yield* FileSystem.FileSystem
+    const [x, y] = yield* Effect.all([Effect.option(fs.stat(a)), Effect.option(fs.stat(b))])
+    return Option.isSome(x) && Option.isSome(y) && Option.isSome(x.value.ino) &&
+      Option.getEquivalence(Equivalence.number)(x.value.ino, y.value.ino) && x.value.dev === y.value.dev
+  })
+
+/** The batch; rows written as failed end it with `RowsFailed` (a non-zero exit), after its report. */
 const runHandler = (args: ProviderArgs & BatchArgs) =>
-  Effect.flatMap(
-    toConfig(args),
-    (config) => Run.run(withStandInsApart(config), toBatch(args), { json: args.json })
-  )
+  Effect.gen(function*() {
+    const input = Option.getOrUndefined(args.input)
+    // the output is appended to, and deleted by --fresh: it must not be the input
+    if (input !== undefined && (yield* sameFile(input, args.output))) {
+      return yield* new UsageError({
+        reason: `--output ${args.output} is the input file: the results would overwrite it; write them elsewhere`
+      })
+    }
+    const config = yield* toConfig(args)
+    const { summary } = yield* Run.run(withStandInsApart(config), toBatch(args), { json: args.json })
+    if (summary.failed > 0) {
+      return yield* new Run.RowsFailed({ failed: summary.failed, rows: summary.rows, output: summary.output })
+    }
+  })
 
 const run = Command.make("run", { ...providerOptions, ...batchOptions }, runHandler).pipe(
   Command.withDescription("Geocode a batch (the built-in sample by default) across the providers")

@@ -2,7 +2,8 @@
  * The batch, as a stream of rows read line by line (never the whole file in memory): a CSV with an
  * `id` and a `query` column, a JSONL file of `{"id", "query"}`, or the built-in sample. A row that
  * does not parse is not dropped: it comes through as `Invalid`, with its line number, and is
- * written out as failed.
+ * written out as failed, and so is a line too long to be a row. A file that is not UTF-8 is refused,
+ * naming its first line that is not.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import * as Chunk from "effect/Chunk"
@@ -14,6 +15,7 @@ import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Gazetteer, type SampleOptions } from "./Gazetteer.js"
+import * as Lines from "./Lines.js"
 
 export type Row =
   | { readonly _tag: "Query"; readonly line: number; readonly id: string; readonly query: string }
@@ -108,45 +110,66 @@ const csv = (columns: { readonly id: number; readonly query: number }) => (text:
   return { _tag: "Query", line, id, query }
 }
 
+/** The longest input line read: a row is an id and a place query, and a longer line is reported, not held. */
+export const MAX_LINE_BYTES = 64 * 1024
+
+/** An input line over `MAX_LINE_BYTES`: a failed row with its line number, its bytes never held. */
+const overlong = (line: number, bytes: number): Row => ({
+  _tag: "Invalid",
+  line,
+  id: fallbackId(line),
+  reason: `the line is ${bytes} bytes long, over the ${MAX_LINE_BYTES} bytes a row may take`
+})
+
 /**
  * The non-blank lines of a file, each turned into `A` with its line number (blank lines counted),
- * in one pass over each chunk of lines.
+ * in one pass over each chunk of lines; a line over `MAX_LINE_BYTES` becomes `long`'s, and a line
+ * that is not UTF-8 fails the read, naming it.
  */
 const lines = <A>(
   path: string,
-  f: (text: string, line: number) => A
+  f: (text: string, line: number) => A,
+  long: (line: number, bytes: number) => A
 ): Stream.Stream<A, InputError, FileSystem.FileSystem> =>
-  Stream.suspend(() => {
-    let line = 0
-    return Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => fs.stream(path))).pipe(
-      Stream.mapError((error) => new InputError({ path, reason: error.message })),
-      Stream.decodeText(),
-      Stream.splitLines,
-      Stream.mapChunks((texts) => {
-        const out: Array<A> = []
-        for (const text of texts) {
-          line++
-          if (nonBlank.test(text)) out.push(f(text, line))
-        }
-        return Chunk.unsafeFromArray(out)
-      })
-    )
-  })
+  Lines.lines(
+    Stream.unwrap(Effect.map(FileSystem.FileSystem, (fs) => fs.stream(path))).pipe(
+      Stream.mapError((error) => new InputError({ path, reason: error.message }))
+    ),
+    MAX_LINE_BYTES
+  ).pipe(
+    Stream.mapError((error) => error._tag === "NotUtf8" ? new InputError({ path, reason: error.message }) : error),
+    Stream.mapChunks((read) => {
+      const out: Array<A> = []
+      for (const line of read) {
+        if (line._tag === "Overlong") out.push(long(line.number, line.bytes))
+        else if (nonBlank.test(line.text)) out.push(f(line.text, line.number))
+      }
+      return Chunk.unsafeFromArray(out)
+    })
+  )
 
 const nonBlank = /\S/
 
 /** Rows of a `.csv` (with a header naming `id` and `query`) or a `.jsonl`/`.ndjson` file. */
 export const fromFile = (path: string): Stream.Stream<Row, InputError, FileSystem.FileSystem> => {
-  if (/\.(jsonl|ndjson)$/i.test(path)) return lines(path, jsonl)
+  if (/\.(jsonl|ndjson)$/i.test(path)) return lines(path, jsonl, overlong)
   if (!/\.csv$/i.test(path)) {
     return Stream.fail(new InputError({ path, reason: "expected a .csv, .jsonl or .ndjson file" }))
   }
-  return lines(path, (text, line) => ({ text, line })).pipe(
+  return lines(
+    path,
+    (text, line) => ({ text: text as string | undefined, line, bytes: 0 }),
+    (line, bytes) => ({ text: undefined, line, bytes })
+  ).pipe(
     Stream.mapAccumEffect(
       undefined as { readonly id: number; readonly query: number } | undefined,
-      (columns, { line, text }) => {
-        if (columns !== undefined) return Effect.succeed([columns, Option.some(csv(columns)(text, line))] as const)
-        const header = (parseCsvLine(text) ?? []).map((name) => name.trim().toLowerCase())
+      (columns, { bytes, line, text }) => {
+        if (columns !== undefined) {
+          return Effect.succeed(
+            [columns, Option.some(text === undefined ? overlong(line, bytes) : csv(columns)(text, line))] as const
+          )
+        }
+        const header = (parseCsvLine(text ?? "") ?? []).map((name) => name.trim().toLowerCase())
         const found = { id: header.indexOf("id"), query: header.indexOf("query") }
         return found.id < 0 || found.query < 0
           ? Effect.fail(new InputError({ path, reason: `line ${line}: the header must name an id and a query column` }))
@@ -159,7 +182,9 @@ export const fromFile = (path: string): Stream.Stream<Row, InputError, FileSyste
 
 /** How many rows a file holds (non-empty lines, less a CSV header): the total for progress and ETA. */
 export const countRows = (path: string) =>
-  Stream.runCount(lines(path, () => undefined)).pipe(Effect.map((n) => (/\.csv$/i.test(path) ? Math.max(0, n - 1) : n)))
+  Stream.runCount(lines(path, () => undefined, () => undefined)).pipe(
+    Effect.map((n) => (/\.csv$/i.test(path) ? Math.max(0, n - 1) : n))
+  )
 
 /**
  * Rows the sample draws at a time: the draw and the reader's pass over a chunk hold the event loop

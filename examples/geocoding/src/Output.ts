@@ -43,6 +43,8 @@ export interface Output {
   readonly done: ReadonlySet<string>
   /** Lines cut off the end: 1 after a crash mid-write, else 0. */
   readonly truncated: number
+  /** Rows an earlier run wrote as failed: taken out of the file, to be tried again. */
+  readonly retried: number
   /** Appends whole lines, in one write. */
   readonly append: (records: ReadonlyArray<Record>) => Effect.Effect<void, OutputError>
 }
@@ -52,6 +54,11 @@ const NEWLINE = 0x0a
 const TAIL_CHUNK = 64 * 1024
 
 const idOf = /^\{"id":("(?:[^"\\]|\\.)*")/
+/**
+ * A failed record. Inside a JSON string a quote is escaped, so these bare quotes can only be the
+ * record's own `status` field.
+ */
+const FAILED = "\"status\":\"failed\""
 
 /** What went wrong, in words: a system error's own description (`ENOSPC: no space left on device, write`). */
 const reasonOf = (error: PlatformError | { readonly message: string }): string =>
@@ -65,6 +72,7 @@ export const open = (path: string) =>
     const fail = failAs("resume")
     const done = new Set<string>()
     let truncated = 0
+    let retried = 0
     const info = yield* fs.stat(path).pipe(Effect.option)
     if (Option.isSome(info) && info.value.type === "Directory") {
       return yield* new OutputError({ path, operation: "write", reason: "is a directory" })
@@ -103,7 +111,8 @@ export const open = (path: string) =>
               // The writer puts `id` first, so the common case needs no full parse.
               const match = idOf.exec(text)
               const id: unknown = match !== null ? JSON.parse(match[1]) : (JSON.parse(text) as { id?: unknown }).id
-              if (typeof id === "string") done.add(id)
+              if (text.includes(FAILED)) retried++
+              else if (typeof id === "string") done.add(id)
             },
             catch: (error) => ({
               message: `line ${line} is not a result record (${error instanceof Error ? error.message : String(error)})`
@@ -112,6 +121,21 @@ export const open = (path: string) =>
         ),
         Effect.mapError(fail)
       )
+      // the failed rows' lines out, through a copy renamed over the file: a crash meanwhile leaves
+      // the file as it was, and a failed row is then read as failed again
+      if (retried > 0) {
+        const copy = `${path}.resume`
+        yield* fs.stream(path).pipe(
+          Stream.decodeText(),
+          Stream.splitLines,
+          Stream.filter((text) => text !== "" && !text.includes(FAILED)),
+          Stream.map((text) => `${text}\n`),
+          Stream.encodeText,
+          Stream.run(fs.sink(copy)),
+          Effect.zipRight(fs.rename(copy, path)),
+          Effect.mapError(fail)
+        )
+      }
     }
     const file = yield* Effect.mapError(fs.open(path, { flag: "a" }), failAs("write"))
     const encoder = new TextEncoder()
@@ -119,6 +143,7 @@ export const open = (path: string) =>
       path,
       done,
       truncated,
+      retried,
       append: (records) =>
         records.length === 0 ? Effect.void : file.writeAll(
           encoder.encode(records.map((record) => JSON.stringify(record)).join("\n") + "\n")

@@ -3,7 +3,7 @@
  * one at a time (memory and fibers stay flat however long the input), each query is resolved once
  * (dedup cache, lookups in flight merged) through the router (a provider, then the next on any
  * refusal), and a single writer appends the results as they complete. Rows already in the output
- * are skipped, which is how a rerun resumes. Interrupted, the run stops admitting rows and writes
+ * are skipped, which is how a rerun resumes (a row written as failed is tried again). Interrupted, the run stops admitting rows and writes
  * what its lookups in flight complete within a short grace; a failed write ends it with its error.
  */
 import type * as FileSystem from "@effect/platform/FileSystem"
@@ -97,10 +97,13 @@ export const run = <R>(options: Options<R>) =>
     )
     const log = (message: string) =>
       progress === undefined ? Effect.logWarning(message) : progress.log(message)
+    const retrying = output.retried > 0 ? `; ${thousands(output.retried)} rows written as failed are tried again` : ""
     if (output.truncated > 0) {
-      yield* log(`${options.output}: cut off a half-written last line; resuming after ${output.done.size} results`)
-    } else if (output.done.size > 0) {
-      yield* log(`${options.output}: resuming after ${output.done.size} results already written`)
+      yield* log(
+        `${options.output}: cut off a half-written last line; resuming after ${output.done.size} results${retrying}`
+      )
+    } else if (output.done.size > 0 || output.retried > 0) {
+      yield* log(`${options.output}: resuming after ${output.done.size} results already written${retrying}`)
     }
 
     const startedAt = yield* Clock.currentTimeMillis

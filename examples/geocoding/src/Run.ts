@@ -14,6 +14,7 @@ import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Stream from "effect/Stream"
@@ -74,6 +75,18 @@ export interface BatchConfig {
   readonly cache: number
   readonly progress: boolean
   readonly progressEvery: number
+}
+
+/** A run ended with rows written as failed: the exit code says so, and the count. */
+export class RowsFailed extends Data.TaggedError("RowsFailed")<{
+  readonly failed: number
+  readonly rows: number
+  readonly output: string
+}> {
+  override get message(): string {
+    return `${this.failed} of ${this.rows} rows failed (written as failed to ${this.output}); ` +
+      "run the same command again to try them again"
+  }
 }
 
 export class ProviderUnreachable extends Data.TaggedError("ProviderUnreachable")<{
@@ -207,11 +220,22 @@ export const layer = (settings: ReadonlyArray<Settings>, redis: string | undefin
     )
   }
   // with Redis, every process of the run shares each provider's permits as it shares its quota, on
-  // one connection for both; while Redis is down each process keeps its own bound of K
-  // ("fail-open"), as if alone
+  // one connection for both; while Redis is down each process keeps its own bounds, as if alone:
+  // K permits ("fail-open") and the whole quota ("local" at a share of 1)
   const geocoders = Layer.unwrapScoped(
-    Effect.map(RedisConnection.make({ url: redis }), (connection) => {
-      const store = RedisRateLimiterStore.layerFromConnection({ prefix: "sluice:geocoding:" }).pipe(
+    Effect.gen(function*() {
+      const connection = yield* RedisConnection.make({ url: redis })
+      if (!connection.isReady()) {
+        yield* Console.error(
+          `warning: Redis at ${redis} does not answer: until it does, this run keeps its own bounds ` +
+            "(each provider's quota and permits, as if it ran alone), shared with no other run"
+        )
+      }
+      const store = RedisRateLimiterStore.layerFromConnection({
+        prefix: "sluice:geocoding:",
+        storeDown: "local",
+        localShare: 1
+      }).pipe(
         Layer.provide(Layer.succeed(RedisConnection.RedisConnection, connection))
       )
       return Geocoders.layer(settings, (s) =>
@@ -276,7 +300,9 @@ export const describeProviders = (settings: ReadonlyArray<Settings>, standIns: R
 
 export const renderSummary = (
   summary: Pipeline.Summary,
-  servers: ReadonlyArray<{ readonly name: string } & StandIn.Stats>
+  servers: ReadonlyArray<{ readonly name: string } & StandIn.Stats>,
+  /** What did not answer at the end of the run (the stand-ins' process), if anything. */
+  silent?: string | undefined
 ): string => {
   const seconds = summary.durationMillis / 1000
   const limit = physicalLimitMillis(summary) / 1000
@@ -307,6 +333,16 @@ export const renderSummary = (
           s.quotaExhausted > 0 ? `${s.quotaExhausted} answered 402, ` : ""
         }peak ${s.peakInWindow} arrivals in one window, peak ${s.peakInFlight} in progress`
       )
+    )
+  }
+  if (silent !== undefined) lines.push("", `what the stand-ins saw: unknown, ${silent}`)
+  if (summary.failed > 0) {
+    lines.push(
+      "",
+      `${thousands(summary.failed)} rows failed${
+        summary.invalid > 0 ? ` (${thousands(summary.invalid)} of them invalid input)` : ""
+      }: every provider refused them (the reasons are under "passed on"); ` +
+        "they are written as failed, and the same command run again tries them again"
     )
   }
   return lines.join("\n")
@@ -343,9 +379,16 @@ export const run = (
       )
     }
     const summary = yield* batch(settings, config, batchConfig)
-    const servers = yield* StandIns.statsOf(standIns)
+    // the stand-ins' figures, if their process answers (a stopped or hung one is reported, not waited for)
+    const figures = yield* Effect.either(StandIns.statsOf(standIns))
+    const servers = Either.getOrElse(figures, () => [])
+    const silent = Either.isLeft(figures) ? figures.left.message : undefined
     if (options.quiet !== true) {
-      yield* Console.log(options.json ? JSON.stringify({ summary, servers }) : `\n${renderSummary(summary, servers)}`)
+      yield* Console.log(
+        options.json
+          ? JSON.stringify({ summary, servers, ...(silent === undefined ? {} : { silent }) })
+          : `\n${renderSummary(summary, servers, silent)}`
+      )
     }
-    return { summary, servers } as const
+    return { summary, servers, silent } as const
   })).pipe(Effect.provide(Gazetteer.Default))

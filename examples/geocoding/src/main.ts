@@ -44,7 +44,8 @@ const program = process.env[Child.ROLE_VARIABLE] !== undefined
       OutputError: oneLine,
       StandInsFailed: oneLine,
       ListenFailed: oneLine,
-      InvalidSizing: oneLine
+      InvalidSizing: oneLine,
+      RowsFailed: oneLine
     }),
     reportUnexpected,
     Effect.provide(NodeContext.layer)

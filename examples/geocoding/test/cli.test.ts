@@ -3,15 +3,18 @@
  * period that is not a positive duration is refused with the flag and the value named (it used to
  * be passed on unchecked, and `Duration` reads "-5 seconds" as 0), sizing figures that cannot size
  * a bulkhead fail with `InvalidSizing` instead of throwing, and a lookup every provider refused is
- * a tagged `Unresolved`.
+ * a tagged `Unresolved`. An output path that is the input is refused (`--fresh` deleted the input).
  */
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
+import * as Fs from "node:fs"
+import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import { positiveDuration } from "../src/Cli.js"
 import { Unresolved } from "../src/Router.js"
 import * as Scenario from "../src/Scenario.js"
+import { distinctInput, runCli, tempDir } from "./utils.js"
 
 describe("the CLI's inputs", () => {
   const decode = Schema.decodeUnknownEither(positiveDuration("--quota-period"))
@@ -53,4 +56,19 @@ describe("the CLI's inputs", () => {
     expect(unresolved).toBeInstanceOf(Error)
     expect(unresolved.message).toBe("photon: HTTP 500")
   })
+})
+
+describe("the CLI's files", () => {
+  it("refuses an output that is the input, and leaves the input as it was", async () => {
+    const dir = tempDir()
+    const input = Path.join(dir, "in.jsonl")
+    distinctInput(input, 3)
+    const before = Fs.readFileSync(input, "utf8")
+    for (const output of [input, Path.join(dir, ".", "in.jsonl")]) {
+      const result = await runCli(["run", "--input", input, "--output", output, "--fresh", "--no-progress"], 60_000)
+      expect(result.code).toBe(1)
+      expect(result.stderr).toContain(`error: --output ${output} is the input file`)
+      expect(Fs.readFileSync(input, "utf8")).toBe(before)
+    }
+  }, 120_000)
 })

@@ -5,17 +5,19 @@
  * provider (together twice that). Sharing each provider's limiter and bulkhead through Redis,
  * together they never exceed a quota or the concurrency bound: the stand-ins (which count
  * server-side) answer no 429, see at most `limit + burst` arrivals in any one-second window and
- * never more than `PERMITS` requests in flight.
+ * never more than `PERMITS` requests in flight. With Redis down, a run keeps its own bounds (as
+ * the README says) instead of failing every row.
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
+import * as Net from "node:net"
 import * as Path from "node:path"
 import { startRedisServer } from "../../../packages/rate-limiter-redis/test/utils/redisServer.js"
 import { Gazetteer } from "../src/Gazetteer.js"
 import * as Run from "../src/Run.js"
 import * as StandIns from "../src/stand-ins/StandIns.js"
-import { baseConfig, runCliScoped, tempDir } from "./utils.js"
+import { baseConfig, distinctInput, readOutput, runArgs, runCliScoped, tempDir } from "./utils.js"
 
 const RATES = { opencage: 40, photon: 20, nominatim: 10 } as const
 const ROWS = 300
@@ -136,6 +138,39 @@ describe("--redis across two processes", () => {
           expect(server.peakInWindow, server.name).toBeLessThanOrEqual(RATES[server.name] + 1)
         }
       }).pipe(Effect.scoped, Effect.provide(Gazetteer.Default)),
+    120_000
+  )
+})
+
+describe("--redis while Redis is down", () => {
+  it.live(
+    "says so at the start, and the run keeps its own bounds: every row answered, exit 0",
+    () =>
+      Effect.gen(function*() {
+        // a port nothing listens on: taken, then let go
+        const port = yield* Effect.promise(() =>
+          new Promise<number>((resolve) => {
+            const server = Net.createServer().listen(0, "127.0.0.1", () => {
+              const address = server.address() as Net.AddressInfo
+              server.close(() => resolve(address.port))
+            })
+          })
+        )
+        const dir = tempDir()
+        const input = Path.join(dir, "in.jsonl")
+        distinctInput(input, 50)
+        const output = Path.join(dir, "out.jsonl")
+        const result = yield* runCliScoped([
+          ...runArgs(input, output, { opencage: 40, photon: 20, nominatim: 10 }),
+          "--redis",
+          `redis://127.0.0.1:${port}`
+        ])
+        expect(result.stderr).toContain(`warning: Redis at redis://127.0.0.1:${port} does not answer`)
+        expect(result.code, result.stderr).toBe(0)
+        const records = readOutput(output)
+        expect(records.length).toBe(50)
+        expect(records.filter((record) => record.status === "failed")).toEqual([])
+      }).pipe(Effect.scoped),
     120_000
   )
 })

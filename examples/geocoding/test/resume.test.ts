@@ -1,7 +1,8 @@
 /**
  * Durability with a real crash: the CLI in a child process is killed with SIGKILL mid-run, a torn
  * line is left at the end of its output, and the rerun on the same output finishes the batch:
- * every input id is in the output exactly once, the malformed row included (as failed). The
+ * every input id is in the output exactly once, the malformed row included (as failed, which the
+ * exit code counts). The
  * crashed run's stand-ins, served from a child process, exit with it.
  */
 import * as Fs from "node:fs"
@@ -39,7 +40,9 @@ it("loses and duplicates nothing across kill -9 and resume", async () => {
   Fs.appendFileSync(output, "{\"id\":\"r899\",\"query\":\"Pla")
 
   const second = await collect(spawnCli([...args, "--json"]))
-  expect(second.code).toBe(0)
+  // the malformed row fails again (a failed row is tried again on resume), and the exit says so
+  expect(second.code, second.stderr).toBe(1)
+  expect(second.stderr).toContain("error: 1 of 900 rows failed")
   const lines = Fs.readFileSync(output, "utf8").split("\n").filter((line) => line !== "")
   const records = lines.map((line) => JSON.parse(line) as { id: string; status: string; error?: string })
   const ids = records.map((record) => record.id)

@@ -28,6 +28,13 @@ export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason
  */
 const DEFAULTS = { window: "10 seconds", standsFor: "1 minute", requests: 60, tokens: 12_000 } as const
 
+/** A batch in which calls failed: after its report, the exit code says so, with the count. */
+export class CallsFailed extends Data.TaggedError("CallsFailed")<{ readonly failed: number; readonly calls: number }> {
+  override get message(): string {
+    return `${this.failed} of ${this.calls} calls failed (the report above says why)`
+  }
+}
+
 const quotaOptions = {
   window: Options.text("window").pipe(
     Options.withDescription("The window both quotas count over (OpenAI's minute, scaled down)"),
@@ -185,6 +192,7 @@ const runHandler = (args: RunArgs) =>
         ? JSON.stringify({ figures, server: summary.server, calls: summary.calls.length })
         : `\n${Report.format(figures)}`
     )
+    if (figures.failed > 0) return yield* new CallsFailed({ failed: figures.failed, calls: figures.calls })
   })
 
 const serve = Command.make("serve", {

@@ -29,15 +29,33 @@ const Line = Schema.parseJson(Schema.Struct({
 }))
 const decodeLine = Schema.decodeUnknownEither(Line)
 
-/** Every prompt of a JSONL file; a malformed line fails the whole read with its line number. */
+/** Every prompt of a JSONL (UTF-8) file; a malformed line fails the whole read with its line number. */
 export const fromFile = (file: string): Effect.Effect<ReadonlyArray<Prompt>, InputError> =>
   Effect.gen(function*() {
-    const text = yield* Effect.try({
-      try: () => Fs.readFileSync(file, "utf8"),
+    const bytes = yield* Effect.try({
+      try: () => Fs.readFileSync(file),
       catch: (cause) => new InputError({ file, reason: cause instanceof Error ? cause.message : String(cause) })
     })
+    // each line decoded on its own, strictly: a file that is not UTF-8 (Latin-1, say) is refused
+    // naming the line, not read as replacement characters
+    const decoder = new TextDecoder("utf-8", { fatal: true })
     const prompts: Array<Prompt> = []
-    for (const [index, line] of text.split("\n").entries()) {
+    let start = 0
+    for (let index = 0; start <= bytes.length; index++) {
+      const end = bytes.indexOf(0x0a, start)
+      const raw = bytes.subarray(start, end < 0 ? bytes.length : end)
+      start = end < 0 ? bytes.length + 1 : end + 1
+      let line: string
+      try {
+        line = decoder.decode(raw)
+      } catch {
+        return yield* new InputError({
+          file,
+          reason: `line ${
+            index + 1
+          } is not valid UTF-8 (a Latin-1 file? convert it first, e.g. iconv -f latin1 -t utf-8)`
+        })
+      }
       if (line.trim() === "") continue
       const decoded = decodeLine(line)
       if (decoded._tag === "Left") {

@@ -10,6 +10,7 @@ import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import * as Arr from "effect/Array"
 import * as Clock from "effect/Clock"
 import * as Console from "effect/Console"
+import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
@@ -17,6 +18,7 @@ import * as Option from "effect/Option"
 import type * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
 import * as Stream from "effect/Stream"
+import { Redis } from "ioredis"
 import * as Client from "./Client.js"
 import * as Prompts from "./Prompts.js"
 import * as Child from "./stand-in/Child.js"
@@ -81,6 +83,38 @@ const tooManyRequests = Metric.value(
   ProviderHttpClient.upstreamStatusTotal.pipe(Metric.tagged("name", "openai"), Metric.tagged("status", "429"))
 )
 
+/** `--redis` names a Redis that does not answer: the quotas cannot be shared, and the run does not start. */
+export class RedisUnreachable extends Data.TaggedError("RedisUnreachable")<{
+  readonly url: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `--redis ${this.url}: Redis does not answer (${this.reason}); every call would fail while the ` +
+      "quotas cannot be shared: start it, or run without --redis"
+  }
+}
+
+/** One connection and a PING, within 2 s: what the store needs to decide anything. */
+const checkRedis = (url: string) =>
+  Effect.acquireUseRelease(
+    Effect.sync(() =>
+      new Redis(url, {
+        lazyConnect: true,
+        connectTimeout: 2_000,
+        commandTimeout: 2_000,
+        maxRetriesPerRequest: 0,
+        enableOfflineQueue: false,
+        retryStrategy: () => null
+      })
+    ),
+    (client) =>
+      Effect.tryPromise({
+        try: () => client.connect().then(() => client.ping()),
+        catch: (cause) => new RedisUnreachable({ url, reason: cause instanceof Error ? cause.message : String(cause) })
+      }),
+    (client) => Effect.sync(() => client.disconnect())
+  )
+
 export const storeLayer = (redis: string | undefined) =>
   redis === undefined
     ? RateLimiterStore.layerMemory
@@ -91,6 +125,7 @@ export const run = (config: Config, entry: Child.Entry) =>
     const prompts = config.input === undefined
       ? Prompts.sample(config.samplePrompts, config.seed)
       : yield* Prompts.fromFile(config.input)
+    if (config.redis !== undefined) yield* checkRedis(config.redis)
     const standIn = config.url === undefined ? yield* Child.start(entry, standInOptions(config)) : undefined
     const baseUrl = config.url ?? `${standIn?.url}/v1`
     const settings: Client.Settings = {
@@ -152,10 +187,22 @@ const batch = (config: Config, prompts: ReadonlyArray<Prompts.Prompt>, standIn: 
     })
     if (config.progress) yield* Effect.forkScoped(Effect.repeat(progress, Schedule.spaced("2 seconds")))
 
+    // Interrupted (Ctrl-C, SIGTERM): one line says what the batch did; the calls in flight are abandoned.
+    const interrupted = Effect.suspend(() => {
+      const failed = calls.filter((call) => call.actual === undefined).length
+      const tokens = calls.reduce((sum, call) => sum + (call.actual ?? 0), 0)
+      return Effect.flatMap(Clock.currentTimeMillis, (now) =>
+        Console.error(
+          `interrupted after ${((now - startedAt) / 1000).toFixed(1)} s: ${calls.length} of ${prompts.length} calls ` +
+            `done (${failed} failed), ${tokens.toLocaleString("en-US")} tokens used; the calls in flight were abandoned`
+        ))
+    })
+
     // a fixed pool of workers, as many as the bulkhead has permits: more would only queue in it
     yield* Stream.fromIterable(prompts).pipe(
       Stream.mapEffect(complete, { concurrency: config.permits, unordered: true }),
-      Stream.runDrain
+      Stream.runDrain,
+      Effect.onInterrupt(() => interrupted)
     )
     const elapsedMillis = (yield* Clock.currentTimeMillis) - startedAt
     const stats = yield* provider.stats

@@ -1,5 +1,6 @@
 // sluice in one file: a provider (a bulkhead, a rate limiter, an attempt timeout, retries) and its
-// HTTP client, against a stand-in upstream on loopback. Offline; about two seconds.
+// HTTP client, against a stand-in upstream on loopback. Offline; about ten seconds, most of them
+// loading the TypeScript through tsx.
 //   bash scripts/pnpm.sh quickstart        (or, from an installed app: tsc, then node)
 import { HttpClientRequest } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
@@ -10,16 +11,21 @@ import { Effect, Layer, Schema } from "effect"
 import * as Http from "node:http"
 import type { AddressInfo } from "node:net"
 
-// The stand-in: answers in 20 ms, takes 2 s for "Atlantis", and answers its third request with a
-// 429 and Retry-After, as a quota-limited API does.
+// The stand-in: answers in 20 ms with the city's latitude, takes 2 s for "Atlantis" (which no
+// gazetteer has: 404 if it ever answers), and answers its third request with a 429 and
+// Retry-After, as a quota-limited API does.
+const latitudes: Record<string, number> = { Lyon: 45.76, Porto: 41.15, Turku: 60.45, Gdańsk: 54.35, Bergen: 60.39 }
 const upstream = Effect.acquireRelease(
   Effect.async<Http.Server>((resume) => {
     let requests = 0
     const server = Http.createServer((req, res) => {
       const q = new URL(req.url ?? "/", "http://localhost").searchParams.get("q") ?? ""
       if (++requests === 3) return res.writeHead(429, { "retry-after": "1" }).end()
+      const lat = latitudes[q]
       const answer = () =>
-        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ q, lat: 45.76 }))
+        lat === undefined
+          ? res.writeHead(404).end()
+          : res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ q, lat }))
       const timer = setTimeout(answer, q === "Atlantis" ? 2000 : 20)
       res.on("close", () => clearTimeout(timer))
     })

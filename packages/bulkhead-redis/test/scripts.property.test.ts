@@ -1,7 +1,9 @@
 /**
  * The Lua state machine against a model: random sequences of batches (acquires, weighted and with
  * a queue bound, releases and cancels of live and stale lease ids, hand-overs from a holder to a
- * waiter, live and stale, several in one script, as one event-loop turn sends them), renewals,
+ * waiter, live and stale, several in one script, as one event-loop turn sends them, and the
+ * acquires a client gave up on, ended by nonce first in a batch), renewals, waiting leases aged
+ * (a grant keeps its waiting lease's deadline: the model knows it to the millisecond),
  * lease expiries of holders
  * and waiters, resizes, and claims (holders Redis may not count after an outage: members it holds,
  * members it lost whose permits are free, and members it lost whose permits are not), run on a
@@ -44,11 +46,18 @@ type Step =
     readonly ttl: string
     /** A held lease whose deadline passes just before the batch: expired by the first operation that looks. */
     readonly expireFirst: number | null
+    /**
+     * Acquires whose caller gave up on them (a command timeout): the nonce of a member issued before
+     * (`fresh`: one Redis never saw). The client sends them first in a batch.
+     */
+    readonly abandons: ReadonlyArray<{ readonly pick: number; readonly fresh: boolean }>
     readonly ops: ReadonlyArray<Op>
   }
   | { readonly kind: "renew"; readonly pick: number }
   | { readonly kind: "expireHeld"; readonly pick: number }
   | { readonly kind: "expireWaiting"; readonly pick: number }
+  /** A waiting lease last renewed a while ago (still on): a grant of that ticket keeps its deadline. */
+  | { readonly kind: "ageWaiting"; readonly pick: number; readonly leftMillis: number }
   | { readonly kind: "resize"; readonly permits: number }
   | {
     readonly kind: "claim"
@@ -84,12 +93,27 @@ const step: fc.Arbitrary<Step> = fc.oneof(
       maxWaiting: fc.integer({ min: -1, max: 4 }),
       ttl: fc.constantFrom(TTL, "900000"),
       expireFirst: fc.option(fc.nat(), { freq: 3 }),
+      abandons: fc.oneof(
+        { weight: 3, arbitrary: fc.constant([]) },
+        {
+          weight: 1,
+          arbitrary: fc.array(fc.record({ pick: fc.nat(), fresh: fc.boolean() }), { minLength: 1, maxLength: 3 })
+        }
+      ),
       ops: fc.array(op, { minLength: 1, maxLength: 4 })
     })
   },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("renew" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireHeld" as const), pick: fc.nat() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant("expireWaiting" as const), pick: fc.nat() }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant("ageWaiting" as const),
+      pick: fc.nat(),
+      leftMillis: fc.integer({ min: 60_000, max: 300_000 })
+    })
+  },
   {
     weight: 1,
     arbitrary: fc.record({ kind: fc.constant("resize" as const), permits: fc.integer({ min: 1, max: 4 }) })
@@ -110,6 +134,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
 class Model {
   queue: Array<{ readonly member: string; readonly cost: number }> = []
   held = new Map<string, number>()
+  /**
+   * Deadlines known exactly: a waiting lease aged by the test, and the lease of its grant, which
+   * keeps it (a grant never outlives the waiting lease). Others are about their TTL from now.
+   */
+  deadlines = new Map<string, number>()
   constructor(public permits: number) {}
   get used(): number {
     let sum = 0
@@ -125,6 +154,7 @@ class Model {
     while (this.queue.length > 0 && this.used + this.queue[0].cost <= this.permits) {
       const head = this.queue.shift()!
       this.held.set(head.member, head.cost)
+      // a grant from the queue keeps the waiting lease's deadline (known exactly once aged)
       granted.push(head.member)
     }
     return granted
@@ -156,6 +186,9 @@ const runLimit = (queue: ReadonlyArray<{ readonly member: string }>, owner: stri
   return window.length === RUN_WINDOW ? Number.parseInt(window[RUN_WINDOW - 1].member, 10) + 1 : lastTicket + 1
 }
 
+/** The nonce a member ends with: what an abandoned acquire is known by. */
+const nonceOf = (member: string) => member.slice(member.lastIndexOf(":") + 1)
+
 /** A member's lease TTL (ms). */
 const ttlOf = (member: string) => Number(member.split(":")[2])
 
@@ -183,6 +216,11 @@ const check = async (redis: Redis, keys: ReadonlyArray<string>, model: Model, af
     if (e.score !== Number(e.member.split(":")[0])) fail(`after ${after}: ${e.member} queued with score ${e.score}`)
   }
   for (const e of [...ws, ...hs]) {
+    const exact = model.deadlines.get(e.member)
+    if (exact !== undefined) {
+      if (e.score !== exact) fail(`after ${after}: ${e.member}'s deadline is ${e.score}, model ${exact}`)
+      continue
+    }
     const ttl = ttlOf(e.member)
     if (e.score > now + ttl + 1_000 || e.score < now + ttl - 60_000) {
       fail(`after ${after}: ${e.member}'s deadline is ${e.score - now} ms away, its TTL ${ttl} ms`)
@@ -292,6 +330,11 @@ describe("the Lua state machine", () => {
                     dead.clear()
                   }
                   const args = [MINE, s.ttl, String(s.maxWaiting)]
+                  // the acquires given up on: their nonces, first in the batch as the client sends them
+                  const abandoned = s.abandons.map((a, j) =>
+                    a.fresh || issued.length === 0 ? `zz.${i}x${j}` : nonceOf(pick(a.pick))
+                  )
+                  for (const nonce of abandoned) args.push("a", nonce, "")
                   s.ops.forEach((o, j) => {
                     if (o.kind === "acquire") {
                       args.push(o.mayQueue ? "q" : "t", `${o.mine ? MINE : THEIRS}.${i}x${j}`, String(o.cost))
@@ -302,14 +345,40 @@ describe("the Lua state machine", () => {
                     }
                   })
                   const reply = await run(scripts.batch, ...args)
-                  if (reply.length !== s.ops.length + 2) fail(`${at}: ${reply.length - 2} replies`)
+                  const first = abandoned.length + 2
+                  if (reply.length !== s.ops.length + first) fail(`${at}: ${reply.length - 2} replies`)
                   const grantedMine: Array<string> = []
                   const grantsOf = (members: ReadonlyArray<string>) => {
                     grantedMine.push(...members.filter((member) => member.includes(`:${MINE}.`)))
                     published(members.filter((member) => !member.includes(`:${MINE}.`)))
                   }
-                  s.ops.forEach((o, j) => {
+                  // every abandon first, in one look: what its nonce holds ends (1), or waits for (2)
+                  const abandonStates = new Map<string, number>()
+                  for (const nonce of abandoned) {
+                    if (abandonStates.has(nonce)) continue
+                    const holder = [...model.held.keys()].find((member) => nonceOf(member) === nonce)
+                    const waiter = model.queue.find((t) => nonceOf(t.member) === nonce)
+                    if (holder !== undefined) {
+                      model.held.delete(holder)
+                      dead.delete(holder)
+                    } else if (waiter !== undefined) {
+                      model.queue = model.queue.filter((t) => t !== waiter)
+                    }
+                    abandonStates.set(nonce, holder !== undefined ? 1 : waiter !== undefined ? 2 : 0)
+                  }
+                  if ([...abandonStates.values()].some((state) => state > 0)) {
+                    expireDead()
+                    grantsOf(model.grant())
+                  }
+                  abandoned.forEach((nonce, j) => {
                     const answer = reply[j + 2] as Array<unknown>
+                    const expected = [abandonStates.get(nonce), model.used, model.permits]
+                    if (JSON.stringify(answer) !== JSON.stringify(expected)) {
+                      fail(`${at} abandon ${nonce}: ${JSON.stringify(answer)}, model ${JSON.stringify(expected)}`)
+                    }
+                  })
+                  s.ops.forEach((o, j) => {
+                    const answer = reply[j + first] as Array<unknown>
                     const here = `${at} operation ${j}`
                     if (o.kind === "acquire") {
                       if (model.wanted > 0 || model.used + o.cost > model.permits) {
@@ -343,6 +412,8 @@ describe("the Lua state machine", () => {
                       // the holder's lease ends (a dead one not expired yet included), the heir's begins
                       const had = model.held.delete(from)
                       dead.delete(from)
+                      // a hand-over counts the heir with a lease of its own TTL from now
+                      model.deadlines.delete(to)
                       let state = 0
                       if (model.queue.some((t) => t.member === to)) {
                         model.queue = model.queue.filter((t) => t.member !== to)
@@ -414,6 +485,7 @@ describe("the Lua state machine", () => {
                 }
                 case "renew": {
                   const member = pick(s.pick)
+                  model.deadlines.delete(member)
                   const reply = await run(scripts.renew, member)
                   const status = model.held.has(member) ? "h" : model.queue.some((t) => t.member === member) ? "w" : "x"
                   if (reply[1] !== status) fail(`${at}: status ${String(reply[1])}, model ${status}`)
@@ -429,6 +501,14 @@ describe("the Lua state machine", () => {
                   if (s.kind === "expireHeld") model.held.delete(member)
                   else model.queue = model.queue.filter((t) => t.member !== member)
                   published(model.grant())
+                  break
+                }
+                case "ageWaiting": {
+                  if (model.queue.length === 0) break
+                  const member = model.queue[s.pick % model.queue.length].member
+                  const deadline = Date.now() + s.leftMillis
+                  await redis.zadd(keys[3], "XX", deadline, member)
+                  model.deadlines.set(member, deadline)
                   break
                 }
                 case "claim": {
@@ -450,6 +530,8 @@ describe("the Lua state machine", () => {
                     const member = issued[m.pick % issued.length]
                     return { member, cost: costOf(member) }
                   })
+                  // a renewal or a claim counts a fresh TTL from now
+                  for (const t of triples) model.deadlines.delete(t.member)
                   const reply = await run(scripts.claim, ...triples.map((t) => t.member))
                   const expected = triples.map(({ cost, member }) => {
                     if (model.held.has(member)) return "h"

@@ -9,6 +9,13 @@
  * | `ietf` | `RateLimit-Policy` (`q`) and `RateLimit` (`r`, `t`) structured fields, one dimension per policy name | seconds |
  * | `generic` | `X-RateLimit-Limit/Remaining/Reset`, the dimension `default` | seconds, or epoch seconds/milliseconds recognised by size |
  *
+ * A reset that comes with nothing remaining (the one a limiter obeys: no start on that dimension
+ * until it) is bounded, by one hour unless `withMaxReset` says otherwise (as `Retry-After` is by
+ * five minutes): one beyond is read as the bound and reported as a `Problem` naming the header and
+ * the value, so that `x-ratelimit-reset-tokens: 87600h` cannot hold a dimension for ten years
+ * across the fleet (a server that still has nothing left then says so again). A reset with units
+ * left is the server's figure, unchanged.
+ *
  * Header names are matched in any case. An instant (Anthropic's reset, an epoch) becomes a duration
  * once, on the receiver's clock at receipt: from then on only the duration travels, so no other
  * process compares its clock with the server's. A value that cannot be read is never thrown: it is
@@ -16,8 +23,11 @@
  *
  * @since 0.2.0
  */
+import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Option from "effect/Option"
 import * as internal from "./internal/rateLimitHeaders.js"
 
 /**
@@ -110,6 +120,41 @@ export const generic: Profile = internal.generic
  * @category combinators
  */
 export const rename: (profile: Profile, names: Readonly<Record<string, string>>) => Profile = internal.rename
+
+/**
+ * The longest reset a profile passes on with nothing remaining, unless `withMaxReset` says
+ * otherwise: one hour, the longest of the usual per-minute and per-hour quotas (a daily quota's
+ * reset is obeyed an hour at a time: the server says so again).
+ *
+ * @since 0.3.0
+ * @category constants
+ */
+export const defaultMaxReset: Duration.Duration = Duration.millis(internal.DEFAULT_MAX_RESET_MILLIS)
+
+/**
+ * The profile with its resets bounded by `maxReset` (a finite duration) instead of one hour: e.g.
+ * `withMaxReset(openai, "1 day")` to obey a daily quota's reset whole, `"5 minutes"` to trust the
+ * server less. A bound that is not a finite duration ≥ 0 throws an `IllegalArgumentException`
+ * naming it.
+ *
+ * @since 0.3.0
+ * @category combinators
+ */
+export const withMaxReset = (profile: Profile, maxReset: Duration.DurationInput): Profile => {
+  const decoded = typeof maxReset === "number" && !(maxReset >= 0)
+    ? Option.none()
+    : Option.filter(Duration.decodeUnknown(maxReset), Duration.isFinite)
+  if (Option.isNone(decoded)) {
+    throw new Cause.IllegalArgumentException(
+      `RateLimitHeaders.withMaxReset of profile ${
+        JSON.stringify(profile.name)
+      }: maxReset must be a finite duration ≥ 0, got ${
+        typeof maxReset === "number" ? String(maxReset) : JSON.stringify(maxReset)
+      }`
+    )
+  }
+  return internal.withMaxReset(profile, Duration.toMillis(decoded.value))
+}
 
 /**
  * Reads `headers` with `profile` at the current `Clock` time.

@@ -89,6 +89,13 @@ export * as ProviderHttpClient from "./ProviderHttpClient.js"
  * | `ietf` | `RateLimit-Policy` (`q`) and `RateLimit` (`r`, `t`) structured fields, one dimension per policy name | seconds |
  * | `generic` | `X-RateLimit-Limit/Remaining/Reset`, the dimension `default` | seconds, or epoch seconds/milliseconds recognised by size |
  *
+ * A reset that comes with nothing remaining (the one a limiter obeys: no start on that dimension
+ * until it) is bounded, by one hour unless `withMaxReset` says otherwise (as `Retry-After` is by
+ * five minutes): one beyond is read as the bound and reported as a `Problem` naming the header and
+ * the value, so that `x-ratelimit-reset-tokens: 87600h` cannot hold a dimension for ten years
+ * across the fleet (a server that still has nothing left then says so again). A reset with units
+ * left is the server's figure, unchanged.
+ *
  * Header names are matched in any case. An instant (Anthropic's reset, an epoch) becomes a duration
  * once, on the receiver's clock at receipt: from then on only the duration travels, so no other
  * process compares its clock with the server's. A value that cannot be read is never thrown: it is

@@ -6,7 +6,7 @@
 import { Headers } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { RateLimitHeaders } from "@sluice/http"
-import { Effect, TestClock } from "effect"
+import { Duration, Effect, TestClock } from "effect"
 import * as values from "../src/internal/headerValues.js"
 import * as internal from "../src/internal/rateLimitHeaders.js"
 
@@ -418,5 +418,119 @@ describe("RateLimitHeaders.observe", () => {
         remaining: 999,
         resetAfterMillis: 59_000
       }])
+    }))
+})
+
+describe("resets are bounded", () => {
+  const now = at("2025-08-21T12:40:00Z")
+  const oneHour = 3_600_000
+
+  it("every profile reads a reset beyond an hour with nothing remaining as an hour, and reports it", () => {
+    // constructed values, one per profile's syntax: ten years, the end of year 9999, 10^15 seconds,
+    // 10^8 seconds (below 10^9: delta seconds) and an epoch in milliseconds of year 5138
+    const cases: ReadonlyArray<readonly [RateLimitHeaders.Profile, Record<string, string>, string, string]> = [
+      [
+        RateLimitHeaders.openai,
+        {
+          "x-ratelimit-remaining-tokens": "0",
+          "x-ratelimit-reset-tokens": "87600h"
+        },
+        "x-ratelimit-reset-tokens",
+        "87600h"
+      ],
+      [
+        RateLimitHeaders.anthropic,
+        {
+          "anthropic-ratelimit-tokens-remaining": "0",
+          "anthropic-ratelimit-tokens-reset": "9999-12-31T23:59:59Z"
+        },
+        "anthropic-ratelimit-tokens-reset",
+        "9999-12-31T23:59:59Z"
+      ],
+      [
+        RateLimitHeaders.ietf,
+        { "RateLimit": `"tokens";r=0;t=999999999999999` },
+        "RateLimit",
+        `"tokens";r=0;t=999999999999999`
+      ],
+      [
+        RateLimitHeaders.generic,
+        { "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "99999999" },
+        "x-ratelimit-reset",
+        "99999999"
+      ],
+      [
+        RateLimitHeaders.generic,
+        { "X-RateLimit-Remaining": "0", "X-RateLimit-Reset": "99999999999999" },
+        "x-ratelimit-reset",
+        "99999999999999"
+      ]
+    ]
+    for (const [profile, headers, header, value] of cases) {
+      const reading = profile.read(headers, now)
+      assert.strictEqual(reading.observations.length, 1, profile.name)
+      assert.strictEqual(reading.observations[0].remaining, 0)
+      assert.strictEqual(reading.observations[0].resetAfterMillis, oneHour, profile.name)
+      assert.strictEqual(reading.problems.length, 1, profile.name)
+      assert.strictEqual(reading.problems[0].header, header)
+      assert.strictEqual(reading.problems[0].value, value)
+      assert.match(reading.problems[0].reason, /beyond the maximum of 3600000 ms: read as 3600000 ms/)
+    }
+  })
+
+  it("a reset with units left, or within the bound, is the server's figure", () => {
+    const reading = RateLimitHeaders.openai.read({
+      "x-ratelimit-remaining-requests": "9",
+      "x-ratelimit-reset-requests": "23h59m",
+      "x-ratelimit-remaining-tokens": "0",
+      "x-ratelimit-reset-tokens": "59m59s"
+    }, now)
+    assert.deepStrictEqual(reading, {
+      observations: [
+        { dimension: "requests", remaining: 9, resetAfterMillis: 86_340_000 },
+        { dimension: "tokens", remaining: 0, resetAfterMillis: 3_599_000 }
+      ],
+      problems: []
+    })
+  })
+
+  it("withMaxReset sets the bound, through rename too; a bound that is not a finite duration throws", () => {
+    const daily = RateLimitHeaders.rename(RateLimitHeaders.withMaxReset(RateLimitHeaders.openai, "1 day"), {
+      tokens: "tok"
+    })
+    const headers = { "x-ratelimit-remaining-tokens": "0", "x-ratelimit-reset-tokens": "6h" }
+    assert.deepStrictEqual(daily.read(headers, now), {
+      observations: [{ dimension: "tok", remaining: 0, resetAfterMillis: 21_600_000 }],
+      problems: []
+    })
+    const tight = RateLimitHeaders.withMaxReset(RateLimitHeaders.openai, "1 second")
+    assert.strictEqual(tight.read(headers, now).observations[0].resetAfterMillis, 1_000)
+    // the bound given last wins
+    assert.strictEqual(
+      RateLimitHeaders.withMaxReset(tight, "2 seconds").read(headers, now).observations[0].resetAfterMillis,
+      2_000
+    )
+    assert.strictEqual(Duration.toMillis(RateLimitHeaders.defaultMaxReset), oneHour)
+    for (const bad of [-1, Number.NaN, Number.POSITIVE_INFINITY, "forever"]) {
+      assert.throws(
+        () => RateLimitHeaders.withMaxReset(RateLimitHeaders.openai, bad as Duration.DurationInput),
+        /withMaxReset of profile "openai": maxReset must be a finite duration ≥ 0/
+      )
+    }
+  })
+
+  it.effect("observe bounds at the Clock's time: an instant past the bound is an hour", () =>
+    Effect.gen(function*() {
+      yield* TestClock.setTime(now)
+      const reading = yield* RateLimitHeaders.observe(RateLimitHeaders.anthropic, {
+        "anthropic-ratelimit-requests-remaining": "0",
+        "anthropic-ratelimit-requests-reset": "2025-08-21T14:40:00Z"
+      })
+      assert.deepStrictEqual(reading.observations, [{
+        dimension: "requests",
+        remaining: 0,
+        resetAfterMillis: oneHour
+      }])
+      assert.strictEqual(reading.problems[0].header, "anthropic-ratelimit-requests-reset")
     }))
 })

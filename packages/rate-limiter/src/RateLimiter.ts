@@ -82,8 +82,11 @@ export interface RateLimiter {
    * starts until `resetAfter`, and a header `limit` never changes a configured one. An
    * observation applies to the limit of its dimension whose configured `limit` is nearest its
    * `limit` (the one with the shortest window when it gives none, or on a tie); one without
-   * `remaining` changes nothing. An unknown dimension or a negative or non-integer `remaining`
-   * is ignored with a warning naming it (headers are input, not code).
+   * `remaining` changes nothing. An unknown dimension, a negative or non-integer `remaining`, a
+   * `resetAfter` that is not a finite duration ≥ 0 (the observation's `remaining` still applies),
+   * an observation that is not a record, or `observations` that are not an array, are ignored with
+   * a warning naming the limiter and the value (headers are input, not code); a `resetAfter`
+   * beyond `maxResetAfter` is read as `maxResetAfter`, with a warning when `remaining` is 0.
    *
    * @since 0.3.0
    */
@@ -176,7 +179,10 @@ export interface Observation {
   readonly limit?: number | undefined
   /** Units the upstream still allows now. */
   readonly remaining?: number | undefined
-  /** How long until the upstream resets the quota (read with `remaining: 0`). */
+  /**
+   * How long until the upstream resets the quota (read with `remaining: 0`), at most the limiter's
+   * `maxResetAfter` (one hour by default): a longer one is read as that, with a warning.
+   */
   readonly resetAfter?: Duration.DurationInput | undefined
 }
 
@@ -239,6 +245,14 @@ export interface ResolvedLimit {
 export interface SingleLimit extends Limit {
   /** The default wait budget of a take. `0` means never wait. Default: no bound. */
   readonly maxWait?: Duration.DurationInput | undefined
+  /**
+   * The longest an observation's `resetAfter` holds a dimension (`tighten`); a longer one is read
+   * as this, with a warning naming the limiter, the dimension and the value. A finite duration.
+   * Default one hour (a daily quota is obeyed an hour at a time: the upstream says so again).
+   *
+   * @since 0.3.0
+   */
+  readonly maxResetAfter?: Duration.DurationInput | undefined
   readonly limits?: undefined
 }
 
@@ -249,7 +263,9 @@ export interface SingleLimit extends Limit {
  * @since 0.1.0
  * @category models
  */
-export interface MultiLimit extends Partial<Record<keyof Limit, undefined>>, Pick<SingleLimit, "maxWait"> {
+export interface MultiLimit
+  extends Partial<Record<keyof Limit, undefined>>, Pick<SingleLimit, "maxWait" | "maxResetAfter">
+{
   readonly limits: NonEmptyReadonlyArray<Limit>
 }
 

@@ -85,6 +85,16 @@ describe("RateLimiter", () => {
         "maxWait must be a duration ≥ 0, got [-1, 0]"
       ],
       [
+        "maxResetAfter infinite",
+        { limit: 1, window: "1 second", maxResetAfter: Duration.infinity },
+        "maxResetAfter must be a finite duration ≥ 0, got Infinity"
+      ],
+      [
+        "maxResetAfter -1 among several limits",
+        { limits: [{ limit: 1, window: "1 second" }], maxResetAfter: -1 },
+        "maxResetAfter must be a finite duration ≥ 0, got -1"
+      ],
+      [
         "window \"-5 seconds\"",
         { limit: 1, window: "-5 seconds" },
         `window must be a finite duration > 0, got "-5 seconds"`

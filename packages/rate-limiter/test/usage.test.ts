@@ -13,6 +13,7 @@ import {
   Effect,
   Exit,
   Fiber,
+  Logger,
   Metric,
   MetricState,
   Option,
@@ -265,7 +266,7 @@ describe("tighten", () => {
       yield* limiter.take({ cost: { tokens: 200_000 }, maxWait: 0 })
     }))
 
-  it.scoped("a reset it cannot read is taken as none", () =>
+  it.scoped("a reset it cannot read is ignored (remaining still applies)", () =>
     Effect.gen(function*() {
       const limiter = yield* llm("reset")
       yield* limiter.tighten([{ dimension: "requests", remaining: 0, resetAfter: "soon" as Duration.DurationInput }])
@@ -273,5 +274,94 @@ describe("tighten", () => {
       const error = yield* Effect.flip(limiter.take({ cost: { requests: 1 }, maxWait: 0 }))
       assert(error._tag === "RateLimitExceeded")
       assert.deepStrictEqual(error.retryAfter, Duration.millis(120))
+    }))
+
+  /** Runs `effect` with every warning logged recorded into `lines`. */
+  const logged = <A, E, R>(effect: Effect.Effect<A, E, R>) => {
+    const lines: Array<string> = []
+    const logger = Logger.make(({ logLevel, message }) => {
+      lines.push(`${logLevel.label} ${Array.isArray(message) ? message.join(" ") : String(message)}`)
+    })
+    return Effect.map(effect.pipe(Effect.provide(Logger.replace(Logger.defaultLogger, logger))), () => lines)
+  }
+
+  it.scoped("bad input is ignored with a warning naming the limiter, never a TypeError naming nobody", () =>
+    Effect.gen(function*() {
+      const limiter = yield* llm("bad-input")
+      const inputs: ReadonlyArray<readonly [unknown, string]> = [
+        [null, "tighten takes an array of observations, got null: ignored"],
+        ["x", `tighten takes an array of observations, got "x": ignored`],
+        [{ dimension: "tokens", remaining: 0 }, "tighten takes an array of observations"],
+        [[null], "an observation must be a record, got null: ignored"],
+        [[42], "an observation must be a record, got 42: ignored"],
+        [
+          [{ dimension: "requests", remaining: 0, resetAfter: -5 }],
+          `resetAfter must be a finite duration ≥ 0, got -5 on dimension "requests": the reset was ignored`
+        ],
+        [
+          [{ dimension: "requests", remaining: 0, resetAfter: Number.NaN }],
+          `resetAfter must be a finite duration ≥ 0, got NaN on dimension "requests": the reset was ignored`
+        ],
+        [
+          [{ dimension: "requests", remaining: 0, resetAfter: "-5 seconds" }],
+          `resetAfter must be a finite duration ≥ 0, got "-5 seconds" on dimension "requests": the reset was ignored`
+        ],
+        [[{ dimension: 7, remaining: 0 }], "an observation of the unknown dimension 7 was ignored"]
+      ]
+      for (const [input, warning] of inputs) {
+        const lines = yield* logged(limiter.tighten(input as ReadonlyArray<RateLimiter.Observation>))
+        assert.strictEqual(lines.length, 1, JSON.stringify(input))
+        assert.include(lines[0], `WARN rate limiter "bad-input": ${warning}`)
+      }
+      // no reset was read: the requests bucket (10 deep, 120 ms a request) is only emptied
+      const error = yield* Effect.flip(limiter.take({ cost: { requests: 1 }, maxWait: 0 }))
+      assert(error._tag === "RateLimitExceeded")
+      assert.deepStrictEqual(error.retryAfter, Duration.millis(120))
+      // tokens were never touched
+      yield* limiter.take({ cost: { tokens: 200_000 }, maxWait: 0 })
+    }))
+
+  it.scoped("a reset beyond maxResetAfter (one hour by default) is read as it, with a warning", () =>
+    Effect.gen(function*() {
+      const limiter = yield* llm("far-reset")
+      const lines = yield* logged(limiter.tighten([{ dimension: "requests", remaining: 0, resetAfter: "87600 hours" }]))
+      assert.deepStrictEqual(lines, [
+        `WARN rate limiter "far-reset": resetAfter "87600 hours" on dimension "requests" is beyond maxResetAfter (3600000 ms): read as 3600000 ms`
+      ])
+      const held = yield* Effect.flip(limiter.take({ cost: { requests: 1 }, maxWait: 0 }))
+      assert(held._tag === "RateLimitExceeded")
+      assert.deepStrictEqual(held.retryAfter, Duration.hours(1))
+      yield* TestClock.adjust("1 hour")
+      yield* limiter.take({ cost: { requests: 1 }, maxWait: 0 })
+      // with units left a reset holds nothing: bounded without a word
+      assert.deepStrictEqual(
+        yield* logged(limiter.tighten([{ dimension: "tokens", remaining: 5, resetAfter: "87600 hours" }])),
+        []
+      )
+    }))
+
+  it.scoped("maxResetAfter sets the bound, from the options and from Config", () =>
+    Effect.gen(function*() {
+      const limiter = yield* RateLimiter.make({
+        name: "short-reset",
+        limits: [{ limit: 10, window: "1 second" }],
+        maxResetAfter: "5 minutes"
+      }).pipe(Effect.provide(RateLimiterStore.layerMemory))
+      yield* limiter.tighten([{ dimension: "default", remaining: 0, resetAfter: 999_999_999_999_999_000 }])
+      const held = yield* Effect.flip(limiter.take({ maxWait: 0 }))
+      assert(held._tag === "RateLimitExceeded")
+      assert.deepStrictEqual(held.retryAfter, Duration.minutes(5))
+      const settings = yield* RateLimiter.config.pipe(
+        Effect.withConfigProvider(ConfigProvider.fromMap(
+          new Map([["LIMIT", "10"], ["WINDOW", "1 second"], ["MAX_RESET_AFTER", "10 seconds"]])
+        ))
+      )
+      const configured = yield* RateLimiter.make({ name: "config-reset", ...settings }).pipe(
+        Effect.provide(RateLimiterStore.layerMemory)
+      )
+      yield* configured.tighten([{ dimension: "default", remaining: 0, resetAfter: "1 day" }])
+      const configuredHeld = yield* Effect.flip(configured.take({ maxWait: 0 }))
+      assert(configuredHeld._tag === "RateLimitExceeded")
+      assert.deepStrictEqual(configuredHeld.retryAfter, Duration.seconds(10))
     }))
 })

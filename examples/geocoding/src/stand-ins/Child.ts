@@ -45,6 +45,11 @@ export class StandInsFailed extends Data.TaggedError("StandInsFailed")<{ readonl
 
 /** How long the child may take to load the gazetteer and listen (under tsx on a loaded machine, ~3 s). */
 const START_TIMEOUT_MILLIS = 60_000
+/**
+ * How long the parent waits for an answer to a request (figures, faults): a child that is stopped
+ * (SIGSTOP) or hung would otherwise keep the run from printing its table and ending.
+ */
+export const ANSWER_TIMEOUT_MILLIS = 5_000
 /** After SIGTERM, how long the child gets before SIGKILL. */
 const STOP_GRACE_MILLIS = 3_000
 /** What the parent keeps of the child's stderr for an error message. */
@@ -62,7 +67,8 @@ export const thisEntry = (): Entry => ({ file: process.argv[1], execArgv: proces
 /**
  * Starts one child serving `standIns` (every option must survive structured clone: durations as
  * strings or milliseconds), stopped with the scope. Fails with `StandInsFailed` if the child exits
- * or reports an error before its servers listen; a figure asked of a child that has exited dies.
+ * or reports an error before its servers listen; a figure asked of a child that has exited, or that
+ * does not answer within `ANSWER_TIMEOUT_MILLIS`, fails with `NoAnswer`.
  */
 export const start = (
   entry: Entry,
@@ -72,7 +78,7 @@ export const start = (
     let stderr = ""
     let exited: string | undefined
     // requests to the child awaiting its answer, by id: its figures, or none once faults are set
-    const pending = new Map<number, (answer: Effect.Effect<ReadonlyArray<StandIn.Stats>>) => void>()
+    const pending = new Map<number, (answer: Effect.Effect<ReadonlyArray<StandIn.Stats>, StandIn.NoAnswer>) => void>()
     let nextId = 0
     // how the start ended (once set, never changed), and the fiber waiting for it, if it waits yet
     let started: Effect.Effect<ReadonlyArray<number>, StandInsFailed> | undefined
@@ -83,6 +89,8 @@ export const start = (
       onStart?.(result)
     }
 
+    const gone = (pid: number | undefined, request: string, reason: string) =>
+      new StandIn.NoAnswer({ pid, request, reason })
     const failure = (reason: string) =>
       new StandInsFailed({
         reason: stderr.trim() === "" ? reason : `${reason}; its stderr ends with:\n${stderr.trim()}`
@@ -129,7 +137,7 @@ export const start = (
         child.once("exit", (code, signal) => {
           exited = `exited (${signal ?? `code ${code}`})`
           settleStart(Effect.fail(failure(exited)))
-          for (const resume of pending.values()) resume(Effect.dieMessage(failure(exited).message))
+          for (const resume of pending.values()) resume(Effect.fail(gone(child.pid, "an answer in progress", exited)))
           pending.clear()
         })
         return child
@@ -150,16 +158,29 @@ export const start = (
       })
     )
 
-    /** Sends what `message` makes of a fresh id and waits for the child's answer to it. */
-    const ask = (message: (id: number) => ToChild) =>
-      Effect.async<ReadonlyArray<StandIn.Stats>>((resume) => {
-        if (exited !== undefined) return resume(Effect.dieMessage(failure(exited).message))
+    /**
+     * Sends what `message` makes of a fresh id and waits for the child's answer to it, at most
+     * `ANSWER_TIMEOUT_MILLIS`.
+     */
+    const ask = (request: string, message: (id: number) => ToChild) =>
+      Effect.async<ReadonlyArray<StandIn.Stats>, StandIn.NoAnswer>((resume) => {
+        if (exited !== undefined) return resume(Effect.fail(gone(child.pid, request, exited)))
         const id = nextId++
         pending.set(id, resume)
         send(child, message(id))
         return Effect.sync(() => pending.delete(id))
-      })
-    const stats = ask((id) => ({ _tag: "Stats", id }))
+      }).pipe(
+        Effect.timeoutFail({
+          duration: ANSWER_TIMEOUT_MILLIS,
+          onTimeout: () =>
+            new StandIn.NoAnswer({
+              pid: child.pid,
+              request,
+              reason: `no answer within ${ANSWER_TIMEOUT_MILLIS / 1000} s (stopped or hung)`
+            })
+        })
+      )
+    const stats = ask("its figures", (id) => ({ _tag: "Stats", id }))
 
     return standIns.map((options, index): StandIn.StandIn => ({
       format: options.format,
@@ -169,7 +190,7 @@ export const start = (
       pid: child.pid,
       stats: Effect.map(stats, (all) => all[index]),
       // answered once the child applied them, as the stand-in in this process applies them at once
-      setFaults: (faults) => Effect.asVoid(ask((id) => ({ _tag: "Faults", id, index, faults })))
+      setFaults: (faults) => Effect.asVoid(ask("a change of faults", (id) => ({ _tag: "Faults", id, index, faults })))
     }))
   })
 
@@ -256,10 +277,15 @@ const serve = Effect.gen(function*() {
     const message = yield* Queue.take(inbox)
     switch (message._tag) {
       case "Stats":
-        reply({ _tag: "Stats", id: message.id, stats: yield* Effect.forEach(standIns, (standIn) => standIn.stats) })
+        // stand-ins in this process answer at once: they have no NoAnswer to give
+        reply({
+          _tag: "Stats",
+          id: message.id,
+          stats: yield* Effect.orDie(Effect.forEach(standIns, (standIn) => standIn.stats))
+        })
         break
       case "Faults":
-        yield* standIns[message.index].setFaults(message.faults)
+        yield* Effect.orDie(standIns[message.index].setFaults(message.faults))
         reply({ _tag: "FaultsSet", id: message.id })
         break
       case "Start":

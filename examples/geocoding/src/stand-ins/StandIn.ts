@@ -79,8 +79,22 @@ export interface StandIn {
   readonly options: Options
   /** The process serving it, when that is not this one (the CLI's stand-ins run in a child). */
   readonly pid?: number | undefined
-  readonly stats: Effect.Effect<Stats>
-  readonly setFaults: (faults: Faults) => Effect.Effect<void>
+  /** Fails only for stand-ins in another process that did not answer (stopped, hung or gone). */
+  readonly stats: Effect.Effect<Stats, NoAnswer>
+  readonly setFaults: (faults: Faults) => Effect.Effect<void, NoAnswer>
+}
+
+/** The stand-ins' process did not answer a request in time, or is gone: it names the process and what was asked. */
+export class NoAnswer extends Data.TaggedError("NoAnswer")<{
+  readonly pid: number | undefined
+  readonly request: string
+  readonly reason: string
+}> {
+  override get message(): string {
+    return `the stand-ins' process${
+      this.pid === undefined ? "" : ` ${this.pid}`
+    } did not answer (${this.request}): ${this.reason}`
+  }
 }
 
 /** A stand-in's server could not listen (its port taken, say). */

@@ -31,6 +31,20 @@ const holding = (impl: Impl, ticket: T.Ticket, waitedMillis: number): T.Ticket =
   return ticket
 }
 
+/**
+ * A grant read too late to start a call on (`Impl.fresh`): its permits go back (a release Redis
+ * fences if the lease has ended) and the caller queues again at the tail.
+ */
+const tooLate = (impl: Impl, ticket: T.Ticket, now: number): Effect.Effect<void> =>
+  Effect.zipRight(
+    impl.release(ticket),
+    Effect.logWarning(
+      `bulkhead "${impl.settings.name}": the grant of ticket ${ticket.member} was read ${now - ticket.renewedAt}ms ` +
+        `after the script its lease counts from was sent, past two thirds of its TTL of ${impl.settings.leaseTtlMillis}ms ` +
+        `(was this process paused?): its permits may be another's by now, so it starts no call and queues again at the tail`
+    )
+  )
+
 /** Admits a new ticket on the local fallback, with what is left of the wait budget. */
 const admitLocally = (
   impl: Impl,
@@ -103,7 +117,9 @@ const acquireMasked = (
       ticket.renewedAt = asked
       if (kind === S.ACQUIRE_GRANTED) {
         ticket.member = String(reply[1])
-        return holding(impl, ticket, now - start)
+        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start)
+        yield* tooLate(impl, ticket, now)
+        continue
       }
       if (kind === S.ACQUIRE_FULL) {
         impl.forget(ticket)
@@ -124,7 +140,11 @@ const acquireMasked = (
         return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead))
       }
       // queued (the reply made it a waiter: `Impl.queued`); its grant or hand-over may have come already
-      if (ticket.state === T.GRANTED) return holding(impl, ticket, now - start)
+      if (ticket.state === T.GRANTED) {
+        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start)
+        yield* tooLate(impl, ticket, now)
+        continue
+      }
       const granted = T.awaitOutcome(ticket)
       const remaining = maxWaitMillis - (now - start)
       const outcome = yield* restore(
@@ -144,11 +164,20 @@ const acquireMasked = (
           const last = impl.lastStats
           return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead))
         }
-        if (int(left.right[0]) === S.LEFT_HELD) return holding(impl, ticket, maxWaitMillis)
+        if (int(left.right[0]) === S.LEFT_HELD) {
+          if (impl.fresh(ticket, clock.unsafeCurrentTimeMillis())) return holding(impl, ticket, maxWaitMillis)
+          yield* impl.release(ticket)
+        }
         impl.forget(ticket)
         return yield* Effect.fail(impl.timeoutError(cost, maxWait, int(left.right[2]), int(left.right[1]), ahead))
       }
-      if (outcome.value) return holding(impl, ticket, clock.unsafeCurrentTimeMillis() - start)
+      if (outcome.value) {
+        // a grant message, a hand-over or a renewal: whichever, read in time or not at all
+        const at = clock.unsafeCurrentTimeMillis()
+        if (impl.fresh(ticket, at)) return holding(impl, ticket, at - start)
+        yield* tooLate(impl, ticket, at)
+        continue
+      }
       yield* Effect.logWarning(
         `bulkhead "${settings.name}": the waiting ticket ${ticket.member} outlived its lease ` +
           `(${settings.leaseTtlMillis}ms without renewal: was this process paused, or did Redis restart?); ` +

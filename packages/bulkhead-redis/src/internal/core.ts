@@ -23,6 +23,12 @@ const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
 
 const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
 
+/** An `abandon` has no caller: its reply, or its failure (the nonce is kept for the next batch), goes nowhere. */
+const ignoreReply = (): void => {}
+
+/** While acquires given up on wait to be ended, the beat tries every this often: the fleet's K is back within it. */
+const ABANDON_RETRY_MILLIS = 200
+
 /** @internal */
 export const loadScripts = () => ({
   batch: Connection.script("batch", S.scripts.batch),
@@ -90,6 +96,12 @@ export class Impl {
   permits: number
   /** The acquires and releases asked for in this event-loop turn, sent together when it ends. */
   pending: Array<Pending> = []
+  /**
+   * The nonces of acquires whose script failed on this side (a command timeout while Redis was
+   * paused or slow): it may still run and grant or queue a ticket nobody waits for. The next batch
+   * that reaches Redis ends them (`a`), rather than leaving their permits taken for a lease TTL.
+   */
+  readonly abandoned = new Set<string>()
   degraded = false
   /** A `resize` Redis did not hear (a fallback policy answered it): sent again at the next beat. */
   resizePending = false
@@ -183,7 +195,16 @@ export class Impl {
   readonly flush = (): void => {
     const all = this.pending
     this.pending = []
-    for (let from = 0; from < all.length; from += MAX_BATCH) this.send(all.slice(from, from + MAX_BATCH))
+    // the acquires given up on go first, in the first script: they end before anything is granted
+    const first: Array<Pending> = []
+    for (const nonce of this.abandoned) {
+      first.push({ operation: "abandon", code: S.ABANDON, id: nonce, arg: "", resume: ignoreReply })
+    }
+    this.abandoned.clear()
+    const take = Math.max(0, MAX_BATCH - first.length)
+    first.push(...all.slice(0, take))
+    if (first.length > 0) this.send(first)
+    for (let from = take; from < all.length; from += MAX_BATCH) this.send(all.slice(from, from + MAX_BATCH))
   }
 
   send(batch: ReadonlyArray<Pending>): void {
@@ -194,7 +215,11 @@ export class Impl {
     // every operation is resumed exactly once, whatever happens to the script or its reply
     let resumed = 0
     const fail = (cause: unknown) => {
-      for (const op of batch.slice(resumed)) op.resume(this.failed(op.operation, cause))
+      for (const op of batch.slice(resumed)) {
+        // the script may run all the same (a timeout): what an acquire got there is ended by the next batch
+        if (op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE || op.code === S.ABANDON) this.abandoned.add(op.id)
+        op.resume(this.failed(op.operation, cause))
+      }
       resumed = batch.length
     }
     const answered = (reply: unknown) => {
@@ -355,7 +380,13 @@ export class Impl {
           )
         )
       }
-      if (steps.length === 0 && this.degraded) steps.push(Effect.as(Effect.ignore(this.stats), this.renewEveryMillis))
+      if (this.abandoned.size > 0) {
+        // no caller may send a batch soon: the beat sends one, and looks again shortly
+        if (this.pending.length === 0) this.flush()
+        steps.push(Effect.succeed(ABANDON_RETRY_MILLIS))
+      } else if (steps.length === 0 && this.degraded) {
+        steps.push(Effect.as(Effect.ignore(this.stats), this.renewEveryMillis))
+      }
       return Effect.map(
         Effect.all(steps),
         (delays) => delays.reduce((a, b) => Math.min(a, b), this.renewEveryMillis)
@@ -433,7 +464,20 @@ export class Impl {
 
   /** How late the last renewal of a lease found gone was: the usual reason for a lost lease. */
   renewedLate(ticket: T.Ticket, now: number): string {
-    return `renewed last ${now - ticket.renewedAt}ms ago, past its TTL of ${this.settings.leaseTtlMillis}ms`
+    const age = now - ticket.renewedAt
+    const ttl = this.settings.leaseTtlMillis
+    return age > ttl
+      ? `renewed last ${age}ms ago, past its TTL of ${ttl}ms`
+      : `renewed last ${age}ms ago, within its TTL of ${ttl}ms: Redis lost it (a restart, a flush or a failover)`
+  }
+
+  /**
+   * Whether a grant may start a call: its lease, counted from when the script that set it was sent
+   * (`renewedAt`), has a third of its TTL left by this process's clock, so the next beat renews it
+   * in time. A grant read later (the process was paused) may be another's permits by now.
+   */
+  fresh(ticket: T.Ticket, now: number): boolean {
+    return now - ticket.renewedAt <= this.handOverFreshMillis
   }
 
   /** The ticket runs without a lease Redis counts: `why` says how that came about. */

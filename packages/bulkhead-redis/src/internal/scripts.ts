@@ -12,7 +12,8 @@
  *   in `held`, `wanted` the sum of the costs in `queue`, `used ≤ permits` except after a shrink.
  * - `p{n}:queue`: a sorted set, waiting tickets scored by ticket number (the order of arrival).
  * - `p{n}:wlease`: a sorted set, waiting tickets scored by their lease deadline.
- * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline.
+ * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline (a waiter granted
+ *   from the queue keeps its waiting lease's: a grant never outlives the waiter's last renewal).
  * - `p{n}:grants:<mark>`: the shard channel (`SPUBLISH`) of the bulkhead instance whose nonces
  *   start with `<mark>`: each grant of its tickets, members space-separated after the limit of the
  *   instance's head run (below). One channel per instance, so that a release wakes only the process
@@ -113,8 +114,10 @@ local function grant()
       redis.call("ZADD", queueKey, popped[2], head)
       return
     else
+      -- its lease ends when its waiting lease would have: a dead waiter's permits come back within its TTL
+      local deadline = tonumber(redis.call("ZSCORE", wleaseKey, head)) or (clock() + l)
       redis.call("ZREM", wleaseKey, head)
-      redis.call("ZADD", heldKey, clock() + l, head)
+      redis.call("ZADD", heldKey, deadline, head)
       used = used + c
       wanted = wanted - c
       granted[#granted + 1] = head
@@ -234,6 +237,11 @@ end
  *   shrink) is not counted. Reply
  *   `{state, used, permits}`: state 1 the waiter holds its permits now (or was granted them
  *   meanwhile), 0 it holds none (or had left the queue: nothing is counted for it).
+ * - `a`, nonce, "": an acquire its caller gave up on (the command timed out while Redis was paused
+ *   or slow, and the script ran after all): the lease or the queued ticket of that nonce ends. Every
+ *   `a` runs before the batch's other operations, whatever its place, in one look at the held
+ *   leases and the queue. Reply `{state, used, permits}`: state 1 it held permits, 2 it was queued,
+ *   0 it was not there; `used` as after all of them.
  *
  * Reply `{grants, runLimit, ...one reply per operation}`: `grants` lists the members of this
  * instance that this script granted, queued ones of earlier turns included; `runLimit` is the
@@ -333,10 +341,53 @@ local function handOver(from, to)
   return {state, used, permits}
 end
 
+-- the acquires whose caller gave up on them (its command timed out): what they hold or wait for ends
+-- now, before any other operation; one look at the held leases and the queue for all of them
+local function abandon(nonces)
+  local states = {}
+  local sets = {heldKey}
+  if wanted > 0 or unknown then sets[2] = queueKey end
+  for _, key in ipairs(sets) do
+    for _, m in ipairs(redis.call("ZRANGE", key, 0, -1)) do
+      local nonce = string.match(m, ":([^:]*)$")
+      if nonce and nonces[nonce] and not states[nonce] then
+        local c = ticketOf(m) or 0
+        redis.call("ZREM", key, m)
+        if key == heldKey then
+          used = used - c
+          states[nonce] = 1
+        else
+          redis.call("ZREM", wleaseKey, m)
+          wanted = wanted - c
+          states[nonce] = 2
+        end
+      end
+    end
+  end
+  if next(states) then
+    expire()
+    grant()
+  end
+  return states
+end
+
+local abandoned = {}
+local anyAbandoned = false
+for i = 6, #ARGV, 3 do
+  if ARGV[i] == "a" then
+    abandoned[ARGV[i + 1]] = true
+    anyAbandoned = true
+  end
+end
+local abandonStates = {}
+if anyAbandoned then abandonStates = abandon(abandoned) end
+
 local out = {false, 0}
 for i = 6, #ARGV, 3 do
   local op, id = ARGV[i], ARGV[i + 1]
-  if op == "q" or op == "t" then
+  if op == "a" then
+    out[#out + 1] = {abandonStates[id] or 0, used, permits}
+  elseif op == "q" or op == "t" then
     out[#out + 1] = acquire(id, tonumber(ARGV[i + 2]), op == "q")
   elseif op == "h" then
     out[#out + 1] = handOver(id, ARGV[i + 2])
@@ -450,7 +501,10 @@ export const LEAVE_KEEPING = "k"
 /** @internal */
 export const HAND_OVER = "h"
 /** @internal */
+export const ABANDON = "a"
+/** @internal */
 export type OperationCode =
+  | typeof ABANDON
   | typeof ACQUIRE
   | typeof TRY_ACQUIRE
   | typeof RELEASE

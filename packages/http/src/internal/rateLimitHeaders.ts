@@ -4,6 +4,7 @@
 // observations and returned as a problem naming the header and the value.
 
 import { parseCount, parseGoDuration, parseRfc3339 } from "./headerValues.js"
+import { clampMillis } from "./retryAfter.js"
 import { parseSfList, type SfItem } from "./structuredFields.js"
 
 /** @internal */
@@ -34,10 +35,48 @@ export interface Reading {
  */
 export type HeaderInput = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
-/** @internal */
+/**
+ * `read` bounds every reset that comes with nothing remaining by `maxResetMillis` (absent:
+ * `DEFAULT_MAX_RESET_MILLIS`).
+ *
+ * @internal
+ */
 export interface Profile {
   readonly name: string
-  readonly read: (headers: HeaderInput, nowMillis: number) => Reading
+  readonly read: (headers: HeaderInput, nowMillis: number, maxResetMillis?: number) => Reading
+}
+
+/**
+ * The longest reset with nothing remaining that a profile passes on by default: one hour, the
+ * longest of the usual per-minute and per-hour quotas (a daily quota's reset is obeyed an hour at a
+ * time: the server says so again). Like `Retry-After`'s bound, a server's word is not obeyed
+ * blindly: `x-ratelimit-reset-tokens: 87600h` would hold the dimension for ten years, in every
+ * process sharing the limiter.
+ *
+ * @internal
+ */
+export const DEFAULT_MAX_RESET_MILLIS = 3_600_000
+
+/**
+ * A reset with nothing remaining of its dimension, the one case in which a limiter reads it, within
+ * [0, `max`]: one beyond is read as `max` and reported, naming the header and the value. With units
+ * left it is the server's figure, unchanged.
+ */
+const bounded = (
+  header: string,
+  value: string,
+  millis: number,
+  max: number,
+  remaining: number | undefined,
+  problems: Array<Problem>
+): number => {
+  if (remaining !== 0 || millis <= max) return millis
+  problems.push({
+    header,
+    value,
+    reason: `a reset ${millis} ms away with nothing remaining is beyond the maximum of ${max} ms: read as ${max} ms`
+  })
+  return clampMillis(millis, 0, max)
 }
 
 /** @internal */
@@ -85,7 +124,7 @@ const tripletProfile = (
   reset: { readonly expected: string; readonly millis: (value: string, nowMillis: number) => number | undefined }
 ): Profile => ({
   name,
-  read: (headers, nowMillis) => {
+  read: (headers, nowMillis, maxResetMillis = DEFAULT_MAX_RESET_MILLIS) => {
     const map = lowercased(headers)
     const observations: Array<Observation> = []
     const problems: Array<Problem> = []
@@ -104,7 +143,7 @@ const tripletProfile = (
       if (resetValue !== undefined) {
         const millis = reset.millis(resetValue, nowMillis)
         if (millis === undefined) problems.push({ header: triplet.reset, value: resetValue, reason: reset.expected })
-        else resetAfterMillis = millis
+        else resetAfterMillis = bounded(triplet.reset, resetValue, millis, maxResetMillis, remaining, problems)
       }
       const seen = observation(triplet.dimension, limit, remaining, resetAfterMillis)
       if (seen !== undefined) observations.push(seen)
@@ -224,7 +263,7 @@ interface Seen {
  */
 export const ietf: Profile = {
   name: "ietf",
-  read: (headers) => {
+  read: (headers, _nowMillis, maxResetMillis = DEFAULT_MAX_RESET_MILLIS) => {
     const map = lowercased(headers)
     const problems: Array<Problem> = []
     const byName = new Map<string, Seen>()
@@ -266,7 +305,7 @@ export const ietf: Profile = {
       if (r === "invalid" || t === "invalid") return // the item is malformed: all of it is ignored
       const current = entry(name)
       if (r !== undefined) current.remaining = r
-      if (t !== undefined) current.resetAfterMillis = t * 1000
+      if (t !== undefined) current.resetAfterMillis = bounded("RateLimit", value, t * 1000, maxResetMillis, r, problems)
     })
     const observations: Array<Observation> = []
     for (const [name, seen] of byName) {
@@ -284,8 +323,8 @@ export const ietf: Profile = {
  */
 export const rename = (profile: Profile, names: Readonly<Record<string, string>>): Profile => ({
   name: profile.name,
-  read: (headers, nowMillis) => {
-    const reading = profile.read(headers, nowMillis)
+  read: (headers, nowMillis, maxResetMillis) => {
+    const reading = profile.read(headers, nowMillis, maxResetMillis)
     return {
       observations: reading.observations.map((seen) =>
         Object.hasOwn(names, seen.dimension) ? { ...seen, dimension: names[seen.dimension] } : seen
@@ -293,4 +332,15 @@ export const rename = (profile: Profile, names: Readonly<Record<string, string>>
       problems: reading.problems
     }
   }
+})
+
+/**
+ * The profile with its resets bounded by `maxResetMillis` instead of the default (an outer bound
+ * given to `read` wins).
+ *
+ * @internal
+ */
+export const withMaxReset = (profile: Profile, maxResetMillis: number): Profile => ({
+  name: profile.name,
+  read: (headers, nowMillis, outer) => profile.read(headers, nowMillis, outer ?? maxResetMillis)
 })

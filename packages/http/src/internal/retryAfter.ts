@@ -11,6 +11,14 @@ export interface RetryAfterBounds {
 }
 
 /**
+ * `millis` within [`min`, `max`]: the one bound on every wait a server asks for, `Retry-After`'s
+ * pause and the resets of its rate-limit headers alike.
+ *
+ * @internal
+ */
+export const clampMillis = (millis: number, min: number, max: number): number => Math.min(max, Math.max(min, millis))
+
+/**
  * The pause a `Retry-After` header asks for, in milliseconds, clamped to `bounds`. The header is
  * either delta-seconds (`120`) or an HTTP date (`Wed, 21 Oct 2015 07:28:00 GMT`), which is turned
  * into a duration here, once, against `nowMillis` (the receiver's clock): from then on only the
@@ -19,7 +27,7 @@ export interface RetryAfterBounds {
  * @internal
  */
 export const retryAfterMillis = (header: string | undefined, nowMillis: number, bounds: RetryAfterBounds): number => {
-  const clamp = (ms: number) => Math.min(bounds.maxMillis, Math.max(bounds.minMillis, ms))
+  const clamp = (ms: number) => clampMillis(ms, bounds.minMillis, bounds.maxMillis)
   if (header === undefined) return clamp(bounds.fallbackMillis)
   const value = header.trim()
   if (/^\d+$/.test(value)) return clamp(Number(value) * 1000)

@@ -199,19 +199,23 @@ export const commit = (
       return
     }
     case "sliding-window": {
-      for (let i = 0; i < cost; i++) state.times.push(start)
       // A unit that left the window can never count again, whatever is rolled back above it.
       const horizon = now - spec.windowMillis
       while (state.head < state.times.length && state.times[state.head] <= horizon) state.head++
-      const excess = slidingLength(state) - logCapacity(spec)
+      // The log keeps its newest `logCapacity` units: room is made before logging, and of a charge
+      // larger than that (a debt is unbounded) only the units kept are written.
+      const kept = start > horizon ? Math.min(cost, logCapacity(spec)) : 0
+      const excess = slidingLength(state) + kept - logCapacity(spec)
       if (excess > 0) {
         state.head += excess
         state.trimmedAt = state.times[state.head - 1]
       }
+      if (kept < cost && start > horizon) state.trimmedAt = start
       if (state.head > 1024 && state.head * 2 > state.times.length) {
         state.times = state.times.slice(state.head)
         state.head = 0
       }
+      for (let i = 0; i < kept; i++) state.times.push(start)
       return
     }
   }

@@ -81,7 +81,8 @@ const makeWith = (
       limits,
       specs,
       dimensions,
-      labels: usage.labelsByDimension(name, dimensions)
+      labels: usage.labelsByDimension(name, dimensions),
+      maxResetAfterMillis: resolved.maxResetAfterMillis
     }
     const key = name
     const labels = [MetricLabel.make("name", name)]

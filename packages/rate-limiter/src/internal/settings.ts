@@ -46,14 +46,26 @@ const burstOnGcraOnly = <A extends Schema.Schema.Type<typeof Limit>>(limit: A) =
   }
 
 /** One limit with the default wait budget: what `config` reads. @internal */
-export const Single = Schema.extend(Limit, Schema.Struct({ maxWait: Schema.optional(MaxWait) })).pipe(
-  Schema.filter(burstOnGcraOnly)
-)
+export const Single = Schema.extend(
+  Limit,
+  Schema.Struct({ maxWait: Schema.optional(MaxWait), maxResetAfter: Schema.optional(Pause) })
+).pipe(Schema.filter(burstOnGcraOnly))
 
 const Multi = Schema.Struct({
   limits: Schema.Array(Limit.pipe(Schema.filter(burstOnGcraOnly))),
-  maxWait: Schema.optional(MaxWait)
+  maxWait: Schema.optional(MaxWait),
+  maxResetAfter: Schema.optional(Pause)
 })
+
+/**
+ * The longest reset an upstream's word holds a dimension for, unless `maxResetAfter` says
+ * otherwise: one hour, as `@sluice/http`'s header profiles bound it (a daily quota is obeyed an
+ * hour at a time: the upstream says so again). Not obeyed blindly: a reset of ten years would stop
+ * the dimension, in every process sharing the store.
+ *
+ * @internal
+ */
+export const DEFAULT_MAX_RESET_AFTER_MILLIS = 3_600_000
 
 /** @internal */
 export const who = (name: unknown): string => OptionSchema.owner("rate limiter", name)
@@ -70,7 +82,7 @@ export const decodeMaxWait = OptionSchema.decodeOption(MaxWait, "maxWait")
 /** @internal */
 export const decodePause = OptionSchema.decodeOption(Pause, "pause")
 
-/** An upstream's `resetAfter`: a bad one is read as 0, with a warning. @internal */
+/** An upstream's `resetAfter`: a bad one is ignored, with a warning. @internal */
 export const decodeResetAfter = OptionSchema.decodeOption(Pause, "resetAfter")
 
 /** @internal */
@@ -78,6 +90,8 @@ export interface Resolved {
   readonly limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>
   readonly specs: ReadonlyArray<RateLimiterStore.LimitSpec>
   readonly maxWaitMillis: number
+  /** The bound of an upstream's `resetAfter` (`maxResetAfter`). */
+  readonly maxResetAfterMillis: number
   /** The dimensions, each once, in the order of the limits. */
   readonly dimensions: NonEmptyReadonlyArray<string>
 }
@@ -112,7 +126,8 @@ export const resolve = (settings: RateLimiter.Settings, who: string): Either.Eit
   const decoded = settings.limits === undefined
     ? Either.map(OptionSchema.decodeEither(Single, who)(settings), (single) => ({
       limits: [single],
-      maxWait: single.maxWait
+      maxWait: single.maxWait,
+      maxResetAfter: single.maxResetAfter
     }))
     : OptionSchema.decodeEither(Multi, who)(settings)
   return Either.flatMap(decoded, (valid) => {
@@ -125,12 +140,21 @@ export const resolve = (settings: RateLimiter.Settings, who: string): Either.Eit
       burst: limit.burst
     }))
     const maxWaitMillis = valid.maxWait === undefined ? Number.POSITIVE_INFINITY : Duration.toMillis(valid.maxWait)
-    return Either.right({ limits, specs, maxWaitMillis, dimensions: Arr.dedupe(Arr.map(limits, (l) => l.dimension)) })
+    const maxResetAfterMillis = valid.maxResetAfter === undefined
+      ? DEFAULT_MAX_RESET_AFTER_MILLIS
+      : Duration.toMillis(valid.maxResetAfter)
+    return Either.right({
+      limits,
+      specs,
+      maxWaitMillis,
+      maxResetAfterMillis,
+      dimensions: Arr.dedupe(Arr.map(limits, (l) => l.dimension))
+    })
   })
 }
 
 /**
- * The keys of `Single` (LIMIT, WINDOW, BURST, ALGORITHM, MAX_WAIT, DIMENSION), each read as text
+ * The keys of `Single` (LIMIT, WINDOW, BURST, ALGORITHM, MAX_WAIT, MAX_RESET_AFTER, DIMENSION), each read as text
  * and decoded through the same schema as the options; only a wholly absent section is missing data.
  *
  * @internal

@@ -33,6 +33,8 @@ export interface Shape {
    * array it is given, so a fresh array per update would key (and hash) the series anew each time.
    */
   readonly labels: Readonly<Record<string, ReadonlyArray<MetricLabel.MetricLabel>>>
+  /** The longest `resetAfter` an observation holds a dimension for (`maxResetAfter`). */
+  readonly maxResetAfterMillis: number
 }
 
 /** @internal */
@@ -239,39 +241,62 @@ const limitFor = (shape: Shape, dimension: string, limit: number | undefined): n
 
 /**
  * What the store is told for `observations`, one per limit (the lowest `remaining`, the longest
- * reset), and the warnings for what was ignored.
+ * reset), and the warnings for what was ignored or bounded. `observations` is read as untyped
+ * input: headers are data, and a caller's mistake must name the limiter, not throw a `TypeError`.
  *
  * @internal
  */
 export const observationsFor = (
   shape: Shape,
-  observations: ReadonlyArray<RateLimiter.Observation>
+  observations: unknown
 ): { readonly observations: ReadonlyArray<RateLimiterStore.Observation>; readonly warnings: ReadonlyArray<string> } => {
   const byLimit = new Map<number, { remaining: number; resetAfterMillis: number }>()
   const warnings: Array<string> = []
-  for (const observation of observations) {
-    if (observation.remaining === undefined) continue
-    const index = limitFor(shape, observation.dimension, observation.limit)
-    if (index < 0) {
-      warnings.push(`an observation of the unknown dimension ${show(observation.dimension)} was ignored`)
+  if (!Array.isArray(observations)) {
+    return {
+      observations: [],
+      warnings: [`tighten takes an array of observations, got ${show(observations)}: ignored`]
+    }
+  }
+  for (const observation of observations as ReadonlyArray<unknown>) {
+    if (typeof observation !== "object" || observation === null) {
+      warnings.push(`an observation must be a record, got ${show(observation)}: ignored`)
       continue
     }
-    if (!isUnits(observation.remaining)) {
-      warnings.push(
-        `remaining ${show(observation.remaining)} on dimension ${show(observation.dimension)} was ignored`
-      )
+    const { dimension, limit, remaining, resetAfter } = observation as Partial<RateLimiter.Observation>
+    if (remaining === undefined) continue
+    const index = typeof dimension === "string" ? limitFor(shape, dimension, limit) : -1
+    if (index < 0) {
+      warnings.push(`an observation of the unknown dimension ${show(dimension)} was ignored`)
+      continue
+    }
+    if (!isUnits(remaining)) {
+      warnings.push(`remaining ${show(remaining)} on dimension ${show(dimension)} was ignored`)
       continue
     }
     let resetAfterMillis = 0
-    if (observation.resetAfter !== undefined) {
-      const decoded = decodeResetAfter(observation.resetAfter)
+    if (resetAfter !== undefined) {
+      const decoded = decodeResetAfter(resetAfter)
       if (Either.isLeft(decoded)) {
-        warnings.push(`${decoded.left} on dimension ${show(observation.dimension)}; read as 0`)
-      } else resetAfterMillis = Duration.toMillis(decoded.right)
+        warnings.push(`${decoded.left} on dimension ${show(dimension)}: the reset was ignored`)
+      } else {
+        resetAfterMillis = Duration.toMillis(decoded.right)
+        if (resetAfterMillis > shape.maxResetAfterMillis) {
+          // only a reset with nothing remaining holds the dimension: one with units left is bounded quietly
+          if (remaining === 0) {
+            warnings.push(
+              `resetAfter ${show(resetAfter)} on dimension ${
+                show(dimension)
+              } is beyond maxResetAfter (${shape.maxResetAfterMillis} ms): read as ${shape.maxResetAfterMillis} ms`
+            )
+          }
+          resetAfterMillis = shape.maxResetAfterMillis
+        }
+      }
     }
     const seen = byLimit.get(index)
     byLimit.set(index, {
-      remaining: Math.min(observation.remaining, seen?.remaining ?? Number.POSITIVE_INFINITY),
+      remaining: Math.min(remaining, seen?.remaining ?? Number.POSITIVE_INFINITY),
       resetAfterMillis: Math.max(resetAfterMillis, seen?.resetAfterMillis ?? 0)
     })
   }

@@ -891,6 +891,25 @@ export const storeContract = <E>(
           })
         ))
 
+      it.scoped("sliding window: a debt of 10^9 units fills the window for one window length, then leaves", () =>
+        withStore((store) =>
+          Effect.gen(function*() {
+            const limiter = yield* limiterOn(store, {
+              limits: [tokens(5, { algorithm: "sliding-window", burst: undefined })]
+            })
+            const reservation = yield* limiter.reserve({ cost: { tokens: 1 } })
+            // the upstream's usage is whatever it says: logging it unit by unit took minutes (Redis)
+            // or ended the process (memory)
+            yield* reservation.settle({ tokens: 1_000_000_000 })
+            assert.strictEqual(yield* waitFor(limiter, { tokens: 1 }), 1000)
+            yield* TestClock.adjust("999 millis")
+            assert.isFalse(yield* fitsNow(limiter, { tokens: 1 }))
+            yield* TestClock.adjust("1 millis")
+            assert.isTrue(yield* fitsNow(limiter, { tokens: 5 }))
+            assert.isFalse(yield* fitsNow(limiter, { tokens: 1 }))
+          })
+        ))
+
       it.scoped("release: the latest reservation goes back exactly, an earlier one as a settle of nothing", () =>
         withStore((store) =>
           Effect.gen(function*() {

@@ -112,29 +112,34 @@ local function normalize_fixed(spec, st, at)
   end
 end
 
--- commit() of a sliding window: \`units\` more logged at \`at\` (in chunks: Lua's unpack takes a few
--- thousand values at most, and a token cost is more); a unit that left the window can never count
--- again, whatever is rolled back above it, and the log keeps at most limit + MAX_ROLLBACK_UNITS
+-- commit() of a sliding window: \`units\` more logged at \`at\`. A unit that left the window can
+-- never count again, whatever is rolled back above it; the log keeps its newest
+-- limit + MAX_ROLLBACK_UNITS units, room is made before logging, and of a charge larger than that
+-- (a debt is unbounded) only the units kept are written (in chunks: Lua's unpack takes a few
+-- thousand values at most)
 local function log_units(spec, st, at, units)
-  local text = string.format("%.17g", at)
-  local left = units
-  while left > 0 do
-    local times = {}
-    for j = 1, math.min(left, 1000) do times[j] = text end
-    redis.call("RPUSH", spec.log, unpack(times))
-    left = left - #times
-  end
   local horizon = now - spec.window
   while true do
     local head = redis.call("LINDEX", spec.log, 0)
     if not head or tonumber(head) > horizon then break end
     redis.call("LPOP", spec.log)
   end
+  if at <= horizon then return end
   local capacity = spec.limit + MAX_ROLLBACK_UNITS
-  local len = redis.call("LLEN", spec.log)
-  if len > capacity then
-    st.trimmed = tonumber(redis.call("LINDEX", spec.log, len - capacity - 1))
-    redis.call("LTRIM", spec.log, -capacity, -1)
+  local kept = math.min(units, capacity)
+  local excess = redis.call("LLEN", spec.log) + kept - capacity
+  if excess > 0 then
+    st.trimmed = tonumber(redis.call("LINDEX", spec.log, excess - 1))
+    redis.call("LTRIM", spec.log, excess, -1)
+  end
+  if kept < units then st.trimmed = at end
+  local text = string.format("%.17g", at)
+  local left = kept
+  while left > 0 do
+    local times = {}
+    for j = 1, math.min(left, 1000) do times[j] = text end
+    redis.call("RPUSH", spec.log, unpack(times))
+    left = left - #times
   end
 end
 
