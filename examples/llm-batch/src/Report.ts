@@ -3,7 +3,7 @@
  * busiest window (the client's view, and the stand-in's when this run started it), the 429s; the
  * estimates against the real usage; and the dimension that bound the run, with its reason.
  */
-import * as Client from "./Client.js"
+import * as OpenAi from "./OpenAi.js"
 import type * as Run from "./Run.js"
 
 export interface Dimension {
@@ -91,7 +91,7 @@ export const figures = (summary: Run.Summary): Figures => {
       name,
       quota: quota.limit,
       burst: quota.burst,
-      clientLimit: Client.clientLimit(quota, config.margin).limit,
+      clientLimit: OpenAi.clientLimit(quota, config.margin).limit,
       total,
       achieved,
       share: achieved / quota.limit,
