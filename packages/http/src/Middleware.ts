@@ -34,8 +34,7 @@ import type * as ProviderHttpClient from "./ProviderHttpClient.js"
 
 /**
  * The options of `ProviderHttpClient` (base URL, user agent, headers, body bounds, `Retry-After`,
- * `estimate`, `usage`, `rateLimitHeaders`, ...) and how requests are told apart. `scheduler`
- * defaults to `"caller"` here.
+ * `estimate`, `usage`, `rateLimitHeaders`, ...) and how requests are told apart.
  *
  * @since 0.3.0
  * @category models

@@ -20,6 +20,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../Middleware.js"
+import { scheduledOn } from "./checkPhase.js"
 import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
@@ -96,7 +97,7 @@ export const make = <Err, E, R>(
 > =>
   Effect.gen(function*() {
     const name = provider.name
-    const settings = yield* Either.match(check(name, { ...options, scheduler: options.scheduler ?? "caller" }), {
+    const settings = yield* Either.match(check(name, options), {
       onLeft: (why) => Effect.die(new Cause.IllegalArgumentException(why)),
       onRight: Effect.succeed
     })
@@ -129,9 +130,7 @@ export const make = <Err, E, R>(
     const learn = metering.learn
     const streamedOf = options.streamed ?? asksForStream
     const idempotentOf = options.idempotent
-    const scheduler = settings.scheduler
-    const scheduled = <A, E1, R1>(call: Effect.Effect<A, E1, R1>): Effect.Effect<A, E1, R1> =>
-      scheduler === undefined ? call : Effect.withScheduler(call, scheduler)
+    const scheduled = scheduledOn(settings.scheduler)
 
     /** The request with the provider's base URL and default headers, or why it is not the provider's. */
     const resolve = (

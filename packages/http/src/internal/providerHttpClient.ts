@@ -21,6 +21,7 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
+import { scheduledOn } from "./checkPhase.js"
 import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
@@ -213,10 +214,7 @@ export const make = <Err>(
      */
     const unmetered: Metering.Slot = { usage: undefined }
     // on the scheduler of `Options.scheduler`, the caller's outside it
-    const scheduler = settings.scheduler
-    const scheduled = scheduler === undefined
-      ? <A, E, R>(call: Effect.Effect<A, E, R>) => call
-      : <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.withScheduler(call, scheduler)
+    const scheduled = scheduledOn(settings.scheduler)
     const metered = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
       options: Api.RequestOptions | undefined,
