@@ -3,7 +3,9 @@
 # package, installs the tarballs with plain npm into a scratch app under /tmp (no workspace links,
 # no tsx), compiles the app, a library that emits declarations and that library's own consumer with
 # a strict tsc, then runs the app and examples/quickstart with node against a loopback upstream and
-# a redis-server started here. Any failing step fails the script; the scratch folder and the
+# a redis-server started here, and two apps of Effect's own AI SDKs (@effect/ai-openai and
+# @effect/ai-anthropic, installed from the registry beside the tarballs) through sluice's
+# middleware against loopback stand-ins. Any failing step fails the script; the scratch folder and the
 # redis-server are removed on every exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -47,7 +49,7 @@ node scripts/consumer/check-tarballs.mjs "$scratch/tarballs"
 step "a scratch app in $scratch/app, installed with npm from the tarballs"
 app="$scratch/app"
 mkdir -p "$app/quickstart"
-cp -R scripts/consumer/src scripts/consumer/lib scripts/consumer/lib-user scripts/consumer/tsconfig.json "$app/"
+cp -R scripts/consumer/src scripts/consumer/ai scripts/consumer/lib scripts/consumer/lib-user scripts/consumer/tsconfig.json "$app/"
 cp examples/quickstart/src/main.ts "$app/quickstart/main.ts"
 tarball() { ls "$scratch/tarballs"/sluice-"$1"-[0-9]*.tgz; }
 cat >"$app/package.json" <<EOF
@@ -67,6 +69,10 @@ cat >"$app/package.json" <<EOF
     "effect": "~3.22.4",
     "@effect/platform": "~0.97.2",
     "@effect/platform-node": "~0.108.2",
+    "@effect/ai": "~0.37.0",
+    "@effect/ai-openai": "~0.41.0",
+    "@effect/ai-anthropic": "~0.27.0",
+    "@effect/experimental": "~0.61.1",
     "ioredis": "^5.9.2"
   },
   "devDependencies": {
@@ -83,7 +89,7 @@ if find "$app/node_modules/@sluice" -mindepth 1 -maxdepth 1 -type l | grep -q .;
   ls -l "$app/node_modules/@sluice" >&2
   exit 1
 fi
-(cd "$app" && npm ls --depth=0 @sluice/options @sluice/bulkhead @sluice/rate-limiter @sluice/redis @sluice/provider effect typescript)
+(cd "$app" && npm ls --depth=0 @sluice/options @sluice/bulkhead @sluice/rate-limiter @sluice/redis @sluice/provider @effect/ai-openai @effect/ai-anthropic effect typescript)
 
 step "tsc: a library that emits declarations naming sluice's types"
 (cd "$app" && npx tsc -p lib/tsconfig.json)
@@ -125,3 +131,9 @@ step "node: examples/quickstart"
 
 step "node: the app"
 (cd "$app" && REDIS_URL="redis://127.0.0.1:$port" node dist/src/main.js)
+
+step "node: @effect/ai-openai through the provider's HttpClient (Middleware.layer)"
+(cd "$app" && node dist/ai/openai.js)
+
+step "node: @effect/ai-anthropic through the provider's HttpClient (Middleware.layer)"
+(cd "$app" && node dist/ai/anthropic.js)

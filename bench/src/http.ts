@@ -1,24 +1,21 @@
 /**
  * `pnpm bench http`: requests per second with 64 in flight against a loopback server (in its own
- * process) answering at once and after 20 ms — the sluice provider client against the plain
- * @effect/platform client on the same undici pool, and against raw undici.
+ * process) answering at once and after 20 ms — the sluice middleware and provider client against
+ * the plain @effect/platform client on the same undici pool, and against raw undici.
  *
  * Each variant runs in a process of its own: warm-up, then ROUNDS timed rounds; the table shows the
- * median. "no spans" variants switch off Effect's HTTP client spans (`withTracerDisabledWhen`),
- * which is the first thing to try when the client's own overhead dominates; "tracing off" runs
- * the requests with `Effect.withTracerEnabled(false)`, which also drops sluice's `Provider.call`
- * span; "forked" runs each plain request in `Effect.fork` and `Fiber.join`; "own fiber" runs it on a
- * fiber started with `Runtime.runFork` and awaited through an observer, as sluice's provider started
- * its call's fiber before its rebuild (no join: the refs are not copied back); "in a provider" runs
- * it through `Provider.call` (bulkhead of 64, span `Provider.call`) without sluice's HTTP client
- * around it; "on the caller's scheduler" is sluice's client with `scheduler: "caller"`.
+ * median. "no spans" switches off Effect's HTTP client spans (`withTracerDisabledWhen`); "in a
+ * provider" runs the plain request through `Provider.call` (bulkhead of 64) without sluice's HTTP
+ * layer; "middleware" is `Middleware.layer`'s HttpClient, "sluice" `ProviderHttpClient.text`, each
+ * on the check phase (their default) and on the caller's scheduler. `--interleaved URL` runs the
+ * plain client, the middleware and ProviderHttpClient in one process, a round of each in turn.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
-import { HttpPool, ProviderHttpClient } from "@sluice/http"
+import { HttpPool, Middleware, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
-import { Effect, Fiber, Layer, Runtime } from "effect"
+import { Effect, Layer } from "effect"
 import { spawn, spawnSync } from "node:child_process"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -101,10 +98,10 @@ const sluiceVariant = (
   scheduler: ProviderHttpClient.Options["scheduler"] = "check-phase"
 ): Variant =>
 (url, latency, requests) => {
-  const pool = tracing !== "no spans" ? HttpPool.layerWithHttpClient() : Layer.effect(
+  const pool = tracing !== "no spans" ? HttpPool.layerWithUnboundedHttpClient() : Layer.effect(
     HttpClient.HttpClient,
     Effect.map(HttpClient.HttpClient, HttpClient.withTracerDisabledWhen(() => true))
-  ).pipe(Layer.provideMerge(HttpPool.layerWithHttpClient()))
+  ).pipe(Layer.provideMerge(HttpPool.layerWithUnboundedHttpClient()))
   const layer = BenchHttp.layer(Bench, { baseUrl: url, scheduler }).pipe(
     Layer.provide(Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
     Layer.provide(pool)
@@ -118,6 +115,16 @@ const sluiceVariant = (
   )
 }
 
+/** The middleware's `HttpClient` service (`Middleware.layer`) over the pool: the plain client's code, bounded. */
+const middlewareVariant = (scheduler: Middleware.Options["scheduler"]): Variant => (url, latency, requests) =>
+  inRuntime(
+    Middleware.layer(Bench, { baseUrl: url, scheduler }).pipe(
+      Layer.provide(Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
+      Layer.provide(HttpPool.layer())
+    ),
+    Effect.flatMap(HttpClient.HttpClient, (client) => effectPerSecond(requests, plainRequest(client, url, latency)))
+  )
+
 const variants: Record<string, Variant> = {
   "raw undici": async (url, latency, requests) => {
     const pool = new Undici.Pool(url, { connections: IN_FLIGHT, pipelining: 1 })
@@ -129,29 +136,6 @@ const variants: Record<string, Variant> = {
   },
   "@effect/platform": platformVariant("spans"),
   "@effect/platform, no spans": platformVariant("no spans"),
-  "@effect/platform, tracing off": platformVariant("tracing off"),
-  // each call on a fiber of its own, joined: the join copies the child's refs back, which costs
-  "@effect/platform, forked": (url, latency, requests) =>
-    inRuntime(
-      platformLayer(true),
-      Effect.flatMap(HttpClient.HttpClient, (client) => {
-        const one = plainRequest(client, url, latency)
-        return effectPerSecond(requests, Effect.flatMap(Effect.fork(one), Fiber.join))
-      })
-    ),
-  // the same without the join, on a fiber started as the provider starts its call's: the fiber alone
-  "@effect/platform, own fiber": (url, latency, requests) =>
-    inRuntime(
-      platformLayer(true),
-      Effect.flatMap(HttpClient.HttpClient, (client) => {
-        const one = plainRequest(client, url, latency)
-        const own = Effect.flatMap(Effect.runtime<never>(), (runtime) =>
-          Effect.async<string, unknown>((resume) => {
-            Runtime.runFork(runtime, one).addObserver(resume)
-          }))
-        return effectPerSecond(requests, own)
-      })
-    ),
   // the provider around the plain client: what the provider costs, sluice's HTTP client apart
   "@effect/platform, in a provider": (url, latency, requests) =>
     inRuntime(
@@ -161,9 +145,9 @@ const variants: Record<string, Variant> = {
         return effectPerSecond(requests, provider.call(one))
       })
     ),
+  "middleware": middlewareVariant("check-phase"),
+  "middleware, on the caller's scheduler": middlewareVariant("caller"),
   "sluice": sluiceVariant("spans"),
-  "sluice, no spans": sluiceVariant("no spans"),
-  "sluice, tracing off": sluiceVariant("tracing off"),
   "sluice, on the caller's scheduler": sluiceVariant("spans", "caller")
 }
 
@@ -220,10 +204,10 @@ const main = async (): Promise<void> => {
       ])
     ])
     const targets = LATENCIES.map((latency, i) =>
-      `at ${latency} ms: sluice ${formatRatio(rateOf("sluice", i) / rateOf("@effect/platform", i))} of the plain ` +
-      `@effect/platform client (target ≥ 0.90x), ${
-        formatRatio(rateOf("sluice", i) / rateOf("raw undici", i))
-      } of raw undici`
+      `at ${latency} ms: the middleware ${
+        formatRatio(rateOf("middleware", i) / rateOf("@effect/platform", i))
+      } of the plain @effect/platform client (target ≥ ${latency === 0 ? "0.75" : "0.85"}x), ` +
+      `ProviderHttpClient (\`sluice\`) ${formatRatio(rateOf("sluice", i) / rateOf("@effect/platform", i))}`
     )
     console.log(`\n${textTable(header, rows)}\n${targets.map((t) => `  ${t}`).join("\n")}`)
     writeSection(
@@ -235,21 +219,19 @@ const main = async (): Promise<void> => {
         `at once and after 20 ms (the ceiling there is ${IN_FLIGHT} / 20 ms = ${IN_FLIGHT * 50}/s). ` +
         `${REQUESTS[0].toLocaleString("en")} and ${REQUESTS[20].toLocaleString("en")} requests a round, median of ` +
         `${ROUNDS} rounds after a warm-up, each client in its own process, every client on an undici pool of ${IN_FLIGHT} ` +
-        "connections. sluice's client runs every request through a provider (bulkhead of 64, no limiter) and reads the " +
-        "body inside the permit.",
+        "connections. sluice's clients run every request through a provider (bulkhead of 64, no limiter) and read the " +
+        "body inside the permit: \"middleware\" is `Middleware.layer`'s `HttpClient` (the plain client's code, " +
+        "bounded; its response handed on from memory), \"sluice\" is `ProviderHttpClient.text`.",
         "",
         markdownTable(header, rows),
         "",
         ...targets.map((t) => `- ${t}`),
         "- \"no spans\": `HttpClient.withTracerDisabledWhen(() => true)` on the underlying client, which switches off " +
-        "the span @effect/platform records for every request; \"tracing off\": `Effect.withTracerEnabled(false)` " +
-        "around each request, which drops every span, sluice's `Provider.call` included; \"forked\": each plain " +
-        "request runs in `Effect.fork` and `Fiber.join`; \"own fiber\": on a fiber started with `Runtime.runFork` " +
-        "and awaited through an observer, as sluice's provider started each call's fiber before its rebuild on " +
-        "Effect's public API (it now forks a child of the caller), without the join's copy of the refs; \"in a " +
-        "provider\": through `Provider.call` (bulkhead of 64, its span), without sluice's HTTP client; \"sluice\" " +
-        "runs each call from the event loop's check phase (`scheduler: \"check-phase\"`, the default), \"on the " +
-        "caller's scheduler\" with `scheduler: \"caller\"` (Effect's default scheduler here)."
+        "the span @effect/platform records for every request; \"in a provider\": through `Provider.call` (bulkhead " +
+        "of 64, its span), without sluice's HTTP client; \"sluice\" runs each call from the event loop's check " +
+        "phase (`scheduler: \"check-phase\"`, its default), \"on the caller's scheduler\" with " +
+        "`scheduler: \"caller\"`; so does the middleware (check phase by default; under the TestClock both stay on " +
+        "the caller's)."
       ].join("\n")
     )
   } finally {
@@ -257,8 +239,34 @@ const main = async (): Promise<void> => {
   }
 }
 
+/**
+ * On a shared machine the load drifts between one variant's process and the next: `--interleaved`
+ * runs the plain client, the middleware and `ProviderHttpClient` in one process, a round of each in
+ * turn, and prints the median of each round's ratio to the plain client's round beside it.
+ */
+const interleaved = async (url: string): Promise<void> => {
+  const names = ["@effect/platform", "middleware", "middleware, on the caller's scheduler", "sluice"] as const
+  for (const latency of LATENCIES) {
+    // rounds short enough that no pool sits idle past the server's keep-alive (5 s) while the others run
+    const requests = Math.round((REQUESTS[latency] ?? 1_000) / 10)
+    const rounds = await Promise.all(names.map((name) => variants[name]!(url, latency, requests)))
+    for (const round of rounds) await round() // warm-up
+    const ratios: Array<Array<number>> = names.map(() => [])
+    for (let i = 0; i < 4 * ROUNDS; i++) {
+      const rates: Array<number> = []
+      for (const round of rounds) rates.push(await round())
+      rates.forEach((rate, j) => ratios[j]!.push(rate / rates[0]!))
+    }
+    const line = names.slice(1).map((name, j) => `${name} ${formatRatio(median(ratios[j + 1]!))}`).join(", ")
+    console.log(`interleaved at ${latency} ms, ${4 * ROUNDS} rounds, median ratio to @effect/platform: ${line}`)
+  }
+}
+
 if (process.argv[2] === "--child") {
   await runChild(process.argv[3], process.argv[4], Number(process.argv[5]))
+} else if (process.argv[2] === "--interleaved") {
+  await interleaved(process.argv[3])
+  process.exit(0)
 } else {
   await main()
 }

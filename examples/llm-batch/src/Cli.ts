@@ -10,7 +10,7 @@ import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import type * as Client from "./Client.js"
+import type * as OpenAi from "./OpenAi.js"
 import * as Report from "./Report.js"
 import * as Run from "./Run.js"
 import * as Child from "./stand-in/Child.js"
@@ -74,6 +74,12 @@ const runOptions = {
     Options.withFallbackConfig(Config.redacted("OPENAI_API_KEY")),
     Options.optional
   ),
+  api: Options.choice("api", ["openai", "anthropic"]).pipe(
+    Options.withDescription(
+      "Whose API the calls speak: OpenAI's chat completions through @effect/ai-openai, or Anthropic's messages through plain HttpClient code (the stand-in serves both)"
+    ),
+    Options.withDefault("openai" as const)
+  ),
   model: Options.text("model").pipe(Options.withDefault("gpt-4o-mini")),
   maxTokens: Options.integer("max-tokens").pipe(
     Options.withDescription("max_tokens of every call: the longest completion"),
@@ -134,7 +140,7 @@ const toQuotas = (args: QuotaArgs) =>
     ) {
       if (!(value >= 1)) return yield* new UsageError({ reason: `--${flag} ${value}: must be at least 1` })
     }
-    const quotas: Client.Quotas = {
+    const quotas: OpenAi.Quotas = {
       windowMillis,
       requests: { limit: args.requests, burst: args.requestsBurst },
       tokens: { limit: args.tokens, burst: args.tokensBurst }
@@ -145,7 +151,7 @@ const toQuotas = (args: QuotaArgs) =>
 const thousands = (n: number) => Math.round(n).toLocaleString("en-US")
 
 /** The quotas, and what they stand for at the real window: the scaling the demo runs at. */
-export const describeScaling = (quotas: Client.Quotas, standsForMillis: number): string => {
+export const describeScaling = (quotas: OpenAi.Quotas, standsForMillis: number): string => {
   const factor = standsForMillis / quotas.windowMillis
   const w = Duration.format(Duration.millis(quotas.windowMillis))
   const real = Duration.format(Duration.millis(standsForMillis))
@@ -165,6 +171,7 @@ const runHandler = (args: RunArgs) =>
       url: Option.getOrUndefined(args.url),
       apiKey: Option.getOrUndefined(args.apiKey),
       model: args.model,
+      api: args.api,
       quotas,
       margin: args.margin,
       permits: args.permits,
@@ -179,7 +186,11 @@ const runHandler = (args: RunArgs) =>
     if (!args.json) {
       yield* Console.log(describeScaling(quotas, standsForMillis))
       yield* Console.log(
-        `${config.url === undefined ? "a stand-in OpenAI on loopback, its own process" : config.url}; ` +
+        `${
+          config.url === undefined
+            ? `a stand-in ${args.api === "anthropic" ? "Anthropic" : "OpenAI"} on loopback, its own process`
+            : config.url
+        }; ` +
           `the client ${thousands(config.margin * 100)} % under each quota, ${config.permits} permits, ` +
           `estimates: prompt + ${config.expectedCompletion ?? `max_tokens ${config.maxTokens}`}` +
           (config.redis === undefined ? "" : `; shared through ${config.redis}`)

@@ -5,7 +5,7 @@
  */
 import { Provider } from "@sluice/provider"
 import * as Duration from "effect/Duration"
-import * as Client from "./Client.js"
+import * as OpenAi from "./OpenAi.js"
 import type * as Run from "./Run.js"
 
 export interface Dimension {
@@ -93,7 +93,7 @@ export const figures = (summary: Run.Summary): Figures => {
       name,
       quota: quota.limit,
       burst: quota.burst,
-      clientLimit: Client.clientLimit(quota, config.margin).limit,
+      clientLimit: OpenAi.clientLimit(quota, config.margin).limit,
       total,
       achieved,
       share: achieved / quota.limit,

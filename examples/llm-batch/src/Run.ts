@@ -4,7 +4,10 @@
  * progress on stderr, and a summary for the report.
  */
 import * as OpenAiClient from "@effect/ai-openai/OpenAiClient"
-import { ProviderHttpClient } from "@sluice/http"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { Middleware, ProviderHttpClient } from "@sluice/http"
 import type { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
@@ -16,11 +19,12 @@ import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
 import * as Option from "effect/Option"
-import type * as Redacted from "effect/Redacted"
+import * as Redacted from "effect/Redacted"
 import * as Schedule from "effect/Schedule"
+import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Redis } from "ioredis"
-import * as Client from "./Client.js"
+import * as OpenAi from "./OpenAi.js"
 import * as Prompts from "./Prompts.js"
 import * as Child from "./stand-in/Child.js"
 import type * as StandIn from "./stand-in/StandIn.js"
@@ -31,7 +35,9 @@ export interface Config {
   readonly url: string | undefined
   readonly apiKey: Redacted.Redacted | undefined
   readonly model: string
-  readonly quotas: Client.Quotas
+  /** Whose API the calls speak: OpenAI's chat completions (default) or Anthropic's messages. */
+  readonly api?: "openai" | "anthropic" | undefined
+  readonly quotas: OpenAi.Quotas
   readonly margin: number
   readonly permits: number
   readonly maxTokens: number
@@ -85,9 +91,9 @@ export const standInOptions = (config: Pick<Config, "quotas" | "seed">): StandIn
   seed: config.seed
 })
 
-const tooManyRequests = Metric.value(
-  ProviderHttpClient.upstreamStatusTotal.pipe(Metric.tagged("name", "openai"), Metric.tagged("status", "429"))
-)
+/** 429s the client received from the provider `name`'s API, retries included. */
+const tooManyRequests = (name: string) =>
+  Metric.value(ProviderHttpClient.upstreamStatusTotal.pipe(Metric.tagged("name", name), Metric.tagged("status", "429")))
 
 /** `--redis` names a Redis that does not answer: the quotas cannot be shared, and the run does not start. */
 export class RedisUnreachable extends Data.TaggedError("RedisUnreachable")<{
@@ -134,46 +140,97 @@ export const run = (config: Config, entry: Child.Entry) =>
     if (config.redis !== undefined) yield* checkRedis(config.redis)
     const standIn = config.url === undefined ? yield* Child.start(entry, standInOptions(config)) : undefined
     const baseUrl = config.url ?? `${standIn?.url}/v1`
-    const settings: Client.Settings = {
+    const settings: OpenAi.Settings = {
       baseUrl,
-      apiKey: config.apiKey ?? Client.defaultApiKey,
+      apiKey: config.apiKey ?? OpenAi.defaultApiKey,
       quotas: config.quotas,
       margin: config.margin,
       permits: config.permits,
       maxTokens: config.maxTokens,
       expectedCompletion: config.expectedCompletion
     }
-    return yield* batch(config, prompts, standIn).pipe(
-      Effect.provide(Client.layer(settings).pipe(Layer.provide(storeLayer(config.redis))))
-    )
+    const store = storeLayer(config.redis)
+    if (config.api === "anthropic") {
+      const anthropic = Effect.gen(function*() {
+        const http = yield* HttpClient.HttpClient
+        const provider = yield* OpenAi.Anthropic
+        const apiKey = Redacted.value(settings.apiKey)
+        const complete: Complete = (prompt) =>
+          http.execute(
+            HttpClientRequest.post(`${baseUrl}/messages`).pipe(
+              HttpClientRequest.setHeaders({ "x-api-key": apiKey, "anthropic-version": "2023-06-01" }),
+              HttpClientRequest.bodyUnsafeJson({
+                model: config.model,
+                max_tokens: config.maxTokens,
+                ...Arr.findFirst(prompt.messages, (m) => m.role === "system").pipe(
+                  Option.match({ onNone: () => ({}), onSome: (m) => ({ system: m.content }) })
+                ),
+                messages: Arr.filterMap(
+                  prompt.messages,
+                  (m) => m.role === "system" ? Option.none() : Option.some({ role: m.role, content: m.content })
+                )
+              })
+            )
+          ).pipe(
+            Effect.flatMap(HttpClientResponse.filterStatusOk),
+            Effect.flatMap(HttpClientResponse.schemaBodyJson(AnthropicUsage)),
+            Effect.map(({ usage }) => usage.input_tokens + usage.output_tokens)
+          )
+        return yield* batch(config, prompts, standIn, complete, provider)
+      })
+      return yield* anthropic.pipe(Effect.provide(OpenAi.anthropicLayer(settings).pipe(Layer.provide(store))))
+    }
+    const openAi = Effect.gen(function*() {
+      const openai = yield* OpenAiClient.OpenAiClient
+      const provider = yield* OpenAi.OpenAi
+      const complete: Complete = (prompt) =>
+        Effect.map(
+          openai.client.createChatCompletion({
+            model: config.model,
+            messages: Arr.map(prompt.messages, (message) => ({ role: message.role, content: message.content })),
+            max_tokens: config.maxTokens
+          }),
+          (completion) => completion.usage?.total_tokens
+        )
+      return yield* batch(config, prompts, standIn, complete, provider)
+    })
+    return yield* openAi.pipe(Effect.provide(OpenAi.layer(settings).pipe(Layer.provide(store))))
   }).pipe(Effect.scoped)
 
-const batch = (config: Config, prompts: ReadonlyArray<Prompts.Prompt>, standIn: StandIn.StandIn | undefined) =>
+/** What Anthropic's answer says it used. */
+const AnthropicUsage = Schema.Struct({
+  usage: Schema.Struct({ input_tokens: Schema.Number, output_tokens: Schema.Number })
+})
+
+/** One completion through the API's client: the tokens its answer reports. */
+type Complete = (prompt: Prompts.Prompt) => Effect.Effect<number | undefined, { readonly message: string }>
+
+const batch = (
+  config: Config,
+  prompts: ReadonlyArray<Prompts.Prompt>,
+  standIn: StandIn.StandIn | undefined,
+  completion: Complete,
+  provider: Provider.Provider
+) =>
   Effect.gen(function*() {
-    const openai = yield* OpenAiClient.OpenAiClient
-    const provider = yield* Client.OpenAi
     const startedAt = yield* Clock.currentTimeMillis
-    const before = (yield* tooManyRequests).count
+    const before = (yield* tooManyRequests(provider.name)).count
     const calls: Array<Call> = []
 
     const complete = (prompt: Prompts.Prompt) =>
       Effect.gen(function*() {
         const estimate = Tokens.estimate(prompt.messages, config.maxTokens, config.expectedCompletion)
-        const result = yield* Effect.either(openai.client.createChatCompletion({
-          model: config.model,
-          messages: Arr.map(prompt.messages, (message) => ({ role: message.role, content: message.content })),
-          max_tokens: config.maxTokens
-        }))
+        const result = yield* Effect.either(completion(prompt))
         const at = (yield* Clock.currentTimeMillis) - startedAt
         calls.push(
           result._tag === "Right"
-            ? { id: prompt.id, at, estimate, actual: result.right.usage?.total_tokens }
+            ? { id: prompt.id, at, estimate, actual: result.right }
             : {
               id: prompt.id,
               at,
               estimate,
               actual: undefined,
-              error: Option.match(Client.refusalOf(result.left), {
+              error: Option.match(Middleware.refusalOf(result.left), {
                 onNone: () => result.left.message,
                 onSome: (refusal) => `${refusal._tag}: ${refusal.message}`
               })
@@ -216,7 +273,7 @@ const batch = (config: Config, prompts: ReadonlyArray<Prompts.Prompt>, standIn: 
       config,
       elapsedMillis,
       calls,
-      tooManyRequests: (yield* tooManyRequests).count - before,
+      tooManyRequests: (yield* tooManyRequests(provider.name)).count - before,
       verdict: stats.verdict,
       phases: stats,
       server: standIn === undefined ? undefined : yield* standIn.stats

@@ -1,6 +1,6 @@
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { describe, expect, it } from "@effect/vitest"
-import * as Client from "../src/Client.js"
+import * as OpenAi from "../src/OpenAi.js"
 import * as Prompts from "../src/Prompts.js"
 import * as Tokens from "../src/Tokens.js"
 
@@ -21,7 +21,7 @@ describe("the client's estimates", () => {
     const request = HttpClientRequest.post("/v1/chat/completions").pipe(
       HttpClientRequest.bodyUnsafeJson({ model: "gpt-4o-mini", messages, max_tokens: 100 })
     )
-    expect(Client.estimateOf(request, { maxTokens: 256, expectedCompletion: undefined })).toEqual({
+    expect(OpenAi.estimateOf(request, { maxTokens: 256, expectedCompletion: undefined })).toEqual({
       requests: 1,
       tokens: Tokens.promptTokens(messages) + 100
     })
@@ -36,6 +36,6 @@ describe("the client's estimates", () => {
   })
 
   it("keeps the client the margin under each quota, with the same burst", () => {
-    expect(Client.clientLimit({ limit: 12_000, burst: 1_000 }, 0.02)).toEqual({ limit: 11_760, burst: 1_000 })
+    expect(OpenAi.clientLimit({ limit: 12_000, burst: 1_000 }, 0.02)).toEqual({ limit: 11_760, burst: 1_000 })
   })
 })

@@ -178,26 +178,46 @@ export const layer: (options?: Options | undefined) => Layer.Layer<HttpPool> = i
 
 /**
  * `@effect/platform`'s `HttpClient`, on @effect/platform-node's undici client, sending through the
- * pool's dispatcher.
+ * pool's dispatcher, **without any provider's bounds**: what `ProviderHttpClient` sends through.
+ * Code that calls a quota-limited API with it bypasses every bulkhead and limiter; a library that
+ * asks for `HttpClient.HttpClient` (`@effect/ai-openai`, ...) should get `Middleware.layer` instead.
  *
- * @since 0.1.0
+ * @since 0.3.0
  * @category layers
  */
-export const layerHttpClient: Layer.Layer<HttpClient.HttpClient, never, HttpPool> = internal.layerHttpClient
+export const layerUnboundedHttpClient: Layer.Layer<HttpClient.HttpClient, never, HttpPool> = internal.layerHttpClient
 
 /**
- * The pool and an `HttpClient` that uses it, in one layer.
+ * The pool and an `HttpClient` on it **without any provider's bounds**, in one layer: what
+ * `ProviderHttpClient` layers need below them. Keep its `HttpClient` away from libraries that
+ * call a quota-limited API (provide them `Middleware.layer`): it answers them unbounded.
  *
  * @example
  * ```ts
  * import { HttpPool } from "@sluice/http"
  *
  * // every origin sized from the bulkheads of the providers that use it
- * const Http = HttpPool.layerWithHttpClient()
+ * const Http = HttpPool.layerWithUnboundedHttpClient()
  * // or with a limit of your own, checked against those bulkheads when the layers are built
- * const Bounded = HttpPool.layerWithHttpClient({ connectionsPerOrigin: 32 })
+ * const Bounded = HttpPool.layerWithUnboundedHttpClient({ connectionsPerOrigin: 32 })
  * ```
  *
+ * @since 0.3.0
+ * @category layers
+ */
+export const layerWithUnboundedHttpClient: (
+  options?: Options | undefined
+) => Layer.Layer<HttpPool | HttpClient.HttpClient> = internal.layerWithHttpClient
+
+/**
+ * @deprecated Renamed `layerUnboundedHttpClient`: its client has no provider's bounds.
+ * @since 0.1.0
+ * @category layers
+ */
+export const layerHttpClient: Layer.Layer<HttpClient.HttpClient, never, HttpPool> = internal.layerHttpClient
+
+/**
+ * @deprecated Renamed `layerWithUnboundedHttpClient`: its client has no provider's bounds.
  * @since 0.1.0
  * @category layers
  */

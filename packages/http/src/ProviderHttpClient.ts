@@ -98,8 +98,9 @@ export interface Options {
    * lets the socket show whether the server closed it), and under Effect's default scheduler the
    * work each response resumes runs before that, in the turn's poll phase: the write waits for all
    * of it, and requests the rate limiter spaced reach the provider bunched. From the check phase,
-   * the writes go first. `"caller"`: the caller's scheduler (for `Effect.runSync`, or tests on the
-   * `TestClock` that make many calls before a sleep).
+   * the writes go first. `"caller"`: the caller's scheduler (for `Effect.runSync`). Under the
+   * `TestClock` calls stay on the caller's scheduler whatever this says: a test that makes many
+   * calls before a sleep could register its sleep after the clock moved.
    *
    * @since 0.2.0
    */
@@ -359,7 +360,7 @@ export interface TagClass<Self, Id extends string>
  * }).pipe(
  *   // provideMerge: the `Nominatim` tag and the client share one provider
  *   Layer.provideMerge(Nominatim.layer({ bulkhead: { permits: 1 }, attemptTimeout: "10 seconds" })),
- *   Layer.provide(HttpPool.layerWithHttpClient())
+ *   Layer.provide(HttpPool.layerWithUnboundedHttpClient())
  * )
  * ```
  *

@@ -13,6 +13,55 @@
 export * as HttpPool from "./HttpPool.js"
 
 /**
+ * LLM profiles: what a request to an LLM API costs before it is sent, what it cost once answered,
+ * and the API's rate-limit headers, ready to spread into the options of `Middleware` or
+ * `ProviderHttpClient` (`{ baseUrl, ...Llm.openAi() }`).
+ *
+ * | profile | requests | estimate | usage |
+ * | --- | --- | --- | --- |
+ * | `openAi` | `/chat/completions`, `/responses` | prompt (`messages`, `input`, `instructions`, `tools`) + `max_completion_tokens` / `max_tokens` / `max_output_tokens` | `usage.total_tokens`; a stream's last event with `usage` (`response.completed`; a chat stream with `stream_options.include_usage`) |
+ * | `anthropic` | `/v1/messages` | prompt (`system`, `messages`, `tools`) + `max_tokens` | `input_tokens + cache_creation_input_tokens + output_tokens`; a stream's `message_start` and last `message_delta` |
+ *
+ * Both charge the limiter's dimensions `requests` (1) and `tokens`: give the provider's limiter
+ * those two. The prompt's tokens are counted by `countTokens`, by default a quarter of its
+ * characters, rounded up (OpenAI's rule of thumb for English; a tokenizer such as `gpt-tokenizer`
+ * is exact for OpenAI's models); the texts counted are every string of the fields named, so
+ * JSON keys of tools and images are not. A request that names no output limit reserves
+ * `defaultMaxOutputTokens` (4,096). The estimate is settled with the usage the answer reports,
+ * inside the permit: a generous estimate costs waiting, never quota.
+ *
+ * `usage` reads the body however it was read: parsed JSON, text or bytes, whole or a stream's
+ * events. A response without usage (a chat stream without `include_usage`) is logged by the client,
+ * and the estimate stands.
+ *
+ * @since 0.3.0
+ */
+export * as Llm from "./Llm.js"
+
+/**
+ * A provider as `HttpClient` middleware: every request an `HttpClient` sends becomes a call of the
+ * provider (circuit breaker, then per attempt bulkhead → rate limiter with the request's estimate
+ * → attempt budget → the request **and its whole body** → settle → release), retried with the 429
+ * pause for every caller, within the provider's retry and total budgets. The result is an
+ * `HttpClient`, so `@effect/ai-openai`, `@effect/ai-anthropic`, `HttpApiClient` and any code written
+ * against `HttpClient.HttpClient` run through the provider unchanged.
+ *
+ * Status, headers and body reach the caller as the upstream sent them, error statuses included
+ * (after the provider's last attempt). A request is either:
+ *
+ * - **buffered** (the default): its body is read inside the permit, bounded by `maxBodySize`
+ *   (`BodyTooLarge` past it, the request aborted), and handed on from memory;
+ * - **streamed**, when it asks for a stream (its `Accept` names `text/event-stream`, or its JSON
+ *   body says `"stream": true`, as OpenAI's and Anthropic's do; `Options.streamed` decides
+ *   otherwise): the response is handed on at its headers and its permit held until the body
+ *   ends, fails, or its reader stops; `StreamIdleTimeout` after `streamIdleTimeout` without a
+ *   chunk from the upstream, or without a read by the reader.
+ *
+ * @since 0.3.0
+ */
+export * as Middleware from "./Middleware.js"
+
+/**
  * An HTTP client per provider, on `@effect/platform`'s `HttpClient`.
  *
  * Every request runs through its provider (circuit breaker, then per attempt bulkhead → rate

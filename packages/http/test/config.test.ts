@@ -106,7 +106,7 @@ describe("Tag.layerConfig", () => {
       class GeoHttp extends ProviderHttpClient.Tag(id)<GeoHttp>() {}
       const Live = GeoHttp.layerConfig(Geo, geo).pipe(
         Layer.provideMerge(Geo.layer({ bulkhead: { permits: 1 } })),
-        Layer.provide(HttpPool.layerWithHttpClient()),
+        Layer.provide(HttpPool.layerWithUnboundedHttpClient()),
         Layer.provide(RateLimiterStore.layerMemory),
         Layer.provide(Layer.setConfigProvider(
           ConfigProvider.fromMap(new Map([["GEO_BASE_URL", server.url], ["GEO_USER_AGENT", "geo-test/1.0"]]), {

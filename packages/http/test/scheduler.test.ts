@@ -5,7 +5,7 @@
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { ProviderHttpClient } from "@sluice/http"
+import { Middleware, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import { Effect, FiberRef, Scheduler, Schema, Stream } from "effect"
 import * as net from "node:net"
@@ -83,12 +83,42 @@ const orderInIoCallback = (scheduler: Scheduler.Scheduler) =>
     return order
   }).pipe(Effect.scoped)
 
+/** The scheduler the middleware sends a request on, by default, and the caller's. */
+const middlewareScheduler = run(Effect.gen(function*() {
+  const server = yield* testServer({ "/ok": json({ ok: true }) })
+  const seen: Array<Scheduler.Scheduler> = []
+  const tapped = HttpClient.tapRequest(
+    yield* HttpClient.HttpClient,
+    () => Effect.map(FiberRef.get(FiberRef.currentScheduler), (s) => seen.push(s))
+  )
+  const provider = yield* Provider.make({ name: uniqueName("mw-scheduler"), bulkhead: { permits: 1 } })
+  const client = yield* Middleware.wrap(tapped, provider, { baseUrl: server.url })
+  yield* Effect.flatMap(client.get("/ok"), (response) => response.text)
+  return { caller: yield* FiberRef.get(FiberRef.currentScheduler), inside: seen.pop() }
+}))
+
 describe("Options.scheduler", () => {
   it.live("by default every method's call runs on the check-phase scheduler, and the caller's is back after it", () =>
     Effect.gen(function*() {
       const { after, before, inside } = yield* schedulers({})
       assert.deepStrictEqual(inside, { execute: checkPhase, text: checkPhase, json: checkPhase, stream: checkPhase })
       assert.strictEqual(after, before)
+    }))
+
+  it.live("the middleware's requests run on the check-phase scheduler by default too", () =>
+    Effect.gen(function*() {
+      const { inside } = yield* middlewareScheduler
+      assert.strictEqual(inside, checkPhase)
+    }))
+
+  it.effect("under the TestClock, calls stay on the caller's scheduler, whatever the option says", () =>
+    Effect.gen(function*() {
+      // the TestClock moves once fibers look suspended, as one waiting for an immediate does
+      const { after, before, inside } = yield* schedulers({})
+      assert.deepStrictEqual(inside, { execute: before, text: before, json: before, stream: before })
+      assert.strictEqual(after, before)
+      const middleware = yield* middlewareScheduler
+      assert.strictEqual(middleware.inside, middleware.caller)
     }))
 
   it.live(`"caller" leaves every call on the caller's scheduler, one it set included`, () =>

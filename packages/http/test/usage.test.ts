@@ -5,9 +5,9 @@
  * counts tokens in a fixed window of 1,000 per minute, so that what it holds is read exactly with
  * takes that must not wait (`maxWait: 0`).
  */
-import { HttpClientRequest } from "@effect/platform"
+import { HttpBody, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
-import { ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
+import { Llm, Middleware, ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import { Duration, Effect, Exit, Logger, Schema, Stream, TestClock } from "effect"
@@ -165,5 +165,26 @@ describe("usage", () => {
       assert.isTrue(yield* fits(provider, 1))
       // requests were never touched
       assert.isTrue(Exit.isSuccess(yield* Effect.exit(limiter.take({ cost: { requests: 1 }, maxWait: 0 }))))
+    }).pipe(run))
+
+  it.effect("through the middleware with Llm.openAi(): the estimate from the request, the headers tighten", () =>
+    Effect.gen(function*() {
+      const server = yield* testServer({
+        "/v1/chat/completions": completions(120, {
+          "x-ratelimit-limit-tokens": "1000",
+          "x-ratelimit-remaining-tokens": "0",
+          "x-ratelimit-reset-tokens": "6m0s"
+        })
+      })
+      const provider = yield* tokensPerMinute(uniqueName("usage-middleware"))
+      const client = yield* Middleware.make(provider, { baseUrl: server.url, ...Llm.openAi() })
+      const answer = yield* client.post("/v1/chat/completions", {
+        body: HttpBody.unsafeJson({ model: "gpt-4o-mini", max_tokens: 50, messages: [{ role: "user", content: "hi" }] })
+      }).pipe(Effect.flatMap((response) => response.json))
+      assert.deepStrictEqual((answer as { readonly usage: { readonly total_tokens: number } }).usage.total_tokens, 120)
+      // remaining 0 for six minutes: the header held tokens, whatever the settle left
+      assert.isFalse(yield* fits(provider, 1))
+      yield* TestClock.adjust(Duration.seconds(360))
+      assert.isTrue(yield* fits(provider, 1))
     }).pipe(run))
 })

@@ -39,7 +39,7 @@ const ProvidersLive = Layer.mergeAll(
 // provideMerge: the clients run over the very providers the app reads its stats from (one each).
 const Live = Layer.mergeAll(httpLayer(AlphaHttp, Alpha, "ALPHA"), httpLayer(BetaHttp, Beta, "BETA")).pipe(
   Layer.provideMerge(ProvidersLive),
-  Layer.provide(HttpPool.layerWithHttpClient())
+  Layer.provide(HttpPool.layerWithUnboundedHttpClient())
 )
 
 const configFor = (baseUrl: string, redisUrl: string) =>

@@ -1,5 +1,6 @@
 /**
- * A stand-in for OpenAI's `POST /v1/chat/completions` on a loopback port, enforcing requests and
+ * A stand-in for OpenAI's `POST /v1/chat/completions` (and Anthropic's `POST /v1/messages`, from the
+ * same quotas, with Anthropic's bodies and `anthropic-ratelimit-*` headers) on a loopback port, enforcing requests and
  * tokens per window as the real service does: on what a call actually uses (its prompt, counted with
  * the same tokenizer as OpenAI, plus a completion of random length up to `max_tokens`, drawn when the
  * request arrives — the client learns it only from `usage`). Each dimension is a `Quota` (at most
@@ -14,6 +15,7 @@ import * as Clock from "effect/Clock"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import * as Http from "node:http"
 import * as Random from "../Random.js"
@@ -21,6 +23,8 @@ import * as Tokens from "../Tokens.js"
 import * as Quota from "./Quota.js"
 
 export const PATH = "/v1/chat/completions"
+/** Anthropic's messages, served beside OpenAI's chat completions from the same quotas. */
+export const ANTHROPIC_PATH = "/v1/messages"
 
 /** Plain data (milliseconds, numbers): a child process takes these options over IPC. */
 export interface Options {
@@ -79,6 +83,21 @@ const ChatRequest = Schema.Struct({
   max_completion_tokens: Schema.optional(Schema.Int)
 })
 
+const MessagesRequest = Schema.Struct({
+  model: Schema.String,
+  max_tokens: Schema.Int,
+  system: Schema.optional(Schema.String),
+  messages: Schema.Array(Schema.Struct({ role: Schema.Literal("user", "assistant"), content: Schema.String }))
+})
+
+/** What both APIs ask for, once read: the model, the prompt and the longest completion. */
+interface Asked {
+  readonly api: "openai" | "anthropic"
+  readonly model: string
+  readonly messages: ReadonlyArray<Tokens.Message>
+  readonly maxTokens: number
+}
+
 /** Without `max_tokens`, OpenAI lets a completion run to the context's end; this stand-in stops at 4,096. */
 const DEFAULT_MAX_TOKENS = 4_096
 
@@ -87,6 +106,8 @@ const WORDS = ["the", "limit", "token", "window", "quota", "reserve", "settle", 
 const errorBody = (message: string, type: string, code: string | null) => ({
   error: { message, type, param: null, code }
 })
+
+const anthropicError = (message: string, type: string) => ({ type: "error", error: { type, message } })
 
 export const make = (options: Options) =>
   Effect.gen(function*() {
@@ -119,17 +140,44 @@ export const make = (options: Options) =>
       return { ...header("requests", requests), ...header("tokens", tokens) }
     }
 
+    /** Anthropic's headers: resets as RFC 3339 instants. */
+    const anthropicHeaders = (now: number): Record<string, string> => {
+      const header = (name: string, quota: Quota.Quota) => ({
+        [`anthropic-ratelimit-${name}-limit`]: String(quota.options.limit),
+        [`anthropic-ratelimit-${name}-remaining`]: String(
+          Math.max(0, Math.min(quota.options.limit, quota.options.limit + quota.options.burst - quota.used(now)))
+        ),
+        [`anthropic-ratelimit-${name}-reset`]: new Date(now + quota.resetAfter(now)).toISOString()
+      })
+      return { ...header("requests", requests), ...header("tokens", tokens) }
+    }
+
     const handle = Effect.gen(function*() {
       const request = yield* HttpServerRequest.HttpServerRequest
       const now = yield* Clock.currentTimeMillis
       counts.received++
-      if (request.method !== "POST" || new URL(request.url, "http://stand-in").pathname !== PATH) {
+      const path = new URL(request.url, "http://stand-in").pathname
+      if (request.method !== "POST" || (path !== PATH && path !== ANTHROPIC_PATH)) {
         return HttpServerResponse.unsafeJson(
           errorBody(`no endpoint ${request.method} ${request.url}`, "invalid_request_error", null),
           { status: 404 }
         )
       }
-      const body = yield* Effect.either(HttpServerRequest.schemaBodyJson(ChatRequest))
+      const body: Either.Either<Asked, { readonly message: string }> = path === PATH
+        ? Either.map(yield* Effect.either(HttpServerRequest.schemaBodyJson(ChatRequest)), (chat) => ({
+          api: "openai" as const,
+          model: chat.model,
+          messages: chat.messages,
+          maxTokens: chat.max_tokens ?? chat.max_completion_tokens ?? DEFAULT_MAX_TOKENS
+        }))
+        : Either.map(yield* Effect.either(HttpServerRequest.schemaBodyJson(MessagesRequest)), (messages) => ({
+          api: "anthropic" as const,
+          model: messages.model,
+          messages: messages.system === undefined
+            ? messages.messages
+            : [{ role: "system" as const, content: messages.system }, ...messages.messages],
+          maxTokens: messages.max_tokens
+        }))
       if (body._tag === "Left") {
         return HttpServerResponse.unsafeJson(
           errorBody(`invalid body: ${body.left.message}`, "invalid_request_error", null),
@@ -137,7 +185,8 @@ export const make = (options: Options) =>
         )
       }
       const chat = body.right
-      const maxTokens = chat.max_tokens ?? chat.max_completion_tokens ?? DEFAULT_MAX_TOKENS
+      const anthropic = chat.api === "anthropic"
+      const maxTokens = chat.maxTokens
       const promptTokens = Tokens.promptTokens(chat.messages)
       const completionTokens = Random.between(random, Math.min(options.minCompletion, maxTokens), maxTokens)
       const total = promptTokens + completionTokens
@@ -147,27 +196,44 @@ export const make = (options: Options) =>
       if (wait > 0) {
         counts[binding]++
         const quota = binding === "tokens" ? tokens : requests
+        const message =
+          `Rate limit reached for ${chat.model} on ${binding} per ${
+            options.windowMillis / 1000
+          }s: Limit ${quota.options.limit}, ` +
+          `Used ${quota.used(now)}, Requested ${binding === "tokens" ? total : 1}. Please try again in ${
+            Quota.formatReset(wait)
+          }.`
         return HttpServerResponse.unsafeJson(
-          errorBody(
-            `Rate limit reached for ${chat.model} on ${binding} per ${
-              options.windowMillis / 1000
-            }s: Limit ${quota.options.limit}, ` +
-              `Used ${quota.used(now)}, Requested ${binding === "tokens" ? total : 1}. Please try again in ${
-                Quota.formatReset(wait)
-              }.`,
-            binding,
-            "rate_limit_exceeded"
-          ),
-          { status: 429, headers: { ...rateHeaders(now), "retry-after": String(Math.ceil(wait / 1000)) } }
+          anthropic ? anthropicError(message, "rate_limit_error") : errorBody(message, binding, "rate_limit_exceeded"),
+          {
+            status: 429,
+            headers: {
+              ...(anthropic ? anthropicHeaders(now) : rateHeaders(now)),
+              "retry-after": String(Math.ceil(wait / 1000))
+            }
+          }
         )
       }
       requests.add(now, 1)
       tokens.add(now, total)
-      const headers = rateHeaders(now)
+      const headers = anthropic ? anthropicHeaders(now) : rateHeaders(now)
       yield* Effect.sleep(
         Duration.millis(options.latency.baseMillis + options.latency.perTokenMillis * completionTokens)
       )
       counts.answered++
+      const text = Array.from({ length: completionTokens }, (_, i) => WORDS[i % WORDS.length]).join(" ")
+      if (anthropic) {
+        return HttpServerResponse.unsafeJson({
+          id: `msg_${counts.received}`,
+          type: "message",
+          role: "assistant",
+          model: chat.model,
+          content: [{ type: "text", text }],
+          stop_reason: completionTokens === maxTokens ? "max_tokens" : "end_turn",
+          stop_sequence: null,
+          usage: { input_tokens: promptTokens, output_tokens: completionTokens }
+        }, { headers })
+      }
       return HttpServerResponse.unsafeJson({
         id: `chatcmpl-${counts.received}`,
         object: "chat.completion",
@@ -175,11 +241,7 @@ export const make = (options: Options) =>
         model: chat.model,
         choices: [{
           index: 0,
-          message: {
-            role: "assistant",
-            content: Array.from({ length: completionTokens }, (_, i) => WORDS[i % WORDS.length]).join(" "),
-            refusal: null
-          },
+          message: { role: "assistant", content: text, refusal: null },
           logprobs: null,
           finish_reason: completionTokens === maxTokens ? "length" : "stop"
         }],

@@ -12,9 +12,30 @@
  *
  * @internal
  */
+import type * as Clock from "effect/Clock"
+import * as Effect from "effect/Effect"
 import * as Scheduler from "effect/Scheduler"
 
 /** @internal */
 export const checkPhase: Scheduler.Scheduler = Scheduler.makeBatched((runBatch) => {
   setImmediate(runBatch)
 })
+
+/**
+ * The TestClock (`effect/TestClock`, `@effect/vitest`'s `it.effect`): it moves time once the fibers
+ * look suspended, and a fiber waiting for its next immediate looks suspended, so a test that makes
+ * many calls before it sleeps could register its sleep after the clock moved, and wait for good.
+ */
+const isTestClock = (clock: Clock.Clock): boolean => "adjust" in clock && "sleeps" in clock
+
+/**
+ * Runs a call on `scheduler` (the caller's when `undefined`), except under the TestClock, where it
+ * stays on the caller's.
+ *
+ * @internal
+ */
+export const scheduledOn =
+  (scheduler: Scheduler.Scheduler | undefined) => <A, E, R>(call: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+    scheduler === undefined
+      ? call
+      : Effect.clockWith((clock) => isTestClock(clock) ? call : Effect.withScheduler(call, scheduler))

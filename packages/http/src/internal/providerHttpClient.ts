@@ -4,7 +4,6 @@ import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type * as Provider from "@sluice/provider/Provider"
 import * as Cause from "effect/Cause"
-import * as Clock from "effect/Clock"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -14,8 +13,6 @@ import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Queue from "effect/Queue"
@@ -24,18 +21,66 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
+import { scheduledOn } from "./checkPhase.js"
 import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
 import * as Metering from "./metering.js"
 import * as responseBody from "./responseBody.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
+import * as Upstream from "./upstream.js"
 
 /** @internal */
-export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_total", {
-  description: "Responses a provider's upstream answered with an error status (429s included), by provider and status",
-  incremental: true
-})
+export const upstreamStatusTotal = Upstream.upstreamStatusTotal
+
+/**
+ * Reserves the bulkhead's `maxPermits` on `origin` in the pool for the current scope: the pool holds
+ * as many connections for this origin as the bulkhead can ever hold permits; with `preconnect`,
+ * opens them.
+ *
+ * @internal
+ */
+export const reserveConnections = (
+  pool: HttpPool.Service,
+  provider: Provider.Provider<unknown>,
+  origin: string,
+  preconnect: boolean
+): Effect.Effect<void, HttpPool.PoolTooSmall, Scope.Scope> =>
+  Effect.gen(function*() {
+    const name = provider.name
+    yield* pool.reserve({ origin, provider: name, connections: provider.bulkhead.maxPermits })
+    if (!preconnect) return
+    const { failure, opened, requested } = yield* pool.preconnect(origin, provider.bulkhead.maxPermits)
+    if (opened < requested) {
+      yield* Effect.logWarning(
+        `provider "${name}": opened ${opened} of ${requested} connections to ${origin} ahead of its calls` +
+          (failure === undefined ? "" : ` (${failure})`)
+      )
+    }
+  })
+
+/**
+ * `HttpClient.withTracerPropagation(propagation)` around sending a request, for a few steps where
+ * `Effect.locally` takes some twenty: the ref is set before, and put back once the response or the
+ * failure is in. A request interrupted on the way leaves it set in the call's fiber, whose refs
+ * never pass back to the caller when it is interrupted (by its caller, a budget or the shutdown): no
+ * caller ever sees it.
+ *
+ * @internal
+ */
+export const sendingWith = (propagation: boolean) => <A, E, R>(send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const before = fiber.getFiberRef(HttpClient.currentTracerPropagation)
+    if (before === propagation) return send
+    const back = FiberRef.set(HttpClient.currentTracerPropagation, before)
+    return Effect.zipRight(
+      FiberRef.set(HttpClient.currentTracerPropagation, propagation),
+      Effect.matchCauseEffect(send, {
+        onSuccess: (value) => Effect.as(back, value),
+        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause))
+      })
+    )
+  })
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") as Api.TypeId
@@ -66,18 +111,7 @@ export const make = <Err>(
     })
     const origin = settings.origin
 
-    // the pool holds as many connections for this origin as the bulkhead can ever hold permits
-    const pool = yield* HttpPoolTag
-    yield* pool.reserve({ origin, provider: name, connections: provider.bulkhead.maxPermits })
-    if (options.preconnect === true) {
-      const { failure, opened, requested } = yield* pool.preconnect(origin, provider.bulkhead.maxPermits)
-      if (opened < requested) {
-        yield* Effect.logWarning(
-          `provider "${name}": opened ${opened} of ${requested} connections to ${origin} ahead of its calls` +
-            (failure === undefined ? "" : ` (${failure})`)
-        )
-      }
-    }
+    yield* reserveConnections(yield* HttpPoolTag, provider, origin, options.preconnect === true)
 
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
     const headers = { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers }
@@ -92,68 +126,22 @@ export const make = <Err>(
     // is the attempt's scope, closed before the permit goes back, so a body nobody read is aborted
     // there, not left to the garbage collector (see `attempt`)
     const client = HttpClient.withScope(reading)
-    const propagation = options.tracePropagation ?? false
-    /**
-     * `HttpClient.withTracerPropagation(propagation)` around sending a request, for a few steps where
-     * `Effect.locally` takes some twenty: the ref is set before, and put back once the response or
-     * the failure is in. A request interrupted on the way leaves it set in the call's fiber, whose
-     * refs never pass back to the caller when it is interrupted (by its caller, a budget or the
-     * shutdown): no caller ever sees it.
-     */
-    const sending = <A, E, R>(send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-      Effect.withFiberRuntime((fiber) => {
-        const before = fiber.getFiberRef(HttpClient.currentTracerPropagation)
-        if (before === propagation) return send
-        const back = FiberRef.set(HttpClient.currentTracerPropagation, before)
-        return Effect.zipRight(
-          FiberRef.set(HttpClient.currentTracerPropagation, propagation),
-          Effect.matchCauseEffect(send, {
-            onSuccess: (value) => Effect.as(back, value),
-            onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause))
-          })
-        )
-      })
+    const sending = sendingWith(options.tracePropagation ?? false)
     // query strings stay out of errors: they often carry API keys
     const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
-    const { drain, readText } = responseBody.make({
+    const body = responseBody.make({
       provider: name,
       maxBodySize: settings.maxBodySize,
       errorBodyLimit: settings.errorBodyLimit,
       urlOf
     })
 
-    const nameLabel = MetricLabel.make("name", name)
-    const failStatus = (
-      request: HttpClientRequest.HttpClientRequest,
-      response: HttpClientResponse.HttpClientResponse
-    ): Effect.Effect<never, errors.UpstreamRateLimited | errors.UpstreamStatus> =>
-      Effect.gen(function*() {
-        const status = response.status
-        upstreamStatusTotal.unsafeUpdate(1, [nameLabel, MetricLabel.make("status", String(status))])
-        const header = response.headers["retry-after"]
-        if (status === 429 || (status === 503 && header !== undefined)) {
-          const retryAfter = parseRetryAfter(header, yield* Clock.currentTimeMillis, settings.retryAfter)
-          // every caller of this provider, in every process sharing its store, honours the pause;
-          // set at the headers, before the drain: a body that never ends must not delay it
-          if (provider.rateLimiter !== undefined) {
-            yield* provider.rateLimiter.pauseFor(retryAfter).pipe(
-              Effect.catchAll((error) => Effect.logWarning(`could not pause provider "${name}": ${error.message}`))
-            )
-          }
-          yield* drain(response)
-          return yield* Effect.fail(
-            new errors.UpstreamRateLimited({
-              provider: name,
-              status,
-              url: urlOf(request),
-              retryAfter,
-              retryAfterHeader: header
-            })
-          )
-        }
-        const body = yield* drain(response)
-        return yield* Effect.fail(new errors.UpstreamStatus({ provider: name, status, url: urlOf(request), body }))
-      })
+    const failStatus = Upstream.failStatus({
+      provider: provider as Provider.Provider<unknown>,
+      retryAfter: settings.retryAfter,
+      drain: body.drainKeeping,
+      urlOf
+    })
 
     const metering = Metering.make(provider as Provider.Provider<unknown>, options)
     const learn = metering.learn
@@ -226,10 +214,7 @@ export const make = <Err>(
      */
     const unmetered: Metering.Slot = { usage: undefined }
     // on the scheduler of `Options.scheduler`, the caller's outside it
-    const scheduler = settings.scheduler
-    const scheduled = scheduler === undefined
-      ? <A, E, R>(call: Effect.Effect<A, E, R>) => call
-      : <A, E, R>(call: Effect.Effect<A, E, R>) => Effect.withScheduler(call, scheduler)
+    const scheduled = scheduledOn(settings.scheduler)
     const metered = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
       options: Api.RequestOptions | undefined,
@@ -238,7 +223,10 @@ export const make = <Err>(
       if (!metering.metered) return scheduled(provider.call(run(unmetered), callOptions(request, options)))
       return scheduled(Effect.suspend(() => {
         const slot: Metering.Slot = { usage: undefined }
-        return provider.call(run(slot), metering.callOptions(request, callOptions(request, options), slot))
+        return Effect.flatMap(
+          metering.prepare(request, callOptions(request, options), slot),
+          (perCall) => provider.call(run(slot), perCall)
+        )
       }))
     }
 
@@ -250,7 +238,7 @@ export const make = <Err>(
     const text: Api.ProviderHttpClient<Err>["text"] = (request, options) =>
       metered(request, options, (slot) =>
         attemptRead(request, (response) =>
-          Effect.tap(readText(request, response), (body) =>
+          Effect.tap(body.readText(request, response), (body) =>
             metering.report(slot, response, body)))) as never
 
     const json: Api.ProviderHttpClient<Err>["json"] = <A, I, R>(
@@ -260,7 +248,7 @@ export const make = <Err>(
     ) => {
       const decode = Schema.decodeUnknown(schema)
       const handle = (slot: Metering.Slot) => (response: HttpClientResponse.HttpClientResponse) =>
-        readText(request, response).pipe(
+        body.readText(request, response).pipe(
           Effect.flatMap((body) =>
             Effect.try({
               try: (): unknown =>
@@ -337,7 +325,7 @@ export const make = <Err>(
           Option.isSome(broken) ? Effect.fail(broken.value) : attempt(request, pump)
         )
         const base = callOptions(request, options)
-        const perCall = metering.metered ? metering.callOptions(request, base, slot) : base
+        const perCall = metering.metered ? yield* metering.prepare(request, base, slot) : base
         // the pump ends with the body, or fails: either way the scope is closed, and a stream whose
         // consumer stopped early is aborted
         const call = provider.call(

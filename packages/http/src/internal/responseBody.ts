@@ -20,6 +20,14 @@ const concat = (chunks: ReadonlyArray<Uint8Array>, size: number): Uint8Array => 
   return out
 }
 
+/** An error body as far as it was read. */
+export interface DrainedBody {
+  readonly bytes: Uint8Array
+  /** Whether `bytes` is the whole body (it ended within the limit). */
+  readonly complete: boolean
+  readonly excerpt: string
+}
+
 interface BodyAccumulator {
   readonly chunks: Array<Uint8Array>
   size: number
@@ -58,25 +66,35 @@ export const make = (context: {
   // one for the client: a decode without `stream` keeps no state between calls
   const utf8 = new TextDecoder()
 
-  /** Reads at most `errorBodyLimit` of an error body, keeping its start for the error message. */
-  const drain = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+  /**
+   * Reads at most `errorBodyLimit` of an error body: what was read (the whole body when it ended
+   * within the limit, `complete`), and its start as text for the error message.
+   */
+  const drainKeeping = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<DrainedBody> =>
     response.stream.pipe(
       Stream.runFoldWhile(
-        { size: 0, excerpt: [] as Array<Uint8Array>, excerptSize: 0 },
+        { chunks: [] as Array<Uint8Array>, size: 0 },
         (state) => state.size < context.errorBodyLimit,
         (state, chunk) => {
-          if (state.excerptSize < EXCERPT_BYTES) {
-            const part = chunk.subarray(0, EXCERPT_BYTES - state.excerptSize)
-            state.excerpt.push(part)
-            state.excerptSize += part.length
-          }
+          state.chunks.push(chunk)
           state.size += chunk.length
           return state
         }
       ),
-      Effect.map((state) => utf8.decode(concat(state.excerpt, state.excerptSize))),
-      Effect.orElseSucceed(() => "")
+      Effect.map((state): DrainedBody => {
+        const bytes = concat(state.chunks, state.size)
+        return {
+          bytes,
+          complete: state.size < context.errorBodyLimit,
+          excerpt: utf8.decode(bytes.subarray(0, EXCERPT_BYTES))
+        }
+      }),
+      Effect.orElseSucceed((): DrainedBody => ({ bytes: new Uint8Array(0), complete: false, excerpt: "" }))
     )
+
+  /** Reads at most `errorBodyLimit` of an error body, keeping its start for the error message. */
+  const drain = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<string> =>
+    Effect.map(drainKeeping(response), (drained) => drained.excerpt)
 
   const tooLarge = (request: HttpClientRequest.HttpClientRequest, received: number) =>
     new errors.BodyTooLarge({
@@ -89,7 +107,7 @@ export const make = (context: {
   const readChunked = (
     request: HttpClientRequest.HttpClientRequest,
     response: HttpClientResponse.HttpClientResponse
-  ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> =>
+  ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> =>
     Effect.map(
       Stream.runFoldEffect(
         response.stream,
@@ -101,20 +119,19 @@ export const make = (context: {
           return Effect.succeed(state)
         }
       ),
-      (state) => utf8.decode(concat(state.chunks, state.size))
+      (state) => concat(state.chunks, state.size)
     )
 
   /**
-   * The whole body as text (UTF-8), failing as soon as it passes `maxBodySize`. A body with a
-   * Content-Length is checked against the header before a byte is read, then read in one piece
-   * (undici fails a body that does not match its Content-Length); a chunked body is
-   * counted chunk by chunk as it arrives, and the request is aborted at the first chunk past the
-   * limit.
+   * The whole body, failing as soon as it passes `maxBodySize`. A body with a Content-Length is
+   * checked against the header before a byte is read, then read in one piece (undici fails a body
+   * that does not match its Content-Length); a chunked body is counted chunk by chunk as it
+   * arrives, and the request is aborted at the first chunk past the limit.
    */
-  const readText = (
+  const readBytes = (
     request: HttpClientRequest.HttpClientRequest,
     response: HttpClientResponse.HttpClientResponse
-  ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> => {
+  ): Effect.Effect<Uint8Array, errors.BodyTooLarge | HttpClientError.ResponseError> => {
     const declared = response.headers["content-length"]
     if (declared !== undefined && /^\d+$/.test(declared)) {
       const length = Number(declared)
@@ -123,10 +140,17 @@ export const make = (context: {
       }
       // arrayBuffer rather than the response's text, which the client memoises (Effect.cached)
       // at a cost per request that this one-shot read has no use for
-      return Effect.map(response.arrayBuffer, (buffer) => utf8.decode(buffer))
+      return Effect.map(response.arrayBuffer, (buffer) => new Uint8Array(buffer))
     }
     return readChunked(request, response)
   }
 
-  return { drain, readText } as const
+  /** The whole body as text (UTF-8), bounded as `readBytes` is. */
+  const readText = (
+    request: HttpClientRequest.HttpClientRequest,
+    response: HttpClientResponse.HttpClientResponse
+  ): Effect.Effect<string, errors.BodyTooLarge | HttpClientError.ResponseError> =>
+    Effect.map(readBytes(request, response), (bytes) => utf8.decode(bytes))
+
+  return { drain, drainKeeping, readBytes, readText } as const
 }

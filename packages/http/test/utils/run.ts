@@ -14,7 +14,7 @@ export const uniqueName = (prefix: string) => `${prefix}-${++counter}`
 export const run = <A, E, R>(body: Effect.Effect<A, E, R>, pool?: HttpPool.Options) =>
   body.pipe(
     Effect.scoped,
-    Effect.provide(HttpPool.layerWithHttpClient(pool)),
+    Effect.provide(HttpPool.layerWithUnboundedHttpClient(pool)),
     Effect.provide(RateLimiterStore.layerMemory)
   )
 
