@@ -48,7 +48,7 @@ const GeoLive = (baseUrl: string) =>
       attemptTimeout: "500 millis", // one attempt: connect, headers and body
       retry: { maxAttempts: 2 } // timeouts and 429s are retried, after the Retry-After pause
     }))),
-    Layer.provide(HttpPool.layerWithHttpClient()), // one connection pool, sized from the bulkheads
+    Layer.provide(HttpPool.layerWithUnboundedHttpClient()), // one pool sized from the bulkheads; GeoHttp bounds its client
     Layer.provide(RateLimiterStore.layerMemory) // or RedisRateLimiterStore.layer(...) to share the quota
   )
 
