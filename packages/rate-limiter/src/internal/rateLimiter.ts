@@ -278,7 +278,7 @@ const makeWith = (
       rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
       return Effect.fail(
         new RateLimitExceeded({
-          name,
+          limiter: name,
           reason: paused ? "paused" : "quota",
           retryAfter: Duration.millis(refusal.retryAfterMillis),
           limit: paused ? undefined : limits[refusal.binding],
