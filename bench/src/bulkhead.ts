@@ -14,8 +14,9 @@
 import { Bulkhead } from "@sluice/bulkhead"
 import { Sema } from "async-sema"
 import { bulkhead as cockatielBulkhead } from "cockatiel"
-import { Effect, Stream, Supervisor } from "effect"
+import { Chunk, Deferred, Effect, Exit, FiberId, Option, Queue, Stream, Supervisor, Take } from "effect"
 import { spawnSync } from "node:child_process"
+import { readFileSync } from "node:fs"
 import { fileURLToPath } from "node:url"
 import pLimit from "p-limit"
 import PQueue from "p-queue"
@@ -120,6 +121,65 @@ const fanOutVariants = (kind: TaskKind): Record<string, (n: number) => Round> =>
   }
 })
 
+/**
+ * `Bulkhead.mapStream` with Effect's `Queue` as the hand-off from the workers to the consumer in
+ * place of its own: the same pool of workers pulling the same shared input, each result offered to
+ * a bounded `Queue` of `Take`s that the stream reads. What the hand-off is measured against.
+ */
+const mapStreamQueue = <A, B>(
+  self: Stream.Stream<A>,
+  bulkhead: Bulkhead.Bulkhead,
+  f: (a: A) => Effect.Effect<B>
+): Stream.Stream<B, Bulkhead.BulkheadError> =>
+  Stream.unwrapScoped(Effect.gen(function*() {
+    const workers = bulkhead.maxPermits
+    const buffer = workers
+    const pull = yield* Stream.toPull(Stream.rechunk(self, buffer))
+    let chunk: Chunk.Chunk<A> = Chunk.empty()
+    let index = 0
+    let exhausted = false
+    let pulling: Deferred.Deferred<void> | undefined
+    const next: Effect.Effect<Option.Option<A>> = Effect.suspend(function take(): Effect.Effect<Option.Option<A>> {
+      if (index < chunk.length) return Effect.succeed(Option.some(Chunk.unsafeGet(chunk, index++)))
+      if (exhausted) return Effect.succeed(Option.none())
+      if (pulling !== undefined) return Effect.zipRight(Deferred.await(pulling), Effect.suspend(take))
+      const done = Deferred.unsafeMake<void>(FiberId.none)
+      pulling = done
+      return pull.pipe(
+        Effect.match({
+          onFailure: () => {
+            exhausted = true
+          },
+          onSuccess: (pulled) => {
+            chunk = pulled
+            index = 0
+          }
+        }),
+        Effect.ensuring(Effect.suspend(() => {
+          pulling = undefined
+          return Deferred.done(done, Exit.void)
+        })),
+        Effect.zipRight(Effect.suspend(take))
+      )
+    })
+    const out = yield* Queue.bounded<Take.Take<B, Bulkhead.BulkheadError>>(buffer)
+    let running = workers
+    const worker: Effect.Effect<void> = Effect.gen(function*() {
+      for (;;) {
+        const item = yield* next
+        if (Option.isNone(item)) {
+          if (--running === 0) yield* Queue.offer(out, Take.end)
+          return
+        }
+        const exit = yield* Effect.exit(bulkhead.run(f(item.value)))
+        if (Exit.isFailure(exit)) return yield* Queue.offer(out, Take.failCause(exit.cause))
+        yield* Queue.offer(out, Take.of(exit.value))
+      }
+    })
+    for (let i = 0; i < workers; i++) yield* Effect.forkScoped(worker)
+    return Stream.flattenTake(Stream.fromQueue(out))
+  }))
+
 const variants: Record<string, (n: number) => Round> = {
   ...fanOutVariants("sync"),
   ...fanOutVariants("yield"),
@@ -130,6 +190,13 @@ const variants: Record<string, (n: number) => Round> = {
   "batch/sluice-mapStream": (n) => () => {
     const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: LIMIT })
     return timeEffect(n, Stream.range(1, n).pipe(Bulkhead.mapStream(bulkhead, () => effectTask), Stream.runDrain))()
+  },
+  "batch/sluice-mapStream-queue": (n) => () => {
+    const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: LIMIT })
+    return timeEffect(
+      n,
+      Stream.range(1, n).pipe((s) => mapStreamQueue(s, bulkhead, () => effectTask), Stream.runDrain)
+    )()
   },
   "batch/effect-forEach": (n) => () =>
     timeEffect(n, Effect.forEach(range(n), () => effectTask, { concurrency: LIMIT, discard: true }))(),
@@ -252,15 +319,41 @@ const measure = (variant: string, n: number, rounds = ROUNDS): Measurement => {
 // parent: run every variant, print the tables, update RESULTS.md
 // ---------------------------------------------------------------------------------------------
 
+/**
+ * `SLUICE_BENCH_ONLY=batch` (or fan-out, scaling, uncontended): run that group alone and replace
+ * only its tables in RESULTS.md, the other groups' figures kept as they were.
+ */
+const only = process.env.SLUICE_BENCH_ONLY
+const runs = (group: string) => only === undefined || only === group
+
+/** Replaces the `### ` tables of the Bulkhead section whose titles `fresh` holds, keeping the rest. */
+const replaceTables = (fresh: ReadonlyArray<string>): string => {
+  const current = readFileSync(process.env.SLUICE_BENCH_RESULTS ?? "", "utf8")
+  const start = current.indexOf("## Bulkhead\n")
+  const end = current.indexOf("\n## ", start + 1)
+  const body = current.slice(start, end === -1 ? undefined : end).split("\n### ")
+  const titleOf = (table: string) => table.slice(0, table.indexOf(":"))
+  const tables = body.slice(1).map((old) => {
+    const table = fresh.find((t) => titleOf(t.slice(4)) === titleOf(old))
+    return table === undefined ? old : `${table.slice(4).trimEnd()}\n`
+  })
+  return [body[0].replace(/^## Bulkhead\n\n/, "").trimEnd() + "\n", ...tables].join("\n### ")
+}
+
 const main = (): void => {
   const sections: Array<string> = []
   const print = (title: string, header: Array<string>, rows: Array<Array<string>>, notes: Array<string>) => {
     console.log(`\n${title}\n${textTable(header, rows)}\n${notes.map((n) => `  ${n}`).join("\n")}`)
-    sections.push(`### ${title}\n\n${markdownTable(header, rows)}\n\n${notes.map((n) => `- ${n}`).join("\n")}`)
+    const measured = only === undefined ? [] : [
+      `measured alone by \`SLUICE_BENCH_ONLY=${only} pnpm bench bulkhead\` on ${machineLine()}, median of ${ROUNDS} rounds`
+    ]
+    sections.push(
+      `### ${title}\n\n${markdownTable(header, rows)}\n\n${[...measured, ...notes].map((n) => `- ${n}`).join("\n")}`
+    )
   }
 
   // fan-out, with a task that completes at once and with one that yields once
-  for (const kind of ["sync", "yield"] as const) {
+  for (const kind of runs("fan-out") ? ["sync", "yield"] as const : []) {
     const peers = ["sluice", "effect-semaphore", "effect-no-limit", "p-limit", "async-sema", "p-queue", "cockatiel"]
     const fanOut = peers.map((name) => {
       // Effect's Semaphore wakes every waiter on each release: with a yielding task and 200,000
@@ -297,85 +390,103 @@ const main = (): void => {
     )
   }
 
-  // batch
-  const batch = ["sluice-forEach", "sluice-mapStream", "effect-forEach", "p-limit"].map((name) => ({
-    name,
-    m: measure(`batch/${name}`, FAN_OUT)
-  }))
-  const forEachNs = batch.find((r) => r.name === "effect-forEach")?.m.nsPerTask ?? NaN
-  print(
-    `Batch: ${FAN_OUT.toLocaleString("en")} tasks through fixed workers, limit ${LIMIT}`,
-    ["variant", "per task", "vs Effect.forEach", "peak RSS"],
-    batch.map((
-      { m, name }
-    ) => [name, formatNs(m.nsPerTask), formatRatio(m.nsPerTask / forEachNs), formatBytes(m.peakRss)]),
-    [
-      `target: the batch helper ≤ 1.3x Effect.forEach({ concurrency: ${LIMIT} }) — forEach measured ${
-        formatRatio(batch[0].m.nsPerTask / forEachNs)
-      }, mapStream ${formatRatio(batch[1].m.nsPerTask / forEachNs)}`
-    ]
-  )
-
-  // scaling: Effect's Semaphore is quadratic, so it is measured at smaller queues and fewer rounds
-  const scaling = [
-    ...[1_000, 10_000, 100_000].map((n) => ({ name: "sluice", n, m: measure("scaling/sluice", n) })),
-    ...[1_000, 2_000, 4_000].map((n) => ({
-      name: "effect-semaphore",
-      n,
-      m: measure("scaling/effect-semaphore", n, 3)
-    })),
-    ...[1_000, 100_000].map((n) => ({ name: "effect-no-limit", n, m: measure("scaling/effect-no-limit", n) }))
-  ]
-  const sluiceScaling = scaling.filter((r) => r.name === "sluice").map((r) => r.m.nsPerTask)
-  print(
-    `Scaling: cost per task with n callers queued at once, limit ${LIMIT}`,
-    ["variant", "queued", "per task", "wake-ups per task", "peak RSS"],
-    scaling.map(({ m, n, name }) => [
+  if (runs("batch")) {
+    // batch
+    const batch = [
+      "sluice-forEach",
+      "sluice-mapStream",
+      "sluice-mapStream-queue",
+      "effect-forEach",
+      "p-limit"
+    ].map((name) => ({
       name,
-      n.toLocaleString("en"),
-      formatNs(m.nsPerTask),
-      (m.extra?.wakeUpsPerTask ?? NaN).toFixed(2),
-      formatBytes(m.peakRss)
-    ]),
-    [
-      `target: flat cost as the queue grows — sluice 100,000 vs 1,000: ${
-        formatRatio(sluiceScaling[2] / sluiceScaling[0])
-      }`,
-      "wake-ups per task: fiber resumptions counted by a Supervisor, divided by tasks. effect-no-limit is the same " +
-      "fan-out with no bound: what the fibers and the task's own yield cost. sluice's excess over it is the wake-ups " +
-      "per release (one grant, one resume); Effect's Semaphore's grows with the queue",
-      "Effect's Semaphore is measured at 1,000-4,000 (3 rounds): every release wakes every waiter, so larger queues take minutes"
-    ]
-  )
+      m: measure(`batch/${name}`, FAN_OUT)
+    }))
+    const forEachNs = batch.find((r) => r.name === "effect-forEach")?.m.nsPerTask ?? NaN
+    print(
+      `Batch: ${FAN_OUT.toLocaleString("en")} tasks through fixed workers, limit ${LIMIT}`,
+      ["variant", "per task", "vs Effect.forEach", "peak RSS"],
+      batch.map((
+        { m, name }
+      ) => [name, formatNs(m.nsPerTask), formatRatio(m.nsPerTask / forEachNs), formatBytes(m.peakRss)]),
+      [
+        `target: the batch helper ≤ 1.3x Effect.forEach({ concurrency: ${LIMIT} }) — forEach measured ${
+          formatRatio(batch[0].m.nsPerTask / forEachNs)
+        }, mapStream ${formatRatio(batch[1].m.nsPerTask / forEachNs)}`,
+        "sluice-mapStream-queue is mapStream with Effect's Queue (of Takes) in place of its hand-off from the workers " +
+        `to the consumer: the hand-off's cost ${
+          formatRatio(batch[1].m.nsPerTask / batch[2].m.nsPerTask)
+        } of the Queue's`
+      ]
+    )
+  }
 
-  // uncontended
-  const uncontended = ["bare", "sluice", "effect-semaphore", "p-limit", "async-sema"].map((name) => ({
-    name,
-    m: measure(`uncontended/${name}`, UNCONTENDED)
-  }))
-  const bare = uncontended[0].m.nsPerTask
-  const semaphoreUncontended = uncontended[2].m.nsPerTask
-  print(
-    `Uncontended: ${UNCONTENDED.toLocaleString("en")} calls one after another through a free permit`,
-    ["variant", "per call", "overhead over bare", "vs Effect's Semaphore"],
-    uncontended.map(({ m, name }) => [
-      name,
-      formatNs(m.nsPerTask),
-      name === "bare" ? "-" : formatNs(m.nsPerTask - bare),
-      formatRatio(m.nsPerTask / semaphoreUncontended)
-    ]),
-    [
-      `target: sluice ≤ 0.25x Effect's Semaphore — measured ${
-        formatRatio(uncontended[1].m.nsPerTask / semaphoreUncontended)
-      }`,
-      "p-limit and async-sema are awaited promise loops: each call pays a microtask turn that an Effect loop does not"
+  if (runs("scaling")) {
+    // scaling: Effect's Semaphore is quadratic, so it is measured at smaller queues and fewer rounds
+    const scaling = [
+      ...[1_000, 10_000, 100_000].map((n) => ({ name: "sluice", n, m: measure("scaling/sluice", n) })),
+      ...[1_000, 2_000, 4_000].map((n) => ({
+        name: "effect-semaphore",
+        n,
+        m: measure("scaling/effect-semaphore", n, 3)
+      })),
+      ...[1_000, 100_000].map((n) => ({ name: "effect-no-limit", n, m: measure("scaling/effect-no-limit", n) }))
     ]
-  )
+    const sluiceScaling = scaling.filter((r) => r.name === "sluice").map((r) => r.m.nsPerTask)
+    print(
+      `Scaling: cost per task with n callers queued at once, limit ${LIMIT}`,
+      ["variant", "queued", "per task", "wake-ups per task", "peak RSS"],
+      scaling.map(({ m, n, name }) => [
+        name,
+        n.toLocaleString("en"),
+        formatNs(m.nsPerTask),
+        (m.extra?.wakeUpsPerTask ?? NaN).toFixed(2),
+        formatBytes(m.peakRss)
+      ]),
+      [
+        `target: flat cost as the queue grows — sluice 100,000 vs 1,000: ${
+          formatRatio(sluiceScaling[2] / sluiceScaling[0])
+        }`,
+        "wake-ups per task: fiber resumptions counted by a Supervisor, divided by tasks. effect-no-limit is the same " +
+        "fan-out with no bound: what the fibers and the task's own yield cost. sluice's excess over it is the wake-ups " +
+        "per release (one grant, one resume); Effect's Semaphore's grows with the queue",
+        "Effect's Semaphore is measured at 1,000-4,000 (3 rounds): every release wakes every waiter, so larger queues take minutes"
+      ]
+    )
+  }
+
+  if (runs("uncontended")) {
+    // uncontended
+    const uncontended = ["bare", "sluice", "effect-semaphore", "p-limit", "async-sema"].map((name) => ({
+      name,
+      m: measure(`uncontended/${name}`, UNCONTENDED)
+    }))
+    const bare = uncontended[0].m.nsPerTask
+    const semaphoreUncontended = uncontended[2].m.nsPerTask
+    print(
+      `Uncontended: ${UNCONTENDED.toLocaleString("en")} calls one after another through a free permit`,
+      ["variant", "per call", "overhead over bare", "vs Effect's Semaphore"],
+      uncontended.map(({ m, name }) => [
+        name,
+        formatNs(m.nsPerTask),
+        name === "bare" ? "-" : formatNs(m.nsPerTask - bare),
+        formatRatio(m.nsPerTask / semaphoreUncontended)
+      ]),
+      [
+        `target: sluice ≤ 0.25x Effect's Semaphore — measured ${
+          formatRatio(uncontended[1].m.nsPerTask / semaphoreUncontended)
+        }`,
+        "p-limit and async-sema are awaited promise loops: each call pays a microtask turn that an Effect loop does not"
+      ]
+    )
+  }
 
   writeSection(
     "Bulkhead",
-    `Measured by \`pnpm bench bulkhead\` on ${machineLine()}. Median of ${ROUNDS} rounds, each variant in its own ` +
-      `process.\n\n${sections.join("\n\n")}`
+    only === undefined
+      ? `Measured by \`pnpm bench bulkhead\` on ${machineLine()}. Median of ${ROUNDS} rounds, each variant in its ` +
+        `own process.\n\n${sections.join("\n\n")}`
+      : replaceTables(sections)
   )
 }
 

@@ -23,6 +23,7 @@ import * as ExperimentalRateLimiter from "@effect/experimental/RateLimiter"
 import * as ExperimentalRedis from "@effect/experimental/RateLimiter/Redis"
 import { RateLimiter } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
+import { RedisConnection } from "@sluice/redis"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Layer from "effect/Layer"
@@ -102,11 +103,45 @@ const fiberLoops = fiberLoopsOf(IN_FLIGHT)
 /** A fresh prefix per throughput run; the processes of one precision run share theirs. */
 const freshPrefix = (label: string) => `bench-${label}-${Math.random().toString(36).slice(2, 8)}:`
 
-const sluice = async (url: string, limit: number, burst: number, prefix: string): Promise<Running> => {
+/**
+ * How the store's commands reach the socket: "corked" is the store as shipped (the commands of one
+ * tick written in groups); "uncorked" the same store on a client whose socket ignores `cork()`, one
+ * write per command; "auto-pipelined" that client with ioredis' `enableAutoPipelining`.
+ */
+type Writes = "corked" | "uncorked" | "auto-pipelined"
+
+const storeOf = (url: string, prefix: string, writes: Writes) => {
+  if (writes === "corked") return RedisRateLimiterStore.make({ url, prefix })
+  return Effect.gen(function*() {
+    const client = new Redis(url, {
+      enableOfflineQueue: false,
+      maxRetriesPerRequest: 0,
+      commandTimeout: 1_000,
+      enableAutoPipelining: writes === "auto-pipelined"
+    })
+    yield* Effect.promise(() => new Promise((resolve) => client.once("ready", resolve)))
+    client.stream.cork = () => {}
+    yield* Effect.addFinalizer(() => Effect.sync(() => client.disconnect()))
+    const connection = yield* RedisConnection.make({ client })
+    return yield* Effect.provideService(
+      RedisRateLimiterStore.makeFromConnection({ prefix }),
+      RedisConnection.RedisConnection,
+      connection
+    )
+  })
+}
+
+const sluice = async (
+  url: string,
+  limit: number,
+  burst: number,
+  prefix: string,
+  writes: Writes = "corked"
+): Promise<Running> => {
   const scope = Effect.runSync(Scope.make())
   const limiter = await Effect.runPromise(
     Effect.gen(function*() {
-      const store = yield* RedisRateLimiterStore.make({ url, prefix })
+      const store = yield* storeOf(url, prefix, writes)
       return yield* RateLimiter.make({ name: "bench", limit, window: "1 second", burst, store })
     }).pipe(Scope.extend(scope))
   )
@@ -182,6 +217,18 @@ const contenders: ReadonlyArray<Contender> = [
     config: "RateLimiter + RedisRateLimiterStore, gcra",
     unbound: (url) => sluice(url, UNBOUND, 1_000, freshPrefix("sluice")),
     limited: (url, _port, limit, prefix) => sluice(url, limit, PRECISION_BURST, prefix)
+  },
+  {
+    label: "sluice, uncorked",
+    config: "as sluice, one socket write per command",
+    unbound: (url) => sluice(url, UNBOUND, 1_000, freshPrefix("uncorked"), "uncorked"),
+    limited: null
+  },
+  {
+    label: "sluice, auto-pipelined",
+    config: "as sluice, uncorked, ioredis enableAutoPipelining",
+    unbound: (url) => sluice(url, UNBOUND, 1_000, freshPrefix("autopipe"), "auto-pipelined"),
+    limited: null
   },
   {
     label: "sluice store only",
@@ -499,6 +546,19 @@ const parent = async () => {
           "client and Redis make fewer system calls per acquire."
       )
     }
+    const row = (label: string) => contenders.findIndex((c) => c.label === label)
+    const [uncorked, autoPipelined] = [row("sluice, uncorked"), row("sluice, auto-pipelined")]
+    const versus = (i: number) =>
+      `${formatRatio(throughput[own] / throughput[i])} the acquires/s, ${
+        formatRatio(medianCost(own, (c) => c.clientCpu) / medianCost(i, (c) => c.clientCpu))
+      } the client CPU and ${
+        formatRatio(medianCost(own, (c) => c.redisCpu) / medianCost(i, (c) => c.redisCpu))
+      } the Redis CPU per acquire`
+    targets.push(
+      "",
+      `The store's corked writes (the default) against one socket write per command: ${versus(uncorked)}; ` +
+        `against ioredis' auto-pipelining: ${versus(autoPipelined)}.`
+    )
     console.log()
     console.log(targets.join("\n").replace(/\*\*/g, ""))
 

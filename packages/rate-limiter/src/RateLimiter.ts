@@ -20,12 +20,11 @@ import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
-import type * as Metric from "effect/Metric"
 import * as layers from "./internal/layers.js"
-import * as metrics from "./internal/metrics.js"
 import * as internal from "./internal/rateLimiter.js"
 import * as settings from "./internal/settings.js"
 import * as RateLimiterErrors from "./RateLimiterError.js"
+import type { ResolvedLimit, Settings } from "./RateLimiterLimits.js"
 import type * as RateLimiterStore from "./RateLimiterStore.js"
 
 /**
@@ -187,95 +186,12 @@ export interface Observation {
 }
 
 /**
- * @since 0.1.0
- * @category models
- */
-export type Algorithm = RateLimiterStore.Algorithm
-
-/**
- * One limit: `limit` starts per `window`.
+ * The limits, from `RateLimiterLimits`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Limit {
-  /**
-   * The unit this limit counts (`"requests"`, `"tokens"`): a take's cost record charges it by
-   * this name, and several limits may share one (tokens per minute and per day). Default
-   * `"default"`.
-   *
-   * @since 0.3.0
-   */
-  readonly dimension?: string | undefined
-  /** Starts (units of cost) per window, an integer ≥ 1. */
-  readonly limit: number
-  /** The window, > 0 and finite. */
-  readonly window: Duration.DurationInput
-  /** Default `"gcra"`. */
-  readonly algorithm?: Algorithm | undefined
-  /**
-   * GCRA only: how many starts may happen at the same instant (the bucket's depth), an integer
-   * ≥ 1. Default 1: starts are evenly spaced, `window / limit` apart. Any window then holds at most
-   * `limit + burst` starts.
-   */
-  readonly burst?: number | undefined
-}
-
-/**
- * A limit with its defaults filled in; `burst` of a window algorithm is its `limit`.
- *
- * @since 0.1.0
- * @category models
- */
-export interface ResolvedLimit {
-  /** @since 0.3.0 */
-  readonly dimension: string
-  readonly limit: number
-  readonly window: Duration.Duration
-  readonly algorithm: Algorithm
-  readonly burst: number
-}
-
-/**
- * One limit.
- *
- * @since 0.1.0
- * @category models
- */
-export interface SingleLimit extends Limit {
-  /** The default wait budget of a take. `0` means never wait. Default: no bound. */
-  readonly maxWait?: Duration.DurationInput | undefined
-  /**
-   * The longest an observation's `resetAfter` holds a dimension (`tighten`); a longer one is read
-   * as this, with a warning naming the limiter, the dimension and the value. A finite duration.
-   * Default one hour (a daily quota is obeyed an hour at a time: the upstream says so again).
-   *
-   * @since 0.3.0
-   */
-  readonly maxResetAfter?: Duration.DurationInput | undefined
-  readonly limits?: undefined
-}
-
-/**
- * Several limits at once (say 10 per second and 1,000 per day), each with its own fields: a start
- * happens at the earliest instant all of them allow, and is charged on all of them or on none.
- *
- * @since 0.1.0
- * @category models
- */
-export interface MultiLimit
-  extends Partial<Record<keyof Limit, undefined>>, Pick<SingleLimit, "maxWait" | "maxResetAfter">
-{
-  readonly limits: NonEmptyReadonlyArray<Limit>
-}
-
-/**
- * Everything but the name: what a service tag's `layer` takes.
- *
- * @since 0.1.0
- * @category models
- */
-export type Settings = SingleLimit | MultiLimit
+export type { Algorithm, Limit, MultiLimit, ResolvedLimit, Settings, SingleLimit } from "./RateLimiterLimits.js"
 
 /**
  * @since 0.1.0
@@ -460,56 +376,16 @@ export const layerConfig: <I>(
 export const config: Config.Config<Settings> = settings.config
 
 /**
- * `sluice_limiter_wait_seconds`: per take that started, the time from the store's decision to the
- * start (the store's round trip excluded), by `name`.
+ * The limiter's metrics, from `RateLimiterMetrics`.
  *
  * @since 0.1.0
  * @category metrics
  */
-export const waitSeconds: Metric.Metric.Histogram<number> = metrics.waitSeconds
-
-/**
- * `sluice_limiter_rejected_total`: takes refused because the start would come later than
- * `maxWait`, by `name` and `reason` (`quota` or `paused`).
- *
- * @since 0.1.0
- * @category metrics
- */
-export const rejectedTotal: Metric.Metric.Counter<number> = metrics.rejectedTotal
-
-/**
- * `sluice_limiter_timer_lateness_seconds`: per caller that slept, how late it woke after its
- * reserved start, by `name`. What the cross-process bound `limit + burst + rate × lateness` reads.
- *
- * @since 0.1.0
- * @category metrics
- */
-export const timerLatenessSeconds: Metric.Metric.Histogram<number> = metrics.timerLatenessSeconds
-
-/**
- * `sluice_limiter_reserved_units_total`: units reserved by `reserve` (the estimates), by `name`
- * and `dimension`.
- *
- * @since 0.3.0
- * @category metrics
- */
-export const reservedUnitsTotal: Metric.Metric.Counter<number> = metrics.reservedUnitsTotal
-
-/**
- * `sluice_limiter_actual_units_total`: the actual usage settled (a release settles 0), by `name`
- * and `dimension`.
- *
- * @since 0.3.0
- * @category metrics
- */
-export const actualUnitsTotal: Metric.Metric.Counter<number> = metrics.actualUnitsTotal
-
-/**
- * `sluice_limiter_estimate_error_ratio`: per settled dimension with an estimate above 0,
- * `(actual − estimate) / estimate`: 0 is exact, below 0 over-estimated (given back), above 0 a
- * debt later starts pay. By `name` and `dimension`; releases are not counted.
- *
- * @since 0.3.0
- * @category metrics
- */
-export const estimateErrorRatio: Metric.Metric.Histogram<number> = metrics.estimateErrorRatio
+export {
+  actualUnitsTotal,
+  estimateErrorRatio,
+  rejectedTotal,
+  reservedUnitsTotal,
+  timerLatenessSeconds,
+  waitSeconds
+} from "./RateLimiterMetrics.js"

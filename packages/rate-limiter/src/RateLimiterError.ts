@@ -34,8 +34,8 @@ export type ErrorTypeId = typeof ErrorTypeId
  * @category errors
  */
 export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
-  /** The name of the limiter that refused. */
-  readonly name: string
+  /** The name of the limiter that refused (not `name`, which is `Error`'s: the tag). */
+  readonly limiter: string
   readonly reason: "quota" | "paused"
   readonly retryAfter: Duration.Duration
   readonly limit: RateLimiter.ResolvedLimit | undefined
@@ -55,7 +55,7 @@ export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
     const within = maxWait === 0 ? "a start now" : `a start within ${formatMillis(maxWait)}`
     const cost = this.cost === 1 ? "" : ` for cost ${this.cost}`
     const cause = this.limit === undefined ? "while paused" : `under ${describeLimit(this.limit)}`
-    return `rate limiter "${this.name}": ${within}${cost} is impossible ${cause}; retry after ${
+    return `rate limiter "${this.limiter}": ${within}${cost} is impossible ${cause}; retry after ${
       formatMillis(Duration.toMillis(this.retryAfter))
     }`
   }
@@ -70,8 +70,8 @@ export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
  * @category errors
  */
 export class CostExceedsCapacity extends Data.TaggedError("CostExceedsCapacity")<{
-  /** The name of the limiter that refused. */
-  readonly name: string
+  /** The name of the limiter that refused (not `name`, which is `Error`'s: the tag). */
+  readonly limiter: string
   readonly dimension: string
   readonly cost: number
   readonly capacity: number
@@ -86,7 +86,7 @@ export class CostExceedsCapacity extends Data.TaggedError("CostExceedsCapacity")
    * @since 0.3.0
    */
   override get message(): string {
-    return `rate limiter "${this.name}": cost ${this.cost} on dimension "${this.dimension}" exceeds what ${
+    return `rate limiter "${this.limiter}": cost ${this.cost} on dimension "${this.dimension}" exceeds what ${
       describeLimit(this.limit)
     } can ever hold (${this.capacity}); it would wait forever`
   }

@@ -27,6 +27,23 @@ export * as RateLimiter from "./RateLimiter.js"
 export * as RateLimiterError from "./RateLimiterError.js"
 
 /**
+ * The limits a rate limiter enforces: one (`limit` starts per `window`, with its algorithm and
+ * burst) or several at once, each on a dimension of its own, and the wait budget that goes with
+ * them. `RateLimiter` re-exports them.
+ *
+ * @since 0.4.0
+ */
+export * as RateLimiterLimits from "./RateLimiterLimits.js"
+
+/**
+ * A rate limiter's metrics, shared by every limiter: labelled by the limiter's `name`, and by
+ * `dimension` where usage is measured. `RateLimiter` re-exports them.
+ *
+ * @since 0.4.0
+ */
+export * as RateLimiterMetrics from "./RateLimiterMetrics.js"
+
+/**
  * Where a rate limiter's decisions are made and its state is kept.
  *
  * A store decides each take in one call, atomically: given the limits, the costs and the wait

@@ -21,7 +21,7 @@ export const asExceeded = (e: unknown) => (e instanceof RateLimiter.RateLimitExc
 export const asStoreError = (e: unknown) => (e instanceof RateLimiterStore.RateLimiterStoreError ? e : undefined)
 export const asError = (e: unknown) => (RateLimiter.isRateLimiterError(e) ? e : undefined)
 export const exceeded = new RateLimiter.RateLimitExceeded({
-  name: "geocoder", reason: "paused", retryAfter: Duration.zero, limit: undefined, cost: 1, maxWait: Duration.zero
+  limiter: "geocoder", reason: "paused", retryAfter: Duration.zero, limit: undefined, cost: 1, maxWait: Duration.zero
 })
 export const storeError = new RateLimiterStore.RateLimiterStoreError({ message: "down" })
 export const failure = (limiter: RateLimiter.RateLimiter) => Effect.flip(limiter.take())

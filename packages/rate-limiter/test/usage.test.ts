@@ -43,6 +43,8 @@ describe("costs per dimension", () => {
       const limiter = yield* llm(name)
       const error = yield* Effect.flip(limiter.reserve({ cost: { requests: 1, tokens: 300_000 } }))
       assert(error._tag === "CostExceedsCapacity")
+      assert.strictEqual(error.limiter, name)
+      assert.isTrue(String(error).startsWith(`CostExceedsCapacity: rate limiter "${name}"`), String(error))
       assert.strictEqual(error.dimension, "tokens")
       assert.strictEqual(error.cost, 300_000)
       assert.strictEqual(error.capacity, 200_000)

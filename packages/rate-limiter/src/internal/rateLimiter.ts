@@ -7,14 +7,15 @@ import * as MetricLabel from "effect/MetricLabel"
 import * as Predicate from "effect/Predicate"
 import type * as Tracer from "effect/Tracer"
 import type * as RateLimiter from "../RateLimiter.js"
-import { type CostExceedsCapacity, RateLimitExceeded } from "../RateLimiterError.js"
 import * as RateLimiterStore from "../RateLimiterStore.js"
 import * as algorithm from "./algorithm.js"
 import { nowMillis } from "./memoryStore.js"
-import { rejectedTotal, timerLatenessSeconds, waitSeconds } from "./metrics.js"
-import { decodeMaxWait, decodePause, defect, illegal, resolve, type Resolved, show, who } from "./settings.js"
+import { timerLatenessSeconds, waitSeconds } from "./metrics.js"
+import * as requests from "./requests.js"
+import { decodePause, defect, illegal, resolve, type Resolved, show, who } from "./settings.js"
 import * as settlement from "./settlement.js"
 import * as usage from "./usage.js"
+import { DONE, QUEUED, type Waiter } from "./waiter.js"
 
 /** @internal */
 export const TypeId: RateLimiter.TypeId = Symbol.for("@sluice/rate-limiter/RateLimiter") as RateLimiter.TypeId
@@ -28,45 +29,6 @@ export const isRateLimiter = (u: unknown): u is RateLimiter.RateLimiter => Predi
 
 /** The span attribute that carries the limiter wait, set on the caller's current span if any. */
 const waitAttribute = "sluice.limiter.wait_ms"
-
-/** In the queue, waiting for its start. */
-const QUEUED = 0
-/** Started, or gone (interrupted): nothing more to do for it. */
-const DONE = 1
-
-/**
- * A caller between its reservation and its start. Waiting callers form one queue ordered by their
- * reserved starts (first come first served among equal ones), linked through `prev`/`next`.
- */
-interface Waiter {
-  /** What it takes on each limit. */
-  readonly costs: ReadonlyArray<number>
-  readonly reservation: number
-  /** What the store needs to take the reservation back exactly. */
-  readonly restore: ReadonlyArray<number> | undefined
-  /** When its reservation lets it start, on this process's clock. */
-  readonly target: number
-  /** When the store answered. */
-  readonly decidedAt: number
-  /** The latest start its `maxWait` allows (`Infinity`: none), and that budget. */
-  readonly deadline: number
-  readonly maxWaitMillis: number
-  /** Admitted without a quota (a fail-open store): neither paced nor counted by the pacer. */
-  readonly unlimited: boolean
-  /** A reservation, to be settled: remember where the pacer charged it. */
-  readonly track: boolean
-  /** Where the pacer charged it, once started (when tracked). */
-  local: usage.LocalCharge | undefined
-  /** At the head: the instant it sleeps until (no one behind it starts earlier). */
-  plannedAt: number
-  /** The caller's span, which gets the wait as an attribute. */
-  readonly span: Tracer.AnySpan | undefined
-  state: typeof QUEUED | typeof DONE
-  prev: Waiter | undefined
-  next: Waiter | undefined
-  /** Set while it waits, without a timer, for its turn at the head. */
-  resume: ((effect: Effect.Effect<void, RateLimiter.RateLimiterError>) => void) | undefined
-}
 
 const makeWith = (
   name: string,
@@ -86,9 +48,9 @@ const makeWith = (
     }
     const key = name
     const labels = [MetricLabel.make("name", name)]
-    const quotaLabels = [...labels, MetricLabel.make("reason", "quota")]
-    const pausedLabels = [...labels, MetricLabel.make("reason", "paused")]
     const defaultMaxWait = Duration.millis(resolved.maxWaitMillis)
+    const { defaultRequest, requestFor } = requests.make(shape, resolved.maxWaitMillis)
+    const refused = requests.refusal(name, limits, labels)
 
     // Waiting callers queue in the order of their reserved starts, and only the queue's head keeps
     // a timer: it sleeps until its start, starts, and wakes the next, who sleeps until its own. So
@@ -271,23 +233,6 @@ const makeWith = (
         )
       })
 
-    const refused = (refusal: RateLimiterStore.Refused, request: RateLimiterStore.ReserveRequest) => {
-      const paused = refusal.binding < 0
-      const cost = paused ? request.cost : RateLimiterStore.costsOf(request)[refusal.binding]
-      const maxWaitMillis = request.maxWaitMillis
-      rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
-      return Effect.fail(
-        new RateLimitExceeded({
-          name,
-          reason: paused ? "paused" : "quota",
-          retryAfter: Duration.millis(refusal.retryAfterMillis),
-          limit: paused ? undefined : limits[refusal.binding],
-          cost,
-          maxWait: Duration.millis(maxWaitMillis)
-        })
-      )
-    }
-
     const reserved = (
       result: RateLimiterStore.Reserved,
       request: RateLimiterStore.ReserveRequest,
@@ -346,35 +291,6 @@ const makeWith = (
           (cause) => Effect.zipRight(abandon(waiter), Effect.failCause(cause))
         )
       })
-    }
-
-    // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
-    const unitCosts: ReadonlyArray<number> = specs.map(() => 1)
-    const defaultRequest: RateLimiterStore.ReserveRequest = {
-      key,
-      limits: specs,
-      cost: 1,
-      costs: unitCosts,
-      maxWaitMillis: resolved.maxWaitMillis
-    }
-
-    /** The store's request for a take's options, or why they cannot be charged. */
-    const requestFor = (
-      options: RateLimiter.TakeOptions | undefined
-    ): Either.Either<RateLimiterStore.ReserveRequest, string | CostExceedsCapacity> => {
-      if (options === undefined || (options.cost === undefined && options.maxWait === undefined)) {
-        return Either.right(defaultRequest)
-      }
-      const costs = options.cost === undefined || options.cost === 1
-        ? Either.right(unitCosts)
-        : usage.takeCosts(shape, options.cost)
-      if (Either.isLeft(costs)) return Either.left(costs.left)
-      const charged = { ...defaultRequest, cost: Math.max(...costs.right), costs: costs.right }
-      if (options.maxWait === undefined) return Either.right(charged)
-      return Either.map(
-        decodeMaxWait(options.maxWait),
-        (maxWait) => ({ ...charged, maxWaitMillis: Duration.toMillis(maxWait) })
-      )
     }
 
     /** Decides, then waits for the start; `onStart` builds what the caller gets once started. */

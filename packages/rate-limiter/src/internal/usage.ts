@@ -71,7 +71,13 @@ export const takeCosts = (
     const limit = shape.limits[i]
     if (costs.right[i] > capacity) {
       return Either.left(
-        new CostExceedsCapacity({ name: shape.name, dimension: limit.dimension, cost: costs.right[i], capacity, limit })
+        new CostExceedsCapacity({
+          limiter: shape.name,
+          dimension: limit.dimension,
+          cost: costs.right[i],
+          capacity,
+          limit
+        })
       )
     }
   }

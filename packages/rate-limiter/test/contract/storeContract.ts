@@ -218,7 +218,10 @@ export const storeContract = <E>(
             yield* TestClock.adjust(0)
             const error = yield* exceeded(limiter.take())
             assert.strictEqual(yield* Clock.currentTimeMillis, 0)
-            assert.strictEqual(error.name, name)
+            assert.strictEqual(error.limiter, name)
+            // the limiter is named in its own field: Error's name stays the tag, which String() leads with
+            assert.strictEqual(error.name, "RateLimitExceeded")
+            assert.isTrue(String(error).startsWith("RateLimitExceeded: rate limiter "), String(error))
             assert.strictEqual(error.reason, "quota")
             assert.strictEqual(error.cost, 1)
             assert.deepStrictEqual(error.retryAfter, Duration.millis(1000))

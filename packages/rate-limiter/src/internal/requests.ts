@@ -1,0 +1,79 @@
+/**
+ * What a take asks its store (the request for its options, built once for the default take) and
+ * the error it fails with when the store, or the pacer, refuses it.
+ *
+ * @internal
+ */
+import type { NonEmptyReadonlyArray } from "effect/Array"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as MetricLabel from "effect/MetricLabel"
+import type * as RateLimiter from "../RateLimiter.js"
+import { type CostExceedsCapacity, RateLimitExceeded } from "../RateLimiterError.js"
+import * as RateLimiterStore from "../RateLimiterStore.js"
+import { rejectedTotal } from "./metrics.js"
+import { decodeMaxWait } from "./settings.js"
+import * as usage from "./usage.js"
+
+/** @internal */
+export const make = (shape: usage.Shape, maxWaitMillis: number) => {
+  // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
+  const unitCosts: ReadonlyArray<number> = shape.specs.map(() => 1)
+  const defaultRequest: RateLimiterStore.ReserveRequest = {
+    key: shape.key,
+    limits: shape.specs,
+    cost: 1,
+    costs: unitCosts,
+    maxWaitMillis
+  }
+
+  /** The store's request for a take's options, or why they cannot be charged. */
+  const requestFor = (
+    options: RateLimiter.TakeOptions | undefined
+  ): Either.Either<RateLimiterStore.ReserveRequest, string | CostExceedsCapacity> => {
+    if (options === undefined || (options.cost === undefined && options.maxWait === undefined)) {
+      return Either.right(defaultRequest)
+    }
+    const costs = options.cost === undefined || options.cost === 1
+      ? Either.right(unitCosts)
+      : usage.takeCosts(shape, options.cost)
+    if (Either.isLeft(costs)) return Either.left(costs.left)
+    const charged = { ...defaultRequest, cost: Math.max(...costs.right), costs: costs.right }
+    if (options.maxWait === undefined) return Either.right(charged)
+    return Either.map(
+      decodeMaxWait(options.maxWait),
+      (maxWait) => ({ ...charged, maxWaitMillis: Duration.toMillis(maxWait) })
+    )
+  }
+
+  return { defaultRequest, requestFor }
+}
+
+/** @internal */
+export const refusal = (
+  name: string,
+  limits: NonEmptyReadonlyArray<RateLimiter.ResolvedLimit>,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+) => {
+  const quotaLabels = [...labels, MetricLabel.make("reason", "quota")]
+  const pausedLabels = [...labels, MetricLabel.make("reason", "paused")]
+  return (
+    refusal: RateLimiterStore.Refused,
+    request: RateLimiterStore.ReserveRequest
+  ): Effect.Effect<never, RateLimitExceeded> => {
+    const paused = refusal.binding < 0
+    const cost = paused ? request.cost : RateLimiterStore.costsOf(request)[refusal.binding]
+    rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
+    return Effect.fail(
+      new RateLimitExceeded({
+        limiter: name,
+        reason: paused ? "paused" : "quota",
+        retryAfter: Duration.millis(refusal.retryAfterMillis),
+        limit: paused ? undefined : limits[refusal.binding],
+        cost,
+        maxWait: Duration.millis(request.maxWaitMillis)
+      })
+    )
+  }
+}
