@@ -37,7 +37,7 @@ export const attempts = <A, E, R>(
     // ended from outside between two attempts
     if (call.ending !== undefined) return call.ending
     const now = clock.unsafeCurrentTimeMillis()
-    const budget = provider.resolved.budget
+    const budget = provider.budget
     if (n > 1) {
       // the attempt and the total ended at the same instant: the attempt's error stands
       if (now >= call.deadline) return Effect.fail(lastError)

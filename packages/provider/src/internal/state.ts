@@ -22,6 +22,7 @@ import {
   recordOf
 } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
+import { RetryBudget } from "./retryBudget.js"
 import { DimensionUsage, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
 import { Watchdog } from "./watchdog.js"
@@ -69,6 +70,7 @@ export class ProviderState {
   readonly name: string
   readonly labels: Labels
   readonly breaker: CircuitBreaker | undefined
+  readonly budget: RetryBudget | undefined
   readonly defaults: PerCall
   readonly limiterMaxWaitMillis: number
   /** The rate of the limiter's shortest-window limit, per second. */
@@ -123,6 +125,7 @@ export class ProviderState {
       (state) => circuitGauge.unsafeUpdate(circuitValue[state], this.labels.name)
     )
     if (this.breaker !== undefined) circuitGauge.unsafeUpdate(0, this.labels.name)
+    this.budget = resolved.budget === undefined ? undefined : new RetryBudget(resolved.budget)
     this.defaults = defaultsOf(resolved)
     this.gracePeriod = Duration.millis(resolved.gracePeriodMillis)
     this.spanOptions = { attributes: { "sluice.provider": resolved.name }, captureStackTrace: false }
