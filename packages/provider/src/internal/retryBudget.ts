@@ -72,8 +72,33 @@ export class RetryBudget {
 }
 
 /**
- * The retry numbered `attempt` (2 is the first retry) asks `budget`: spent and recorded, or
- * refused with `RetryBudgetExhausted` naming `name` and carrying the error it would have retried.
+ * The refusal of the retry numbered `attempt` (2 is the first retry) by `budget` at `now`, naming
+ * `name` and carrying the error it would have retried; `undefined` when the window affords it.
+ *
+ * @internal
+ */
+export const refusal = (
+  budget: RetryBudget,
+  name: string,
+  attempt: number,
+  lastError: unknown,
+  now: number
+): ProviderError.RetryBudgetExhausted | undefined => {
+  const window = budget.check(now)
+  if (window.retries < window.allowed) return undefined
+  return new ProviderError.RetryBudgetExhausted({
+    provider: name,
+    attempt,
+    retries: window.retries,
+    firstAttempts: window.firsts,
+    allowed: window.allowed,
+    window: Duration.millis(budget.settings.windowMillis),
+    lastError
+  })
+}
+
+/**
+ * The retry numbered `attempt` asks `budget`: spent and recorded, or refused.
  *
  * @internal
  */
@@ -85,20 +110,8 @@ export const spend = (
 ): Effect.Effect<void, ProviderError.RetryBudgetExhausted> =>
   Effect.clockWith((clock) => {
     const now = clock.unsafeCurrentTimeMillis()
-    const window = budget.check(now)
-    if (window.retries >= window.allowed) {
-      return Effect.fail(
-        new ProviderError.RetryBudgetExhausted({
-          provider: name,
-          attempt,
-          retries: window.retries,
-          firstAttempts: window.firsts,
-          allowed: window.allowed,
-          window: Duration.millis(budget.settings.windowMillis),
-          lastError
-        })
-      )
-    }
+    const refused = refusal(budget, name, attempt, lastError, now)
+    if (refused !== undefined) return Effect.fail(refused)
     budget.recordRetry(now)
     return Effect.void
   })
