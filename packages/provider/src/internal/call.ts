@@ -91,9 +91,11 @@ const end = (
 }
 
 /**
- * The attempts: one, or as many as `Effect.retry` runs on the provider's backoff `Schedule`
- * (exponential, capped, jittered) while the error is retried, attempts are left, and the backoff
- * ends within the total budget; one that would not fails with `TotalTimeout` at once.
+ * The attempts: one, or as many as the provider's backoff `Schedule` (exponential, capped,
+ * jittered) allows while the error is retried, attempts are left, and the backoff ends within the
+ * total budget; one that would not fails with `TotalTimeout` at once. The schedule is driven as
+ * `Effect.retry` drives it, but only once an attempt has failed: a call that succeeds at once
+ * pays nothing for it.
  */
 const retried = <A, E, R>(
   provider: ProviderState,
@@ -104,10 +106,20 @@ const retried = <A, E, R>(
   const once = guarded(provider, self, progress, clock)
   const maxAttempts = progress.settings.maxAttempts
   if (maxAttempts === 1) return once
-  return Effect.retry(once, backoff(provider, progress, clock, maxAttempts)).pipe(
-    Effect.mapError((error) =>
-      progress.backoffPastDeadline ? provider.totalTimeout(progress, clock.unsafeCurrentTimeMillis(), "backoff") : error
-    )
+  const retry = (driver: Schedule.ScheduleDriver<unknown, unknown>, error: unknown): Effect.Effect<A, unknown, R> =>
+    Effect.matchEffect(driver.next(error), {
+      onFailure: () =>
+        Effect.fail(
+          progress.backoffPastDeadline
+            ? provider.totalTimeout(progress, clock.unsafeCurrentTimeMillis(), "backoff")
+            : error
+        ),
+      onSuccess: () => Effect.catchAll(once, (next) => retry(driver, next))
+    })
+  return Effect.catchAll(
+    once,
+    (error) =>
+      Effect.flatMap(Schedule.driver(backoff(provider, progress, clock, maxAttempts)), (driver) => retry(driver, error))
   )
 }
 
