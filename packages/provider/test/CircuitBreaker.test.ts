@@ -1,5 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
-import { CircuitBreaker } from "@sluice/provider"
+import { CircuitBreaker, Provider, RetryBudget } from "@sluice/provider"
 import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
 import { metricOf, settle, uniqueName } from "./utils.js"
 
@@ -94,4 +94,34 @@ describe("CircuitBreaker on its own, around any effect", () => {
       /circuit breaker "geo": failureRatio.minimumCalls must be ≤ window \(2\), got 3/
     )
   })
+})
+
+describe("a breaker and a budget given to providers are shared", () => {
+  it.effect("two providers on one breaker: failures through either open it for both", () =>
+    Effect.gen(function*() {
+      const breaker = yield* CircuitBreaker.make({ name: uniqueName("shared"), consecutiveFailures: 2 })
+      const a = yield* Provider.make({ name: uniqueName("a"), bulkhead: { permits: 1 }, circuitBreaker: breaker })
+      const b = yield* Provider.make({ name: uniqueName("b"), bulkhead: { permits: 1 }, circuitBreaker: breaker })
+      yield* Effect.flip(a.call(Effect.fail(new Down())))
+      yield* Effect.flip(b.call(Effect.fail(new Down())))
+      assert.strictEqual((yield* breaker.stats).state, "open")
+      assert.strictEqual((yield* Effect.flip(a.call(Effect.void)))._tag, "CircuitOpen")
+      assert.strictEqual((yield* a.stats).circuit, "open")
+    }).pipe(Effect.scoped))
+
+  it.effect("two providers on one retry budget: the first attempts of one buy the retries of the other", () =>
+    Effect.gen(function*() {
+      const budget = yield* RetryBudget.make({ name: uniqueName("shared"), ratio: 0.5, minRetries: 0 })
+      const retry = { maxAttempts: 2, backoff: { initial: "0 millis" as const }, isRetryable: () => true, budget }
+      const a = yield* Provider.make({ name: uniqueName("a"), bulkhead: { permits: 1 }, retry })
+      const b = yield* Provider.make({ name: uniqueName("b"), bulkhead: { permits: 1 }, retry })
+      const refused = yield* Effect.flip(b.call(Effect.fail(new Down())))
+      assert.strictEqual(refused._tag, "RetryBudgetExhausted")
+      yield* a.call(Effect.void)
+      let runs = 0
+      const flaky = Effect.suspend(() => ++runs === 1 ? Effect.fail(new Down()) : Effect.succeed(runs))
+      // 3 first attempts in the window allow 1 retry
+      assert.strictEqual(yield* b.call(flaky), 2)
+      assert.deepInclude(yield* budget.stats, { firstAttempts: 3, retries: 1 })
+    }).pipe(Effect.scoped))
 })

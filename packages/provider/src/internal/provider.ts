@@ -58,13 +58,17 @@ export const make = (
       const limiter = settings === undefined || RateLimiter.isRateLimiter(settings)
         ? settings
         : yield* RateLimiter.make({ ...settings, name: resolved.name })
-      const circuitBreaker = options.circuitBreaker === undefined
+      // a breaker or a budget given is used as it is, shared with whatever else uses it
+      const breakerGiven = options.circuitBreaker
+      const circuitBreaker = breakerGiven === undefined || CircuitBreaker.isCircuitBreaker(breakerGiven)
+        ? breakerGiven
+        : CircuitBreaker.unsafeMake({ ...breakerGiven, name: resolved.name })
+      const budgetGiven = options.retry?.budget
+      const budget = resolved.budget === undefined || budgetGiven === false
         ? undefined
-        : CircuitBreaker.unsafeMake({ ...options.circuitBreaker, name: resolved.name })
-      const budgetOptions = options.retry?.budget
-      const budget = resolved.budget === undefined
-        ? undefined
-        : RetryBudget.unsafeMake({ ...(budgetOptions === false ? {} : budgetOptions), name: resolved.name })
+        : RetryBudget.isRetryBudget(budgetGiven)
+        ? budgetGiven
+        : RetryBudget.unsafeMake({ ...budgetGiven, name: resolved.name })
       // made before shutdown's finalizer is added, so that it is closed after the calls drained
       const running = yield* FiberSet.make()
       const state = new ProviderState(
