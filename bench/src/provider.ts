@@ -93,26 +93,36 @@ class Timeout {
 }
 
 /**
- * Every feature of the last provider row composed the way a user would write it without sluice:
- * a span, the retries outside, the total over them, per attempt the bulkhead, the limiter and the
- * attempt's timeout (no circuit breaker: Effect has none).
+ * The provider's features composed the way a user would write them without sluice, one more per
+ * row as the provider rows add them: the span (`Effect.withSpan`, the parent of the call's spans),
+ * per attempt the bulkhead, the limiter and the attempt's `Effect.timeoutFail`, the total's
+ * `Effect.timeoutFail` over the retries, `Effect.retry` (no circuit breaker: Effect has none).
  */
-const naive = (n: number, count: number) =>
-  Effect.gen(function*() {
-    const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
-    const limiter = yield* RateLimiter.make({ name: "bench", limit: 1_000_000_000, window: "1 second" })
-    const call = bulkhead.run(
-      Effect.zipRight(
-        limiter.take(),
-        Effect.timeoutFail(succeed, { duration: "10 seconds", onTimeout: () => new Timeout() })
-      )
-    ).pipe(
-      Effect.retry({ times: 2 }),
-      Effect.timeoutFail({ duration: "30 seconds", onTimeout: () => new Timeout() }),
-      Effect.withSpan("call", { captureStackTrace: false })
-    )
-    return yield* rounds(n, count, (k) => loop(k, call))
-  }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+type Step = "bulkhead" | "limiter" | "attempt" | "total" | "retry"
+const steps: ReadonlyArray<Step> = ["bulkhead", "limiter", "attempt", "total", "retry"]
+
+const naive = (upTo: Step, task: Effect.Effect<unknown>) => {
+  const has = (step: Step) => steps.indexOf(step) <= steps.indexOf(upTo)
+  return (
+    drive: (n: number, effect: Effect.Effect<unknown, unknown>) => Effect.Effect<void, unknown>
+  ) =>
+  (n: number, count: number) =>
+    Effect.gen(function*() {
+      const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
+      const limiter = yield* RateLimiter.make({ name: "bench", limit: 1_000_000_000, window: "1 second" })
+      const call = has("attempt")
+        ? Effect.timeoutFail(task, { duration: "10 seconds", onTimeout: () => new Timeout() })
+        : task
+      const limited: Effect.Effect<unknown, unknown> = has("limiter") ? Effect.zipRight(limiter.take(), call) : call
+      let attempt: Effect.Effect<unknown, unknown> = bulkhead.run(limited)
+      if (has("retry")) attempt = Effect.retry(attempt, { times: 2 })
+      if (has("total")) {
+        attempt = Effect.timeoutFail(attempt, { duration: "30 seconds", onTimeout: () => new Timeout() })
+      }
+      const whole = Effect.withSpan(attempt, "call", { captureStackTrace: false })
+      return yield* rounds(n, count, (k) => drive(k, whole))
+    }).pipe(Effect.scoped, Effect.provide(RateLimiterStore.layerMemory))
+}
 
 const variants: ReadonlyArray<Variant> = [
   { suite: "sequential", name: "bare effect", run: (n, count) => rounds(n, count, (k) => loop(k, succeed)) },
@@ -133,15 +143,11 @@ const variants: ReadonlyArray<Variant> = [
       return rounds(n, count, (k) => loop(k, call))
     }
   },
-  {
-    suite: "sequential",
-    name: "withSpan + bulkhead.run",
-    run: (n, count) => {
-      const bulkhead = Bulkhead.unsafeMake({ name: "bench", permits: IN_FLIGHT })
-      const call = Effect.withSpan(bulkhead.run(succeed), "call", { captureStackTrace: false })
-      return rounds(n, count, (k) => loop(k, call))
-    }
-  },
+  { suite: "sequential", name: "withSpan + bulkhead.run", run: naive("bulkhead", succeed)(loop) },
+  { suite: "sequential", name: "naive: + limiter.take", run: naive("limiter", succeed)(loop) },
+  { suite: "sequential", name: "naive: + timeoutFail (attempt)", run: naive("attempt", succeed)(loop) },
+  { suite: "sequential", name: "naive: + timeoutFail (total)", run: naive("total", succeed)(loop) },
+  { suite: "sequential", name: "naive: + Effect.retry", run: naive("retry", succeed)(loop) },
   {
     suite: "sequential",
     name: "withSpan + child fiber + bulkhead.run",
@@ -161,7 +167,6 @@ const variants: ReadonlyArray<Variant> = [
   { suite: "sequential", name: "+ totalTimeout", run: throughProvider(withTotal, loop, succeed) },
   { suite: "sequential", name: "+ retry", run: throughProvider(withRetry, loop, succeed) },
   { suite: "sequential", name: "+ circuit breaker", run: throughProvider(withBreaker, loop, succeed) },
-  { suite: "sequential", name: "naive: timeoutFail + retry", run: naive },
   {
     suite: "concurrent",
     name: "bare effect",
@@ -176,6 +181,7 @@ const variants: ReadonlyArray<Variant> = [
     }
   },
   { suite: "concurrent", name: "provider: bulkhead", run: throughProvider(bulkheadOnly, fanOut, yieldOnce) },
+  { suite: "concurrent", name: "naive: all features but a breaker", run: naive("retry", yieldOnce)(fanOut) },
   { suite: "concurrent", name: "provider: all features", run: throughProvider(withBreaker, fanOut, yieldOnce) }
 ]
 
@@ -244,45 +250,56 @@ const buildBaseline = async (baseline: string): Promise<string> => {
   return outfile
 }
 
-/** The rebuild's budgets (issue 18), read off the rows: every feature against the baseline, a bulkhead against its span. */
+/**
+ * The rebuild's budgets (issue 32), read off the rows: a bulkhead only against its span, each
+ * feature's increment against the increment of Effect's own combinator for it, every feature
+ * against the naive composition; and each against today's code, when it is the baseline.
+ */
 const budgets = (
   results: ReadonlyArray<{ readonly name: string; readonly ns: number; readonly baseline: number | undefined }>
 ): Array<string> => {
-  const row = (name: string) => results.find((r) => r.name === name)
-  const all = row("+ circuit breaker")
-  const bulkhead = row("provider: bulkhead")
-  const span = row("useSpan + bulkhead.run")
-  const floor = row("withSpan + child fiber + bulkhead.run")
+  const ns = (name: string) => results.find((r) => r.name === name)?.ns
   const lines: Array<string> = []
-  if (all?.baseline !== undefined) {
-    lines.push(`budget: every feature costs ${formatRatio(all.ns / all.baseline)} the baseline's (target at most 1.5x)`)
-  }
+  const bulkhead = ns("provider: bulkhead")
+  const span = ns("useSpan + bulkhead.run")
   if (bulkhead !== undefined && span !== undefined) {
     lines.push(
-      `budget: a bulkhead only costs ${formatRatio(bulkhead.ns / span.ns)} useSpan + bulkhead.run (target at most 1.2x)`
+      `budget: a bulkhead only costs ${formatRatio(bulkhead / span)} useSpan + bulkhead.run (target at most 1.5x)`
     )
   }
-  if (bulkhead !== undefined && floor !== undefined) {
+  const ladder: ReadonlyArray<readonly [string, string, string, string]> = [
+    ["the limiter", "+ limiter", "provider: bulkhead", "naive: + limiter.take"],
+    ["the attempt budget", "+ attemptTimeout", "+ limiter", "naive: + timeoutFail (attempt)"],
+    ["the total budget", "+ totalTimeout", "+ attemptTimeout", "naive: + timeoutFail (total)"],
+    ["retries", "+ retry", "+ totalTimeout", "naive: + Effect.retry"]
+  ]
+  const naiveBefore: Record<string, string> = {
+    "naive: + limiter.take": "withSpan + bulkhead.run",
+    "naive: + timeoutFail (attempt)": "naive: + limiter.take",
+    "naive: + timeoutFail (total)": "naive: + timeoutFail (attempt)",
+    "naive: + Effect.retry": "naive: + timeoutFail (total)"
+  }
+  for (const [feature, row, before, naiveRow] of ladder) {
+    const [a, b, c, d] = [ns(row), ns(before), ns(naiveRow), ns(naiveBefore[naiveRow])]
+    if (a === undefined || b === undefined || c === undefined || d === undefined) continue
     lines.push(
-      `a bulkhead only costs ${formatRatio(bulkhead.ns / floor.ns)} its mandated parts: the span as the parent of ` +
-        `the call's spans and the attempt in a child fiber the provider can end (withSpan + child fiber + bulkhead.run)`
+      `budget: ${feature} adds ${formatNs(a - b)} per call to a provider; Effect's own combinator for it adds ${
+        formatNs(c - d)
+      } to the naive composition (target: at most as much)`
     )
   }
-  const parent = row("withSpan + bulkhead.run")
-  if (all?.baseline !== undefined && span !== undefined && parent !== undefined && floor !== undefined) {
-    // the baseline made its span and joined its fiber's refs by hand: what those two public-API
-    // parts cost over useSpan is the share of the gap that only internals could win back
-    const gap = all.ns - all.baseline
-    const parts = floor.ns - span.ns
+  const breaker = ns("+ circuit breaker")
+  const retry = ns("+ retry")
+  if (breaker !== undefined && retry !== undefined) {
+    lines.push(`the circuit breaker adds ${formatNs(breaker - retry)} per call (Effect has no combinator for it)`)
+  }
+  const all = ns("+ circuit breaker")
+  const naiveAll = ns("naive: + Effect.retry")
+  if (all !== undefined && naiveAll !== undefined) {
     lines.push(
-      `every feature costs ${formatNs(gap)} more than the baseline per call; the two public-API parts the ` +
-        `baseline made by hand cost ${formatNs(parts)} over useSpan + bulkhead.run (${
-          formatNs(parent.ns - span.ns)
-        } for the span as the parent of the call's spans, Effect.withParentSpan; ${
-          formatNs(floor.ns - parent.ns)
-        } for the child fiber, Effect.fork + Fiber.await + Fiber.inheritAll): ${
-          Math.round(100 * Math.min(1, parts / gap))
-        } % of the gap`
+      `budget: every feature costs ${
+        formatRatio(all / naiveAll)
+      } the naive composition of all but the breaker (target at most 1.0x)`
     )
   }
   return lines
@@ -339,10 +356,11 @@ const main = async (): Promise<void> => {
             `every provider has a bulkhead of ${IN_FLIGHT} permits; each row adds one feature to the row above: a ` +
             "limiter of 10⁹ per second (never binds), an attempt timeout of 10 s, a total timeout of 30 s, 3 attempts " +
             "(never retried: the call succeeds), a circuit breaker (never opens)",
-            "each provider call runs inside the span Provider.call (Effect's default tracer, no exporter); " +
-            "\"useSpan + bulkhead.run\" is Effect.useSpan(name, { captureStackTrace: false }, () => bulkhead.run(e)); " +
-            "\"naive\" is the same parts as the breaker row but the breaker, composed with Effect.timeoutFail " +
-            "(attempt, then total), Effect.retry({ times: 2 }) and Effect.withSpan"
+            "each provider call runs inside the span Provider.call (Effect's default tracer, no exporter), the " +
+            "parent of the call's spans; \"useSpan + bulkhead.run\" is Effect.useSpan(name, { captureStackTrace: " +
+            "false }, () => bulkhead.run(e)), which sets no parent; the \"naive\" rows add, one per row as the " +
+            "provider rows do, Effect's own combinators to Effect.withSpan + bulkhead.run: limiter.take, " +
+            "Effect.timeoutFail on the call, Effect.timeoutFail over the retries, Effect.retry({ times: 2 })"
           ]
           : [
             `Effect.forEach with concurrency ${IN_FLIGHT}; the bulkhead has ${IN_FLIGHT} permits, so nobody queues`,

@@ -39,9 +39,7 @@ export const TypeId: unique symbol = internal.TypeId
  */
 export type TypeId = typeof TypeId
 
-// ---------------------------------------------------------------------------------------------
 // models
-// ---------------------------------------------------------------------------------------------
 
 /**
  * One provider. `Err` is the union of the refusals this provider can produce; with literal
@@ -72,9 +70,7 @@ export interface Provider<out Err = ProviderError> {
   readonly stats: Effect.Effect<ProviderStats.Stats>
 }
 
-// ---------------------------------------------------------------------------------------------
 // options: declared in the module `ProviderOptions`, re-exported under the same names
-// ---------------------------------------------------------------------------------------------
 
 /**
  * The options of a provider and of a call: see the module `ProviderOptions`.
@@ -104,9 +100,7 @@ export type {
  */
 export type { Outcome, PhaseSummary, Stats, Verdict } from "./ProviderStats.js"
 
-// ---------------------------------------------------------------------------------------------
 // errors: declared in the module `ProviderError`, re-exported so that one import gives them all
-// ---------------------------------------------------------------------------------------------
 
 /**
  * Every refusal of a provider, its bulkhead's and its limiter's, as classes (`Effect.catchTag`,
@@ -172,9 +166,7 @@ export type RetryableTypeId = typeof RetryableTypeId
  */
 export const isRetryable: (error: unknown) => boolean = options.isRetryable
 
-// ---------------------------------------------------------------------------------------------
 // type-level: which errors the options can produce
-// ---------------------------------------------------------------------------------------------
 
 /**
  * Whether the options configure `K`: true when the key may hold a value other than `undefined`
@@ -237,9 +229,7 @@ export type RequirementsOf<O> = "rateLimiter" extends keyof O
   ? [O["rateLimiter"]] extends [RateLimiter.RateLimiter | undefined] ? never : RateLimiterStore.RateLimiterStore
   : never
 
-// ---------------------------------------------------------------------------------------------
 // constructors
-// ---------------------------------------------------------------------------------------------
 
 /**
  * Creates a provider in the current scope. Closing the scope shuts it down: new calls fail with
@@ -303,9 +293,7 @@ export const withProvider: {
  */
 export const verdict: (input: ProviderStats.VerdictInput) => ProviderStats.Verdict = ProviderStats.verdict
 
-// ---------------------------------------------------------------------------------------------
 // services and layers
-// ---------------------------------------------------------------------------------------------
 
 /**
  * A service tag for one provider, with its layers: one tag per upstream, since one tag holds one
@@ -370,21 +358,17 @@ export const layerConfig: <I>(
 ) => Layer.Layer<I, ConfigError.ConfigError, RateLimiterStore.RateLimiterStore> = internal.layerConfig
 
 /**
- * The settings as `Config`: the bulkhead under `BULKHEAD` (`BULKHEAD_PERMITS`, ...), an optional
- * limiter under `RATE_LIMIT` (`RATE_LIMIT_LIMIT`, `RATE_LIMIT_WINDOW`, ...), `ATTEMPT_TIMEOUT`,
+ * The settings as `Config`: `BULKHEAD_*`, an optional `RATE_LIMIT_*`, `ATTEMPT_TIMEOUT`,
  * `TOTAL_TIMEOUT`, `MAX_ATTEMPTS` with its optional `RETRY_BACKOFF_*` and `RETRY_BUDGET*` keys,
- * `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`, `GRACE_PERIOD`. A section set in part is a
- * `ConfigError` naming the missing key; a negative duration one naming the value. Predicates (`isRetryable`, `isUpstreamError`, ...) are not configuration: add
- * them with `Config.map`.
+ * `CIRCUIT_CONSECUTIVE_FAILURES`, `CIRCUIT_OPEN_FOR`, `GRACE_PERIOD`. A section set in part, or a
+ * negative duration, is a `ConfigError` naming the key; predicates are added with `Config.map`.
  *
  * @since 0.1.0
  * @category config
  */
 export const config: Config.Config<Settings> = internalConfig.config
 
-// ---------------------------------------------------------------------------------------------
 // metrics
-// ---------------------------------------------------------------------------------------------
 
 /**
  * `sluice_call_seconds`: the time of each attempt's call (permit held, after the limiter),

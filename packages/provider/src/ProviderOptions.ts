@@ -9,6 +9,8 @@ import type { Bulkhead } from "@sluice/bulkhead"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import type * as Duration from "effect/Duration"
 import type * as Exit from "effect/Exit"
+import type * as CircuitBreakerModule from "./CircuitBreaker.js"
+import type * as RetryBudgetModule from "./RetryBudget.js"
 
 /**
  * Exponential backoff between attempts: `initial × factor^(retry - 1)`, at most `max`, then
@@ -58,8 +60,11 @@ export interface RetryOptions {
    * `TotalTimeout` and `ProviderClosed` are never retried, whatever the predicate says.
    */
   readonly isRetryable?: ((error: unknown) => boolean) | undefined
-  /** The retry budget; `false` turns it off (then `RetryBudgetExhausted` is not in the type). Default on. */
-  readonly budget?: RetryBudget | false | undefined
+  /**
+   * The retry budget, its settings or one made by `RetryBudget.make` (shared with whatever else
+   * uses it); `false` turns it off (then `RetryBudgetExhausted` is not in the type). Default on.
+   */
+  readonly budget?: RetryBudget | RetryBudgetModule.RetryBudget | false | undefined
 }
 
 /**
@@ -110,7 +115,8 @@ export interface Options {
   /** The budget of the whole operation, waits, attempts and backoff included: `TotalTimeout` (shorter than `attemptTimeout`, it cuts the attempt). */
   readonly totalTimeout?: Duration.DurationInput | undefined
   readonly retry?: RetryOptions | undefined
-  readonly circuitBreaker?: CircuitBreakerOptions | undefined
+  /** The breaker's settings, or one made by `CircuitBreaker.make` (shared with whatever else uses it). */
+  readonly circuitBreaker?: CircuitBreakerOptions | CircuitBreakerModule.CircuitBreaker | undefined
   /** How long in-flight calls may run on when the provider's scope closes (`Infinity`: as long as they take). Default 10 s. */
   readonly gracePeriod?: Duration.DurationInput | undefined
   /** Which failures of the call are upstream signals (429s, 5xx) for the verdict. Default: none. */

@@ -1,4 +1,13 @@
 /**
+ * A circuit breaker on its own, around any effect: after enough failures it opens and fails calls
+ * at once with `CircuitOpen`, then lets one probe through; the probe's success closes it. A
+ * provider builds one from its `circuitBreaker` option, or takes one given here.
+ *
+ * @since 0.3.0
+ */
+export * as CircuitBreaker from "./CircuitBreaker.js"
+
+/**
  * A provider is everything sluice puts around the calls to one upstream: a bulkhead (how many
  * calls are in flight), a rate limiter (how many start per window), four budgets (permit wait,
  * limiter wait, one attempt, the total), retries with a retry budget, a circuit breaker, a
@@ -37,6 +46,16 @@ export * as ProviderOptions from "./ProviderOptions.js"
  * @since 0.1.0
  */
 export * as ProviderStats from "./ProviderStats.js"
+
+/**
+ * A retry budget on its own, around any effect: retries are allowed while the retries in a sliding
+ * window stay below `max(minRetries, ratio × first attempts)`, so that an upstream in trouble sees
+ * at most `ratio` extra calls instead of a retry storm. A provider builds one from its
+ * `retry.budget` option, or takes one given here; several effects may share one.
+ *
+ * @since 0.3.0
+ */
+export * as RetryBudget from "./RetryBudget.js"
 
 /**
  * How many permits a provider's bulkhead needs, from Little's law: to sustain `rate` calls per

@@ -1,22 +1,32 @@
 /** @internal */
+import { RateLimiter } from "@sluice/rate-limiter"
+import * as Cause from "effect/Cause"
+import type * as Clock from "effect/Clock"
+import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
+import * as Fiber from "effect/Fiber"
 import * as FiberRef from "effect/FiberRef"
+import * as FiberSet from "effect/FiberSet"
+import * as Predicate from "effect/Predicate"
+import * as Schedule from "effect/Schedule"
 import type * as Tracer from "effect/Tracer"
 import type * as Api from "../Provider.js"
-import { attempts } from "./attempts.js"
-import { unwrap } from "./callFailed.js"
+import * as ProviderError from "../ProviderError.js"
+import { attempt } from "./attempt.js"
+import { CallFailed, unwrap } from "./callFailed.js"
+import { guard, type Judgement } from "./circuitBreaker.js"
 import { outcomeOf } from "./metrics.js"
 import { type PerCall, perCall } from "./options.js"
-import { Call, type ProviderState } from "./state.js"
-import { interruptAttempt } from "./watchdog.js"
+import { Progress, type ProviderState } from "./providerState.js"
+import { refusal } from "./retryBudget.js"
 
 /**
- * `Provider.call`: the span, then the call's lifecycle. The caller runs the attempts; each attempt
- * (and each backoff) runs in a fiber of its own, a child of the caller's, so that the provider can
- * end it from outside (the attempt and total budgets, shutdown's grace period) while the caller
- * lives on and sees the provider's error. What a successful attempt set in its fiber refs passes
- * to the caller, as `Fiber.join` passes it.
+ * `Provider.call`, top to bottom: refused at once while the provider closes; the span (none with
+ * tracing off); the call counted in and out; its attempts, retried on a `Schedule`, run in a fiber
+ * of the provider's `FiberSet`, so that shutdown can end it after the grace period while the
+ * caller lives on and sees `ProviderClosed`.
  *
  * @internal
  */
@@ -25,17 +35,19 @@ export const call = <A, E, R>(
   self: Effect.Effect<A, E, R>,
   options: Api.CallOptions | undefined
 ): Effect.Effect<A, unknown, R> =>
-  Effect.suspend(() => {
+  Effect.withFiberRuntime((fiber) => {
+    if (provider.closing) {
+      provider.count("closed")
+      return Effect.fail(provider.closed("closing"))
+    }
     const settings = perCall(provider.resolved, provider.defaults, options)
-    // with tracing off a span would be a no-op that nothing can reach: none is made
-    return Effect.flatMap(FiberRef.get(FiberRef.currentTracerEnabled), (traced) =>
-      traced
-        ? Effect.useSpan(
-          "Provider.call",
-          provider.spanOptions,
-          (span) => Effect.withParentSpan(lifecycle(provider, self, settings, span), span)
-        )
-        : lifecycle(provider, self, settings, undefined))
+    return fiber.getFiberRef(FiberRef.currentTracerEnabled)
+      ? Effect.useSpan(
+        "Provider.call",
+        provider.spanOptions,
+        (span) => Effect.withParentSpan(lifecycle(provider, self, settings, span), span)
+      )
+      : lifecycle(provider, self, settings, undefined)
   })
 
 const lifecycle = <A, E, R>(
@@ -45,44 +57,165 @@ const lifecycle = <A, E, R>(
   span: Tracer.Span | undefined
 ): Effect.Effect<A, unknown, R> =>
   Effect.clockWith((clock) => {
-    if (provider.closing) {
-      provider.count("closed")
-      return Effect.fail(provider.closed("closing"))
-    }
     const now = clock.unsafeCurrentTimeMillis()
     const total = settings.totalTimeoutMillis
-    const call = new Call(now, total === undefined ? Infinity : now + total, settings, span)
-    const attemptBudget = settings.attemptTimeoutMillis
-    const watched = total !== undefined || (attemptBudget !== undefined && attemptBudget !== Infinity)
-    // registered, watched and counted with no interruption in between; only the waits for the
-    // call's fibers are interruptible (`restore`)
+    const progress = new Progress(now, total === undefined ? Infinity : now + total, settings)
+    const attempts = retried(provider, self, progress, clock)
+    // counted in, forked and watched with no interruption in between; only the wait is interruptible
     return Effect.uninterruptibleMask((restore) => {
       provider.inFlight++
-      provider.active.add(call)
-      if (watched) provider.watchdog.watch(call, now)
-      return attempts(provider, self, call, clock, restore).pipe(
-        Effect.onExit((exit) => Effect.sync(() => end(provider, call, exit))),
-        Effect.mapError(unwrap)
-      )
-    })
+      return Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
+        Effect.flatMap(
+          Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
+          (exit): Effect.Effect<A, unknown> => {
+            // what the call set in its fiber refs passes to the caller, as `Fiber.join` passes it
+            if (Exit.isSuccess(exit)) return Effect.as(Fiber.inheritAll(fiber), exit.value)
+            if (provider.graceElapsed && Cause.isInterruptedOnly(exit.cause)) {
+              return Effect.fail(provider.closed("grace-period-elapsed"))
+            }
+            return Effect.failCause(exit.cause)
+          }
+        )).pipe(Effect.onExit((exit) => Effect.sync(() => end(provider, progress, exit, span))))
+    }).pipe(Effect.mapError(unwrap))
   })
 
-const end = (provider: ProviderState, call: Call, exit: Exit.Exit<unknown, unknown>): void => {
-  provider.finish(call, outcomeOf(exit))
+const end = (
+  provider: ProviderState,
+  progress: Progress,
+  exit: Exit.Exit<unknown, unknown>,
+  span: Tracer.Span | undefined
+): void => {
+  provider.finish(progress, outcomeOf(exit), span)
   // as `Effect.withSpan` records it, without capturing a stack trace on every call
-  if (Exit.isFailure(exit) && call.span !== undefined) {
-    call.span.attribute("code.stacktrace", provider.spanTrace())
-  }
+  if (Exit.isFailure(exit) && span !== undefined) span.attribute("code.stacktrace", provider.spanTrace())
 }
 
 /**
- * Ends a call from outside (shutdown): the fiber of its attempt or backoff is interrupted, and
- * the caller gets `error` once that fiber has ended.
- *
- * @internal
+ * The attempts: one, or as many as the provider's backoff `Schedule` (exponential, capped,
+ * jittered) allows while the error is retried, attempts are left, and the backoff ends within the
+ * total budget; one that would not fails with `TotalTimeout` at once. The schedule is driven as
+ * `Effect.retry` drives it, but only once an attempt has failed: a call that succeeds at once
+ * pays nothing for it.
  */
-export const endFromOutside = (call: Call, error: unknown): Effect.Effect<void> => {
-  if (call.done || call.ending !== undefined) return Effect.void
-  call.ending = Exit.fail(error)
-  return interruptAttempt(call)
+const retried = <A, E, R>(
+  provider: ProviderState,
+  self: Effect.Effect<A, E, R>,
+  progress: Progress,
+  clock: Clock.Clock
+): Effect.Effect<A, unknown, R> => {
+  const once = guarded(provider, self, progress, clock)
+  const maxAttempts = progress.settings.maxAttempts
+  if (maxAttempts === 1) return once
+  const retry = (driver: Schedule.ScheduleDriver<unknown, unknown>, error: unknown): Effect.Effect<A, unknown, R> =>
+    Effect.matchEffect(driver.next(error), {
+      onFailure: () =>
+        Effect.fail(
+          progress.backoffPastDeadline
+            ? provider.totalTimeout(progress, clock.unsafeCurrentTimeMillis(), "backoff")
+            : error
+        ),
+      onSuccess: () => Effect.catchAll(once, (next) => retry(driver, next))
+    })
+  return Effect.catchAll(
+    once,
+    (error) =>
+      Effect.flatMap(Schedule.driver(backoff(provider, progress, clock, maxAttempts)), (driver) => retry(driver, error))
+  )
+}
+
+const backoff = (
+  provider: ProviderState,
+  progress: Progress,
+  clock: Clock.Clock,
+  maxAttempts: number
+): Schedule.Schedule<unknown, unknown> => {
+  const { factor, initialMillis, jitter, maxMillis } = provider.resolved.backoff
+  const max = Duration.millis(maxMillis)
+  const capped = Schedule.exponential(Duration.millis(initialMillis), factor).pipe(
+    Schedule.modifyDelay((_, delay) => Duration.min(delay, max))
+  )
+  const jittered = jitter === 0 ? capped : Schedule.jitteredWith(capped, { min: 1 - jitter, max: 1 })
+  return jittered.pipe(
+    Schedule.intersect(Schedule.recurs(maxAttempts - 1)),
+    Schedule.delays,
+    Schedule.check((error: unknown, delay: Duration.Duration) => {
+      if (!isRetried(provider, error)) return false
+      const now = clock.unsafeCurrentTimeMillis()
+      // the attempt and the total ended at the same instant: the attempt's error stands
+      if (now >= progress.deadline) return false
+      if (now + Duration.toMillis(delay) >= progress.deadline) {
+        progress.backoffPastDeadline = true
+        return false
+      }
+      progress.phase = "backoff"
+      return true
+    })
+  )
+}
+
+/** Refusals that a retry could only repeat, whatever the predicate says. */
+const neverRetried = new Set(["BulkheadFull", "CircuitOpen", "RetryBudgetExhausted", "TotalTimeout", "ProviderClosed"])
+
+const isRetried = (provider: ProviderState, error: unknown): boolean => {
+  if (error instanceof CallFailed) return provider.resolved.isRetryable(error.error)
+  if (Predicate.hasProperty(error, "_tag") && typeof error._tag === "string" && neverRetried.has(error._tag)) {
+    return false
+  }
+  return provider.resolved.isRetryable(error)
+}
+
+/**
+ * One attempt behind the policies: a retry first asks the retry budget, then every attempt the
+ * circuit breaker, which learns how it ended (only the call's own failures and `CallTimeout`
+ * count against it).
+ */
+const guarded = <A, E, R>(
+  provider: ProviderState,
+  self: Effect.Effect<A, E, R>,
+  progress: Progress,
+  clock: Clock.Clock
+): Effect.Effect<A, unknown, R> => {
+  const { breaker, budget } = provider
+  const run = Effect.suspend(() => {
+    const n = progress.attempt + 1
+    if (budget !== undefined) {
+      const now = clock.unsafeCurrentTimeMillis()
+      if (n === 1) budget.recordFirst(now)
+      else budget.recordRetry(now)
+    }
+    progress.attempt = n
+    provider.attempts++
+    return Effect.tapError(attempt(provider, self, progress, clock), (error) => failed(provider, progress, error))
+  })
+  const admitted = breaker === undefined ? run : guard(breaker, provider.name, run, (exit) => judge(provider, exit))
+  if (budget === undefined) return admitted
+  return Effect.suspend(() => {
+    progress.phase = "circuit"
+    const n = progress.attempt + 1
+    if (n === 1) return admitted
+    const refused = refusal(budget, provider.name, n, progress.lastError, clock.unsafeCurrentTimeMillis())
+    return refused === undefined ? admitted : Effect.fail(refused)
+  })
+}
+
+/** A failed attempt: its error kept for the retry budget's refusal, and counted for the verdict. */
+const failed = (provider: ProviderState, progress: Progress, error: unknown): Effect.Effect<void> =>
+  Effect.sync(() => {
+    progress.lastError = unwrap(error)
+    if (error instanceof CallFailed && provider.resolved.isUpstream(error.error)) provider.upstreamErrors++
+    if (RateLimiter.isRateLimiterError(error) && error._tag === "RateLimiterStoreError") provider.storeErrors++
+  })
+
+/** What an attempt's ending tells the circuit: only the call's own failures and `CallTimeout` count. */
+const judge = (provider: ProviderState, exit: Exit.Exit<unknown, unknown>): Judgement => {
+  if (Exit.isSuccess(exit)) return "success"
+  // an interruption proves nothing; a defect of the call counts against the circuit
+  if (Cause.isInterruptedOnly(exit.cause)) return "neutral"
+  const failure = Cause.failureOrCause(exit.cause)
+  if (Either.isRight(failure)) return "failure"
+  const error = failure.left
+  if (error instanceof CallFailed) return provider.resolved.isFailure(error.error) ? "failure" : "success"
+  if (error instanceof ProviderError.CallTimeout) return "failure"
+  // refused before reaching the upstream, or ended by the total budget: the circuit learns nothing
+  return "neutral"
 }

@@ -1,4 +1,8 @@
 /** @internal */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import type * as Exit from "effect/Exit"
+import * as ProviderError from "../ProviderError.js"
 
 /**
  * The breaker's state machine, synchronous (one JavaScript thread, so each step is atomic). Times
@@ -116,6 +120,11 @@ export class CircuitBreaker {
     }
   }
 
+  /** The failures counted towards opening: consecutive, and over the ratio window. */
+  get counts(): { readonly consecutive: number; readonly calls: number; readonly failures: number } {
+    return { consecutive: this.consecutive, calls: this.filled, failures: this.failuresInWindow }
+  }
+
   /** The call ended without reaching the upstream (refused, or interrupted): it proves nothing. */
   onNeutral(probe: boolean): void {
     if (probe) this.probing = false
@@ -155,3 +164,50 @@ export class CircuitBreaker {
     this.onChange(state)
   }
 }
+
+/**
+ * How an effect run through a breaker ended, for the circuit: a success closes a half-open one, a
+ * failure counts towards opening it, a neutral ending (an interruption, a refusal before the
+ * upstream was reached) proves nothing.
+ *
+ * @internal
+ */
+export type Judgement = "success" | "failure" | "neutral"
+
+/**
+ * Runs `self` if the breaker admits it, else fails at once with `CircuitOpen` naming `name`; the
+ * breaker learns how `self` ended as `judge` reads its exit. Admission and the watch on the exit
+ * are taken with no interruption in between, so that a probe never stays in flight for good.
+ *
+ * @internal
+ */
+export const guard = <A, E, R>(
+  breaker: CircuitBreaker,
+  name: string,
+  self: Effect.Effect<A, E, R>,
+  judge: (exit: Exit.Exit<A, E>) => Judgement
+): Effect.Effect<A, E | ProviderError.CircuitOpen, R> =>
+  Effect.clockWith((clock) =>
+    Effect.uninterruptibleMask((restore): Effect.Effect<A, E | ProviderError.CircuitOpen, R> => {
+      const admission = breaker.admit(clock.unsafeCurrentTimeMillis())
+      if (admission._tag === "Refuse") {
+        return Effect.fail(
+          new ProviderError.CircuitOpen({
+            provider: name,
+            state: admission.state,
+            failures: admission.failures,
+            openedFor: Duration.millis(admission.openedForMillis),
+            retryAfter: Duration.millis(admission.retryAfterMillis)
+          })
+        )
+      }
+      const probe = admission.probe
+      return Effect.onExit(restore(self), (exit) =>
+        Effect.sync(() => {
+          const verdict = judge(exit)
+          if (verdict === "success") breaker.onSuccess(probe)
+          else if (verdict === "failure") breaker.onFailure(probe, clock.unsafeCurrentTimeMillis())
+          else breaker.onNeutral(probe)
+        }))
+    })
+  )

@@ -8,7 +8,7 @@ import * as Schema from "effect/Schema"
 import type * as Api from "../Provider.js"
 import * as ProviderError from "../ProviderError.js"
 import type { BreakerSettings } from "./circuitBreaker.js"
-import { RetryBudget } from "./retryBudget.js"
+import type { RetryBudgetSettings } from "./retryBudget.js"
 
 /** @internal */
 export const RetryableTypeId: Api.RetryableTypeId = Symbol.for("@sluice/provider/Retryable") as Api.RetryableTypeId
@@ -22,8 +22,8 @@ export const isRetryable = (error: unknown): boolean =>
   (error instanceof ProviderError.CallTimeout) ||
   (Predicate.hasProperty(error, RetryableTypeId) && error[RetryableTypeId] === true)
 
-const illegal = (name: string, message: string): Cause.IllegalArgumentException =>
-  new Cause.IllegalArgumentException(`${OptionSchema.owner("provider", name)}: ${message}`)
+const illegal = (name: string, message: string, kind = "provider"): Cause.IllegalArgumentException =>
+  new Cause.IllegalArgumentException(`${OptionSchema.owner(kind, name)}: ${message}`)
 
 /** A budget or a window: 0 would mean "no time at all", a mistake; infinity is "no bound". */
 export const Timeout = OptionSchema.duration({ zero: false, infinite: true })
@@ -33,6 +33,24 @@ export const Count = OptionSchema.integer({ min: 1 })
 export const Fraction = OptionSchema.number({ min: 0, max: 1 })
 export const Factor = OptionSchema.number({ min: 1 })
 export const MinRetries = OptionSchema.integer({ min: 0 })
+
+/** The circuit breaker's options, checked alike in a provider and in `CircuitBreaker.make`. */
+const BreakerChecked = Schema.Struct({
+  consecutiveFailures: Schema.optional(Count),
+  failureRatio: Schema.optional(Schema.Struct({
+    ratio: Schema.optional(OptionSchema.number({ greaterThan: 0, max: 1 })),
+    window: Schema.optional(Count),
+    minimumCalls: Schema.optional(Count)
+  })),
+  openFor: Schema.optional(Timeout)
+})
+
+/** The retry budget's options, checked alike in a provider and in `RetryBudget.make`. */
+const BudgetChecked = Schema.Struct({
+  ratio: Schema.optional(Fraction),
+  minRetries: Schema.optional(MinRetries),
+  window: Schema.optional(Timeout)
+})
 
 /**
  * The options a provider checks, declared once: `resolve` decodes them, and `Provider.config`
@@ -50,24 +68,9 @@ const Checked = Schema.Struct({
       factor: Schema.optional(Factor),
       jitter: Schema.optional(Fraction)
     })),
-    budget: Schema.optional(Schema.Union(
-      Schema.Literal(false),
-      Schema.Struct({
-        ratio: Schema.optional(Fraction),
-        minRetries: Schema.optional(MinRetries),
-        window: Schema.optional(Timeout)
-      })
-    ))
+    budget: Schema.optional(Schema.Union(Schema.Literal(false), BudgetChecked))
   })),
-  circuitBreaker: Schema.optional(Schema.Struct({
-    consecutiveFailures: Schema.optional(Count),
-    failureRatio: Schema.optional(Schema.Struct({
-      ratio: Schema.optional(OptionSchema.number({ greaterThan: 0, max: 1 })),
-      window: Schema.optional(Count),
-      minimumCalls: Schema.optional(Count)
-    })),
-    openFor: Schema.optional(Timeout)
-  })),
+  circuitBreaker: Schema.optional(BreakerChecked),
   gracePeriod: Schema.optional(Wait),
   sampleSize: Schema.optional(Count)
 })
@@ -87,6 +90,66 @@ const millis = (d: Duration.Duration | undefined, fallback: number): number =>
 const optionalMillis = (d: Duration.Duration | undefined): number | undefined =>
   d === undefined ? undefined : Duration.toMillis(d)
 
+const breakerSettings = (
+  cb: Schema.Schema.Type<typeof BreakerChecked>,
+  kind: string,
+  name: string,
+  prefix: string
+): BreakerSettings => {
+  const ratio = cb.failureRatio
+  const window = ratio === undefined ? 0 : ratio.window ?? 1
+  const settings: BreakerSettings = {
+    consecutiveFailures: cb.consecutiveFailures ?? (ratio === undefined ? 5 : undefined),
+    ratio: ratio === undefined ? undefined : ratio.ratio ?? 0.5,
+    window,
+    minimumCalls: ratio === undefined ? 0 : ratio.minimumCalls ?? window,
+    openForMillis: millis(cb.openFor, 30_000)
+  }
+  if (settings.minimumCalls > window && ratio !== undefined) {
+    throw illegal(
+      name,
+      `${prefix}failureRatio.minimumCalls must be ≤ window (${window}), got ${settings.minimumCalls}`,
+      kind
+    )
+  }
+  return settings
+}
+
+const budgetSettings = (options: Schema.Schema.Type<typeof BudgetChecked>): RetryBudgetSettings => ({
+  ratio: options.ratio ?? 0.1,
+  minRetries: options.minRetries ?? 3,
+  windowMillis: millis(options.window, 10_000)
+})
+
+/** A name checked as a provider checks its own. */
+const checkName = (kind: string, name: unknown): string => {
+  if (typeof name !== "string" || name.length === 0) {
+    throw new Cause.IllegalArgumentException(`a ${kind} needs a non-empty name, got ${OptionSchema.show(name)}`)
+  }
+  return name
+}
+
+/**
+ * A standalone circuit breaker's options, checked: a defect naming it and the value otherwise.
+ *
+ * @internal
+ */
+export const resolveBreaker = (options: { readonly name: string }): BreakerSettings => {
+  const name = checkName("circuit breaker", options.name)
+  const checked = OptionSchema.decodeSync(BreakerChecked, OptionSchema.owner("circuit breaker", name))(options)
+  return breakerSettings(checked, "circuit breaker", name, "")
+}
+
+/**
+ * A standalone retry budget's options, checked.
+ *
+ * @internal
+ */
+export const resolveBudget = (options: { readonly name: string }): RetryBudgetSettings => {
+  const name = checkName("retry budget", options.name)
+  return budgetSettings(OptionSchema.decodeSync(BudgetChecked, OptionSchema.owner("retry budget", name))(options))
+}
+
 export interface BackoffPolicy {
   readonly initialMillis: number
   readonly maxMillis: number
@@ -101,7 +164,7 @@ export interface Resolved {
   readonly maxAttempts: number
   readonly backoff: BackoffPolicy
   readonly isRetryable: (error: unknown) => boolean
-  readonly budget: RetryBudget | undefined
+  readonly budget: RetryBudgetSettings | undefined
   readonly breaker: BreakerSettings | undefined
   readonly isFailure: (error: unknown) => boolean
   readonly gracePeriodMillis: number
@@ -127,24 +190,7 @@ export const resolve = (options: Api.Options): Resolved => {
   const initialMillis = millis(backoff?.initial, 100)
   const budgetOptions = retry === undefined || retry.budget === false ? undefined : retry.budget ?? {}
   const cb = checked.circuitBreaker
-  let breaker: Resolved["breaker"] = undefined
-  if (cb !== undefined) {
-    const ratio = cb.failureRatio
-    const window = ratio === undefined ? 0 : ratio.window ?? 1
-    breaker = {
-      consecutiveFailures: cb.consecutiveFailures ?? (ratio === undefined ? 5 : undefined),
-      ratio: ratio === undefined ? undefined : ratio.ratio ?? 0.5,
-      window,
-      minimumCalls: ratio === undefined ? 0 : ratio.minimumCalls ?? window,
-      openForMillis: millis(cb.openFor, 30_000)
-    }
-    if (breaker.minimumCalls > window && ratio !== undefined) {
-      throw illegal(
-        name,
-        `circuitBreaker.failureRatio.minimumCalls must be ≤ window (${window}), got ${breaker.minimumCalls}`
-      )
-    }
-  }
+  const breaker = cb === undefined ? undefined : breakerSettings(cb, "provider", name, "circuitBreaker.")
   return {
     name,
     attemptTimeoutMillis: optionalMillis(checked.attemptTimeout),
@@ -157,11 +203,7 @@ export const resolve = (options: Api.Options): Resolved => {
       jitter: backoff?.jitter ?? 0.2
     },
     isRetryable: options.retry?.isRetryable ?? isRetryable,
-    budget: budgetOptions === undefined ? undefined : new RetryBudget({
-      ratio: budgetOptions.ratio ?? 0.1,
-      minRetries: budgetOptions.minRetries ?? 3,
-      windowMillis: millis(budgetOptions.window, 10_000)
-    }),
+    budget: budgetOptions === undefined ? undefined : budgetSettings(budgetOptions),
     breaker,
     isFailure: options.circuitBreaker?.isFailure ?? yes,
     gracePeriodMillis: millis(checked.gracePeriod, 10_000),

@@ -6,15 +6,18 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as FiberSet from "effect/FiberSet"
 import { dual } from "effect/Function"
 import * as Layer from "effect/Layer"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
+import * as CircuitBreaker from "../CircuitBreaker.js"
 import type * as Api from "../Provider.js"
+import * as RetryBudget from "../RetryBudget.js"
 import { call } from "./call.js"
 import { resolve, type Resolved } from "./options.js"
+import { ProviderState } from "./providerState.js"
 import { shutdown } from "./shutdown.js"
-import { ProviderState } from "./state.js"
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/provider/Provider") as Api.TypeId
@@ -27,11 +30,7 @@ export const isProvider = (u: unknown): u is Api.Provider<unknown> => Predicate.
  * span, captured once per provider rather than on every call, and formatted only when read.
  */
 const callSite = (): () => string | undefined => {
-  const errorConstructor = Error as { stackTraceLimit?: number | undefined }
-  const limit = errorConstructor.stackTraceLimit
-  errorConstructor.stackTraceLimit = 3
   const error = new Error()
-  errorConstructor.stackTraceLimit = limit
   let cache: string | undefined | false = false
   return () => {
     if (cache === false) cache = error.stack?.split("\n")[3]?.trim()
@@ -55,15 +54,33 @@ export const make = (
       const bulkhead = Bulkhead.isBulkhead(given)
         ? given
         : yield* Bulkhead.make({ ...given, name: resolved.name })
-      // the bulkhead's own budget, whether it was given or built here: the watchdog steps aside for it
-      const permitWaitMillis = Duration.toMillis(bulkhead.maxWait)
       const settings = options.rateLimiter
       const limiter = settings === undefined || RateLimiter.isRateLimiter(settings)
         ? settings
         : yield* RateLimiter.make({ ...settings, name: resolved.name })
-      const state = new ProviderState(resolved, bulkhead, permitWaitMillis, limiter)
-      // forked before shutdown's finalizer is added, so it is interrupted after the calls drained
-      yield* Effect.forkScoped(Effect.interruptible(Effect.clockWith(state.watchdog.run)))
+      // a breaker or a budget given is used as it is, shared with whatever else uses it
+      const breakerGiven = options.circuitBreaker
+      const circuitBreaker = breakerGiven === undefined || CircuitBreaker.isCircuitBreaker(breakerGiven)
+        ? breakerGiven
+        : CircuitBreaker.unsafeMake({ ...breakerGiven, name: resolved.name })
+      const budgetGiven = options.retry?.budget
+      const budget = resolved.budget === undefined || budgetGiven === false
+        ? undefined
+        : RetryBudget.isRetryBudget(budgetGiven)
+        ? budgetGiven
+        : RetryBudget.unsafeMake({ ...budgetGiven, name: resolved.name })
+      // made before shutdown's finalizer is added, so that it is closed after the calls drained
+      const running = yield* FiberSet.make()
+      const state = new ProviderState(
+        resolved,
+        bulkhead,
+        Duration.toMillis(bulkhead.maxWait),
+        limiter,
+        circuitBreaker,
+        circuitBreaker === undefined ? undefined : CircuitBreaker.machineOf(circuitBreaker),
+        budget === undefined ? undefined : RetryBudget.machineOf(budget),
+        running
+      )
       // added after the limiter's own finalizers, so it runs first: calls drain while the limiter still works
       yield* Effect.addFinalizer(() => shutdown(state))
       let traced = false

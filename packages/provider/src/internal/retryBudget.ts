@@ -1,4 +1,7 @@
 /** @internal */
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as ProviderError from "../ProviderError.js"
 
 /**
  * How many slices the retry budget's window is cut into: the window slides one slice at a time,
@@ -67,3 +70,56 @@ export class RetryBudget {
     return { firsts, retries, allowed }
   }
 }
+
+/**
+ * The refusal of the retry numbered `attempt` (2 is the first retry) by `budget` at `now`, naming
+ * `name` and carrying the error it would have retried; `undefined` when the window affords it.
+ *
+ * @internal
+ */
+export const refusal = (
+  budget: RetryBudget,
+  name: string,
+  attempt: number,
+  lastError: unknown,
+  now: number
+): ProviderError.RetryBudgetExhausted | undefined => {
+  const window = budget.check(now)
+  if (window.retries < window.allowed) return undefined
+  return new ProviderError.RetryBudgetExhausted({
+    provider: name,
+    attempt,
+    retries: window.retries,
+    firstAttempts: window.firsts,
+    allowed: window.allowed,
+    window: Duration.millis(budget.settings.windowMillis),
+    lastError
+  })
+}
+
+/**
+ * The retry numbered `attempt` asks `budget`: spent and recorded, or refused.
+ *
+ * @internal
+ */
+export const spend = (
+  budget: RetryBudget,
+  name: string,
+  attempt: number,
+  lastError: unknown
+): Effect.Effect<void, ProviderError.RetryBudgetExhausted> =>
+  Effect.clockWith((clock) => {
+    const now = clock.unsafeCurrentTimeMillis()
+    const refused = refusal(budget, name, attempt, lastError, now)
+    if (refused !== undefined) return Effect.fail(refused)
+    budget.recordRetry(now)
+    return Effect.void
+  })
+
+/**
+ * A first attempt, counted in `budget`'s window.
+ *
+ * @internal
+ */
+export const first = (budget: RetryBudget): Effect.Effect<void> =>
+  Effect.clockWith((clock) => Effect.sync(() => budget.recordFirst(clock.unsafeCurrentTimeMillis())))

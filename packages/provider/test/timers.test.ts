@@ -4,8 +4,8 @@ import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Fiber, Supervisor, TestClock } from "effect"
 import { expectIdle, now, settle, uniqueName } from "./utils.js"
 
-/** One timer per provider watches every call's attempt and total budgets from outside (internal/watchdog.ts). */
-describe("watchdog: the budgets of every call, watched by one timer", () => {
+/** Each call's budgets run on its own clock: the attempt's from its call's start, the total's from the call's. */
+describe("the budgets of every call, each on its own instant", () => {
   it.scoped("an attempt budget counts from the call's start, not from the permit wait before it", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({ name: uniqueName("wd-permit"), bulkhead: { permits: 1 } })
@@ -14,7 +14,7 @@ describe("watchdog: the budgets of every call, watched by one timer", () => {
       yield* settle()
       const slow = yield* Effect.fork(Effect.flip(provider.call(Effect.never, { attemptTimeout: "1 second" })))
       yield* settle()
-      // the timer wakes at 1 s (the earliest the budget could end) and finds no call yet
+      // at 1 s the call has not started: its budget has not begun
       yield* TestClock.adjust("2500 millis")
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(holder)
@@ -53,7 +53,7 @@ describe("watchdog: the budgets of every call, watched by one timer", () => {
       yield* expectIdle(provider.bulkhead)
     }).pipe(Effect.provide(RateLimiterStore.layerMemory)))
 
-  it.scoped("the timer ends with its call: no fiber left after calls that complete at once", () =>
+  it.scoped("no fiber left after calls that complete at once", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({
         name: uniqueName("wd-done"),
@@ -68,7 +68,7 @@ describe("watchdog: the budgets of every call, watched by one timer", () => {
       assert.deepInclude((yield* provider.stats).outcomes, { success: 5, call_timeout: 0, total_timeout: 0 })
     }))
 
-  it.scoped("a later call with a shorter budget wakes the timer early; each call ends at its own instant", () =>
+  it.scoped("a later call with a shorter budget ends first; each call ends at its own instant", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({
         name: uniqueName("wd-early"),
@@ -84,7 +84,6 @@ describe("watchdog: the budgets of every call, watched by one timer", () => {
         )
       const long = yield* track("long")
       yield* settle()
-      // the timer sleeps until 10 s; this call's budget ends first
       const short = yield* track("short", { totalTimeout: "1 second" })
       const attempt = yield* track("attempt", { attemptTimeout: "2500 millis" })
       yield* settle()
@@ -95,7 +94,7 @@ describe("watchdog: the budgets of every call, watched by one timer", () => {
       yield* expectIdle(provider.bulkhead)
     }))
 
-  it.effect("the timer is the provider's own fiber: it goes with the provider's scope", () =>
+  it.effect("no fiber of the provider outlives its scope", () =>
     Effect.gen(function*() {
       const tracker = yield* Supervisor.track
       yield* Effect.scoped(Effect.gen(function*() {

@@ -1,74 +1,54 @@
 /** @internal */
 import type { Bulkhead } from "@sluice/bulkhead"
 import type { RateLimiter } from "@sluice/rate-limiter"
-import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import type * as Fiber from "effect/Fiber"
-import * as FiberId from "effect/FiberId"
+import type * as FiberSet from "effect/FiberSet"
 import type * as Tracer from "effect/Tracer"
+import type * as CircuitBreaker from "../CircuitBreaker.js"
 import * as ProviderError from "../ProviderError.js"
 import type { Settlement } from "../ProviderOptions.js"
 import type * as Api from "../ProviderStats.js"
-import { CircuitBreaker } from "./circuitBreaker.js"
-import {
-  circuitGauge,
-  circuitValue,
-  interruptedTotal,
-  Labels,
-  outcomeNames,
-  outcomesTotal,
-  recordOf
-} from "./metrics.js"
+import type * as internalBreaker from "./circuitBreaker.js"
+import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
+import type { RetryBudget } from "./retryBudget.js"
 import { DimensionUsage, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
-import { Watchdog } from "./watchdog.js"
 
 /**
- * One call in flight: where it is (read by its total budget's timer and by shutdown), and how the
- * provider ended it from outside, if it did.
+ * Where one call is, for its errors, its span and the interrupted-phase metric: written by the
+ * call's own steps only, read when it ends.
  *
  * @internal
  */
-export class Call {
-  // its place in the provider's watchdog (see `TimerHeap`)
-  at = Infinity
-  seq = 0
-  index = -1
-
+export class Progress {
   phase: ProviderError.Phase = "circuit"
   attempt = 0
-  /** When the own budget of the current phase ends (permit wait or attempt); `Infinity` without one. */
-  phaseDeadline = Infinity
-  /** The fiber of the current attempt (or backoff): a child of the caller's, ended from outside when due. */
-  fiber: Fiber.RuntimeFiber<unknown, unknown> | undefined = undefined
-  /** Set when the provider ends the call from outside (total budget, shutdown): what the caller sees. */
-  ending: Exit.Exit<never, unknown> | undefined = undefined
-  /** Set when the attempt's budget ends it from outside: what the attempt ends with. */
-  attemptEnding: Exit.Exit<never, unknown> | undefined = undefined
-  done = false
+  /** The last attempt's error, for the retry budget's refusal. */
+  lastError: unknown = undefined
+  /** Set when the next backoff would end past the total budget. */
+  backoffPastDeadline = false
 
   constructor(
     readonly startedAt: number,
     /** When the total budget ends; `Infinity` without one. */
     readonly deadline: number,
-    readonly perCall: PerCall,
-    /** The span `Provider.call`; none with tracing off. */
-    readonly span: Tracer.Span | undefined
+    readonly settings: PerCall
   ) {}
 }
 
 /**
- * What a provider holds: its parts, its counters, and its calls in flight.
+ * What a provider holds: its parts, the calls it runs (a `FiberSet` its scope owns), and the
+ * counters its stats read.
  *
  * @internal
  */
 export class ProviderState {
   readonly name: string
   readonly labels: Labels
-  readonly breaker: CircuitBreaker | undefined
+  readonly breaker: internalBreaker.CircuitBreaker | undefined
+  readonly budget: RetryBudget | undefined
   readonly defaults: PerCall
   readonly limiterMaxWaitMillis: number
   /** The rate of the limiter's shortest-window limit, per second. */
@@ -93,22 +73,25 @@ export class ProviderState {
   /** Units per dimension of recent starts, when the limiter names dimensions of its own. */
   readonly dimensions: DimensionUsage | undefined
 
-  // shutdown
+  // shutdown: no call admitted once closing; calls still running when the grace period ends are interrupted
   closing = false
-  readonly drained = Deferred.unsafeMake<void>(FiberId.none)
-  readonly active = new Set<Call>()
-  /** Every call's budgets, watched by one timer fiber the provider's scope owns. */
-  readonly watchdog: Watchdog = new Watchdog(this)
+  graceElapsed = false
 
   constructor(
     readonly resolved: Resolved,
     readonly bulkhead: Bulkhead.Bulkhead<unknown>,
-    /** The bulkhead's own permit wait, when the provider knows it (built from settings). */
+    /** The bulkhead's own permit wait. */
     readonly permitWaitMillis: number,
-    readonly limiter: RateLimiter.RateLimiter | undefined
+    readonly limiter: RateLimiter.RateLimiter | undefined,
+    readonly circuitBreaker: CircuitBreaker.CircuitBreaker | undefined,
+    breaker: internalBreaker.CircuitBreaker | undefined,
+    budget: RetryBudget | undefined,
+    readonly running: FiberSet.FiberSet<unknown, unknown>
   ) {
     this.name = resolved.name
     this.labels = new Labels(resolved.name)
+    this.breaker = breaker
+    this.budget = budget
     this.outcomes = recordOf(outcomeNames, () => 0)
     this.permitWait = new Samples(resolved.sampleSize)
     this.limiterWait = new Samples(resolved.sampleSize)
@@ -118,11 +101,6 @@ export class ProviderState {
     this.dimensions = named ? new DimensionUsage(limiter.dimensions, resolved.sampleSize) : undefined
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
-    this.breaker = resolved.breaker === undefined ? undefined : new CircuitBreaker(
-      resolved.breaker,
-      (state) => circuitGauge.unsafeUpdate(circuitValue[state], this.labels.name)
-    )
-    if (this.breaker !== undefined) circuitGauge.unsafeUpdate(0, this.labels.name)
     this.defaults = defaultsOf(resolved)
     this.gracePeriod = Duration.millis(resolved.gracePeriodMillis)
     this.spanOptions = { attributes: { "sluice.provider": resolved.name }, captureStackTrace: false }
@@ -149,28 +127,32 @@ export class ProviderState {
   }
 
   /** A call has left: counted once, as its caller saw it end. */
-  finish(call: Call, outcome: Api.Outcome): void {
-    call.done = true
-    this.active.delete(call)
-    this.watchdog.unwatch(call)
+  finish(progress: Progress, outcome: Api.Outcome, span: Tracer.Span | undefined): void {
     this.inFlight--
     this.count(outcome)
-    if (this.closing && this.inFlight === 0) Deferred.unsafeDone(this.drained, Exit.void)
-    if (outcome === "interrupted") interruptedTotal.unsafeUpdate(1, this.labels.phase[call.phase])
-    const span = call.span
+    if (outcome === "interrupted") interruptedTotal.unsafeUpdate(1, this.labels.phase[progress.phase])
     if (span === undefined) return
-    span.attribute("sluice.provider.attempts", call.attempt)
+    span.attribute("sluice.provider.attempts", progress.attempt)
     span.attribute("sluice.provider.outcome", outcome)
-    if (outcome === "interrupted") span.attribute("sluice.provider.interrupted_phase", call.phase)
+    if (outcome === "interrupted") span.attribute("sluice.provider.interrupted_phase", progress.phase)
   }
 
-  totalTimeout(call: Call, now: number, phase: ProviderError.Phase): ProviderError.TotalTimeout {
+  totalTimeout(progress: Progress, now: number, phase: ProviderError.Phase): ProviderError.TotalTimeout {
     return new ProviderError.TotalTimeout({
       provider: this.name,
-      timeout: Duration.millis(call.perCall.totalTimeoutMillis ?? Infinity),
-      elapsed: Duration.millis(now - call.startedAt),
-      attempts: call.attempt,
+      timeout: Duration.millis(progress.settings.totalTimeoutMillis ?? Infinity),
+      elapsed: Duration.millis(now - progress.startedAt),
+      attempts: progress.attempt,
       phase
+    })
+  }
+
+  callTimeout(progress: Progress): ProviderError.CallTimeout {
+    return new ProviderError.CallTimeout({
+      provider: this.name,
+      timeout: Duration.millis(progress.settings.attemptTimeoutMillis ?? Infinity),
+      attempt: progress.attempt,
+      maxAttempts: progress.settings.maxAttempts
     })
   }
 
