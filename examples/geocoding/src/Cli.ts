@@ -16,12 +16,12 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
-import { Gazetteer } from "./Gazetteer.js"
+import * as Tune from "../harness/Tune.js"
+import * as Child from "../stand-ins/Child.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
+import type * as StandIn from "../stand-ins/StandIn.js"
 import { type ProviderName, providerNames } from "./providers/Geocoder.js"
 import * as Run from "./Run.js"
-import * as Child from "./stand-ins/Child.js"
-import type * as StandIn from "./stand-ins/StandIn.js"
-import * as Tune from "./Tune.js"
 
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {
   override get message(): string {

@@ -19,17 +19,18 @@ import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Stream from "effect/Stream"
 import * as Net from "node:net"
+import * as Child from "../stand-ins/Child.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
+import * as Sample from "../stand-ins/Sample.js"
+import * as StandIn from "../stand-ins/StandIn.js"
+import * as StandIns from "../stand-ins/StandIns.js"
 import * as Calls from "./Calls.js"
-import { Gazetteer } from "./Gazetteer.js"
 import * as Input from "./Input.js"
 import * as Pipeline from "./Pipeline.js"
 import type { ProviderName, Settings } from "./providers/Geocoder.js"
 import * as Geocoders from "./providers/Geocoders.js"
 import * as Report from "./Report.js"
 import * as Scenario from "./Scenario.js"
-import * as Child from "./stand-ins/Child.js"
-import * as StandIn from "./stand-ins/StandIn.js"
-import * as StandIns from "./stand-ins/StandIns.js"
 
 export type PerProvider<A> = Partial<Record<ProviderName, A>>
 
@@ -99,10 +100,6 @@ export class ProviderUnreachable extends Data.TaggedError("ProviderUnreachable")
   }
 }
 
-/** The sample's shape: 5,000 rows over the 20,000 most populous places give ~2,900 distinct queries. */
-export const SAMPLE_PLACES = 20_000
-export const SAMPLE_SKEW = 0.9
-
 /** A TCP connect to the URL's host, within 3 s: a provider that cannot be reached fails the run by name. */
 const checkReachable = (provider: ProviderName, url: string) =>
   Effect.async<void, ProviderUnreachable>((resume) => {
@@ -129,7 +126,7 @@ const checkReachable = (provider: ProviderName, url: string) =>
   })
 
 /** The stand-in profile of a provider, as the run would use it. */
-export const profileOf = (name: ProviderName) => Scenario.standInProfiles[name]
+export const profileOf = (name: ProviderName) => StandIns.profiles[name]
 export const realMedian = (name: ProviderName) => Scenario.realEndpoints[name].medianMillis
 
 /** Stand-ins accept twice the client's permits: the client's bulkhead, not the server, is what binds. */
@@ -169,7 +166,7 @@ export const prepare = (config: Config) =>
         continue
       }
       const profile = {
-        ...Scenario.standInProfiles[name],
+        ...StandIns.profiles[name],
         ...(config.rates[name] === undefined ? {} : { rate: config.rates[name] }),
         ...(config.latencies[name] === undefined ? {} : { medianMillis: config.latencies[name] })
       }
@@ -264,7 +261,12 @@ export const batch = (settings: ReadonlyArray<Settings>, config: Config, batchCo
     // The built-in sample is drawn from the gazetteer: it is loaded (~0.5 s) before the batch's
     // clock starts, as a file would be opened, not while the providers wait for their first rows.
     const input: Stream.Stream<Input.Row, Input.InputError, FileSystem.FileSystem> = batchConfig.input === undefined
-      ? yield* Input.sample({ rows: batchConfig.rows, seed: config.seed, places: SAMPLE_PLACES, skew: SAMPLE_SKEW })
+      ? yield* Sample.sample({
+        rows: batchConfig.rows,
+        seed: config.seed,
+        places: Sample.SAMPLE_PLACES,
+        skew: Sample.SAMPLE_SKEW
+      })
       : Input.fromFile(batchConfig.input)
     const total = batchConfig.input === undefined ? batchConfig.rows : yield* Input.countRows(batchConfig.input)
     return yield* Pipeline.run({

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Gazetteer } from "../src/Gazetteer.js"
 import * as Run from "../src/Run.js"
 import * as Scenario from "../src/Scenario.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
 import { baseConfig } from "./utils.js"
 
 describe("burst", () => {

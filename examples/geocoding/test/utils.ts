@@ -5,7 +5,7 @@ import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
 import * as Run from "../src/Run.js"
-import type * as Child from "../src/stand-ins/Child.js"
+import type * as Child from "../stand-ins/Child.js"
 
 export const exampleDir = Path.join(import.meta.dirname, "..")
 

@@ -11,10 +11,10 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Gazetteer } from "./Gazetteer.js"
-import { clientRate, type ProviderName } from "./providers/Geocoder.js"
-import { table } from "./Report.js"
-import * as Run from "./Run.js"
+import { clientRate, type ProviderName } from "../src/providers/Geocoder.js"
+import { table } from "../src/Report.js"
+import * as Run from "../src/Run.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
 
 export interface Options {
   readonly provider: ProviderName
