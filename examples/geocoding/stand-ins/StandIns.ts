@@ -1,7 +1,7 @@
 /**
  * The stand-ins of a run, each on its own loopback port (one origin per provider, as with the real
  * services): their server options from a provider's profile, and their figures at the end. They are
- * started by `Run.prepare`, in this process or in a child (see Child.ts).
+ * started by `Offline.prepare` (harness/Offline.ts), in this process or in a child (see Child.ts).
  */
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
