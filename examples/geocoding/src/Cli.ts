@@ -16,12 +16,13 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Path from "node:path"
-import { Gazetteer } from "./Gazetteer.js"
+import * as Offline from "../harness/Offline.js"
+import * as Tune from "../harness/Tune.js"
+import * as Child from "../stand-ins/Child.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
+import type * as StandIn from "../stand-ins/StandIn.js"
 import { type ProviderName, providerNames } from "./providers/Geocoder.js"
 import * as Run from "./Run.js"
-import * as Child from "./stand-ins/Child.js"
-import type * as StandIn from "./stand-ins/StandIn.js"
-import * as Tune from "./Tune.js"
 
 export class UsageError extends Data.TaggedError("UsageError")<{ readonly reason: string }> {
   override get message(): string {
@@ -218,7 +219,7 @@ export const toConfig = (args: ProviderArgs) =>
         }
       }
     }
-    const config: Run.Config = {
+    const config: Offline.Config = {
       providers: known,
       rates: yield* perProvider("rate", args.rate, positive),
       latencies: yield* perProvider("latency", args.latency, positive),
@@ -254,7 +255,7 @@ const toBatch = (args: BatchArgs): Run.BatchConfig => ({
  * (see stand-ins/Child.ts and main.ts): a server sharing the client's event loop would count its
  * arrivals bunched by the client's stalls.
  */
-const withStandInsApart = (config: Run.Config): Run.Config => ({ ...config, standInsEntry: Child.thisEntry() })
+const withStandInsApart = (config: Offline.Config): Offline.Config => ({ ...config, standInsEntry: Child.thisEntry() })
 
 /** Whether two paths name one file: the same path, or (both existing) the same device and inode. */
 const sameFile = (a: string, b: string) =>
@@ -277,7 +278,7 @@ const runHandler = (args: ProviderArgs & BatchArgs) =>
       })
     }
     const config = yield* toConfig(args)
-    const { summary } = yield* Run.run(withStandInsApart(config), toBatch(args), { json: args.json })
+    const { summary } = yield* Offline.run(withStandInsApart(config), toBatch(args), { json: args.json })
     if (summary.failed > 0) {
       return yield* new Run.RowsFailed({ failed: summary.failed, rows: summary.rows, output: summary.output })
     }
@@ -294,11 +295,11 @@ const serve = Command.make("serve", {
   Effect.gen(function*() {
     const config = yield* toConfig(args)
     const ports = yield* perProvider("port", args.port, integer)
-    const { settings, standIns } = yield* Run.prepare({ ...config, urls: {}, ports })
+    const { settings, standIns } = yield* Offline.prepare({ ...config, urls: {}, ports })
     yield* Console.log(
       [
         "stand-in providers, until interrupted (Ctrl-C):",
-        Run.describeProviders(settings, standIns),
+        Offline.describeProviders(settings, standIns),
         "",
         "geocode against them from other processes, sharing the quotas through Redis:",
         `  pnpm start run ${settings.map((s) => `--url ${s.name}=${s.baseUrl}`).join(" ")} ${

@@ -1,6 +1,6 @@
 /**
  * The batch, as a stream of rows read line by line (never the whole file in memory): a CSV with an
- * `id` and a `query` column, a JSONL file of `{"id", "query"}`, or the built-in sample. A row that
+ * `id` and a `query` column, or a JSONL file of `{"id", "query"}`. A row that
  * does not parse is not dropped: it comes through as `Invalid`, with its line number, and is
  * written out as failed, and so is a line too long to be a row. A file that is not UTF-8 is refused,
  * naming its first line that is not.
@@ -14,7 +14,6 @@ import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
-import { Gazetteer, type SampleOptions } from "./Gazetteer.js"
 import * as Lines from "./Lines.js"
 
 export type Row =
@@ -184,26 +183,4 @@ export const fromFile = (path: string): Stream.Stream<Row, InputError, FileSyste
 export const countRows = (path: string) =>
   Stream.runCount(lines(path, () => undefined, () => undefined)).pipe(
     Effect.map((n) => (/\.csv$/i.test(path) ? Math.max(0, n - 1) : n))
-  )
-
-/**
- * Rows the sample draws at a time: the draw and the reader's pass over a chunk hold the event loop
- * without a break, and the first request must not wait for a large one (4,096 rows held it ~30 ms).
- */
-const SAMPLE_CHUNK_ROWS = 256
-
-/**
- * The built-in sample: real place names from the gazetteer, with the duplicates real batches have.
- * The places it draws from are loaded when this effect runs (~0.5 s), the rows as they are read.
- */
-export const sample = (options: SampleOptions): Effect.Effect<Stream.Stream<Row>, never, Gazetteer> =>
-  Effect.flatMap(
-    Gazetteer,
-    (gazetteer) =>
-      Effect.sync(() =>
-        Stream.fromIteratorSucceed(gazetteer.sample(options), SAMPLE_CHUNK_ROWS).pipe(
-          Stream.zipWithIndex,
-          Stream.map(([row, index]): Row => ({ _tag: "Query", line: index + 1, ...row }))
-        )
-      )
   )

@@ -1,8 +1,8 @@
 /**
- * One run of the geocoder, as the CLI's `run` (and `tune`, chunk by chunk) does it: the providers
- * are prepared (a stand-in started for each one without a URL, a URL checked for reachability),
- * their layers built once on the chosen rate-limiter store, the batch piped through, and the
- * report printed.
+ * One run of the geocoder: each provider at its base URL (checked for reachability, sized from its
+ * rate and median latency), their layers built once on the chosen rate-limiter store, the batch
+ * piped through, and the report rendered. The offline demo (harness/Offline.ts) serves the
+ * providers given no URL and draws the built-in sample; it passes them in through this module.
  */
 import * as FileSystem from "@effect/platform/FileSystem"
 import { RedisBulkhead } from "@sluice/bulkhead-redis"
@@ -12,24 +12,18 @@ import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import { RedisConnection } from "@sluice/redis"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
-import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Layer from "effect/Layer"
 import type * as Redacted from "effect/Redacted"
 import type * as Stream from "effect/Stream"
 import * as Net from "node:net"
 import * as Calls from "./Calls.js"
-import { Gazetteer } from "./Gazetteer.js"
 import * as Input from "./Input.js"
 import * as Pipeline from "./Pipeline.js"
 import type { ProviderName, Settings } from "./providers/Geocoder.js"
 import * as Geocoders from "./providers/Geocoders.js"
 import * as Report from "./Report.js"
 import * as Scenario from "./Scenario.js"
-import * as Child from "./stand-ins/Child.js"
-import * as StandIn from "./stand-ins/StandIn.js"
-import * as StandIns from "./stand-ins/StandIns.js"
 
 export type PerProvider<A> = Partial<Record<ProviderName, A>>
 
@@ -39,16 +33,12 @@ export interface Config {
   readonly rates: PerProvider<number>
   readonly latencies: PerProvider<number>
   readonly permits: PerProvider<number>
-  /** Providers reached at a URL (a real service, or stand-ins served elsewhere); the rest are started here. */
+  /** Base URL by provider: a real service, or stand-ins served elsewhere (the demo serves the rest). */
   readonly urls: PerProvider<string>
-  /** Stand-ins only: misbehaviour, and a quota per period (OpenCage's daily quota). */
-  readonly faults: PerProvider<StandIn.Faults>
-  readonly periodQuotas: PerProvider<number>
-  readonly quotaPeriod: Duration.DurationInput
   readonly margin: number
   /**
    * Starts allowed at the same instant, by provider (`--burst`); by default `Scenario.burstFor`:
-   * against a stand-in, from the client rate (and the stand-in admits the same), 1 against a real service.
+   * 1 against a real service; against a stand-in, from the client rate (and it admits the same).
    */
   readonly bursts: PerProvider<number>
   readonly headroom: number
@@ -56,14 +46,6 @@ export interface Config {
   readonly apiKey: Redacted.Redacted<string> | undefined
   readonly redis: string | undefined
   readonly seed: number
-  /** Stand-ins: fixed ports (default: free ports), and the concurrency they accept. */
-  readonly ports?: PerProvider<number> | undefined
-  readonly standInConcurrency?: number | undefined
-  /**
-   * The CLI's entry: when set, the stand-ins run in a child process started from it, out of this
-   * process's event loop (see stand-ins/Child.ts); when absent, in this process.
-   */
-  readonly standInsEntry?: Child.Entry | undefined
 }
 
 export interface BatchConfig {
@@ -99,12 +81,8 @@ export class ProviderUnreachable extends Data.TaggedError("ProviderUnreachable")
   }
 }
 
-/** The sample's shape: 5,000 rows over the 20,000 most populous places give ~2,900 distinct queries. */
-export const SAMPLE_PLACES = 20_000
-export const SAMPLE_SKEW = 0.9
-
 /** A TCP connect to the URL's host, within 3 s: a provider that cannot be reached fails the run by name. */
-const checkReachable = (provider: ProviderName, url: string) =>
+export const checkReachable = (provider: ProviderName, url: string) =>
   Effect.async<void, ProviderUnreachable>((resume) => {
     let parsed: URL
     try {
@@ -126,85 +104,6 @@ const checkReachable = (provider: ProviderName, url: string) =>
     )
     socket.once("connect", () => done(Effect.void))
     return Effect.sync(() => socket.destroy())
-  })
-
-/** The stand-in profile of a provider, as the run would use it. */
-export const profileOf = (name: ProviderName) => Scenario.standInProfiles[name]
-export const realMedian = (name: ProviderName) => Scenario.realEndpoints[name].medianMillis
-
-/** Stand-ins accept twice the client's permits: the client's bulkhead, not the server, is what binds. */
-const STAND_IN_CONCURRENCY_FACTOR = 2
-
-/** Settings for every provider of the run, starting a stand-in for each one without a URL. */
-export const prepare = (config: Config) =>
-  Effect.gen(function*() {
-    const tuning = (name: ProviderName): Scenario.Tuning => ({
-      burst: config.bursts[name],
-      margin: config.margin,
-      headroom: config.headroom,
-      userAgent: Scenario.defaultUserAgent(config.contact),
-      apiKey: config.apiKey
-    })
-    const settings: Array<Settings> = []
-    // the providers served by stand-ins: their index in `settings`, and their servers' options
-    const served: Array<{ readonly index: number; readonly options: StandIn.Options }> = []
-    for (const name of config.providers) {
-      const url = config.urls[name]
-      if (url !== undefined) {
-        yield* checkReachable(name, url)
-        const real = Scenario.realEndpoints[name]
-        settings.push(
-          yield* Scenario.settingsFor(
-            name,
-            {
-              baseUrl: url,
-              rate: config.rates[name] ?? real.rate,
-              medianMillis: config.latencies[name] ?? real.medianMillis,
-              where: "real"
-            },
-            tuning(name),
-            config.permits[name]
-          )
-        )
-        continue
-      }
-      const profile = {
-        ...Scenario.standInProfiles[name],
-        ...(config.rates[name] === undefined ? {} : { rate: config.rates[name] }),
-        ...(config.latencies[name] === undefined ? {} : { medianMillis: config.latencies[name] })
-      }
-      const sized = yield* Scenario.settingsFor(
-        name,
-        { baseUrl: "", where: "stand-in", ...profile },
-        tuning(name),
-        config.permits[name]
-      )
-      const quota = config.periodQuotas[name]
-      served.push({
-        index: settings.length,
-        options: StandIns.optionsFor(name, {
-          profile,
-          // the client's own: the quota arithmetic (client rate + burst ≤ limit + burst) holds as is
-          burst: sized.burst,
-          concurrency: config.standInConcurrency ?? sized.permits * STAND_IN_CONCURRENCY_FACTOR,
-          port: config.ports?.[name],
-          faults: config.faults[name],
-          quota: quota === undefined ? undefined : { requests: quota, period: config.quotaPeriod },
-          seed: config.seed + settings.length
-        })
-      })
-      settings.push(sized)
-    }
-    const options = served.map((s) => s.options)
-    const standIns = served.length === 0
-      ? []
-      : config.standInsEntry === undefined
-      ? yield* Effect.forEach(options, (o) => StandIn.make(o))
-      : yield* Child.start(config.standInsEntry, options)
-    served.forEach(({ index }, i) => {
-      settings[index] = { ...settings[index], baseUrl: standIns[i].url }
-    })
-    return { settings, standIns } as const
   })
 
 /** The layers of a run: the providers on one connection pool, the store, the call log. */
@@ -256,15 +155,49 @@ export const layer = (settings: ReadonlyArray<Settings>, redis: string | undefin
   return geocoders.pipe(Layer.provide(http), Layer.provideMerge(Calls.layer))
 }
 
-/** Pipes the batch through providers already prepared. */
-export const batch = (settings: ReadonlyArray<Settings>, config: Config, batchConfig: BatchConfig) =>
+/** How the run tunes every provider's client: `--burst`, `--margin`, `--headroom`, the User-Agent, the key. */
+export const tuningOf = (config: Config) => (name: ProviderName): Scenario.Tuning => ({
+  burst: config.bursts[name],
+  margin: config.margin,
+  headroom: config.headroom,
+  userAgent: Scenario.defaultUserAgent(config.contact),
+  apiKey: config.apiKey
+})
+
+/** A provider at its base URL: reachable, then sized from its rate and median latency (or the real service's). */
+export const remote = (config: Config, name: ProviderName, url: string) =>
+  Effect.gen(function*() {
+    yield* checkReachable(name, url)
+    const real = Scenario.realEndpoints[name]
+    return yield* Scenario.settingsFor(
+      name,
+      {
+        baseUrl: url,
+        rate: config.rates[name] ?? real.rate,
+        medianMillis: config.latencies[name] ?? real.medianMillis,
+        where: "real"
+      },
+      tuningOf(config)(name),
+      config.permits[name]
+    )
+  })
+
+/** Rows drawn for a run given no input file: the demo's built-in sample (stand-ins/Sample.ts). */
+export type Sample<R> = (rows: number, seed: number) => Effect.Effect<Stream.Stream<Input.Row>, never, R>
+
+/** Pipes the batch (the input file, else the sample) through providers already prepared. */
+export const batch = <R>(
+  settings: ReadonlyArray<Settings>,
+  config: Config,
+  batchConfig: BatchConfig,
+  sample: Sample<R>
+) =>
   Effect.gen(function*() {
     const fs = yield* FileSystem.FileSystem
     if (batchConfig.fresh && (yield* fs.exists(batchConfig.output))) yield* fs.remove(batchConfig.output)
-    // The built-in sample is drawn from the gazetteer: it is loaded (~0.5 s) before the batch's
-    // clock starts, as a file would be opened, not while the providers wait for their first rows.
+    // the sample is drawn before the batch's clock starts, as a file would be opened
     const input: Stream.Stream<Input.Row, Input.InputError, FileSystem.FileSystem> = batchConfig.input === undefined
-      ? yield* Input.sample({ rows: batchConfig.rows, seed: config.seed, places: SAMPLE_PLACES, skew: SAMPLE_SKEW })
+      ? yield* sample(batchConfig.rows, config.seed)
       : Input.fromFile(batchConfig.input)
     const total = batchConfig.input === undefined ? batchConfig.rows : yield* Input.countRows(batchConfig.input)
     return yield* Pipeline.run({
@@ -279,31 +212,14 @@ export const batch = (settings: ReadonlyArray<Settings>, config: Config, batchCo
     }).pipe(Effect.provide(layer(settings, config.redis)))
   })
 
-const thousands = (n: number) => n.toLocaleString("en-US")
+export const thousands = (n: number) => n.toLocaleString("en-US")
 
 /** The lookups over the sum of the client rates: no batch can finish sooner. */
 export const physicalLimitMillis = (summary: Pipeline.Summary) =>
   (summary.lookups / summary.providers.reduce((sum, p) => sum + p.clientRate, 0)) * 1000
 
-export const describeProviders = (settings: ReadonlyArray<Settings>, standIns: ReadonlyArray<StandIn.StandIn>) =>
-  settings.map((s) => {
-    const standIn = standIns.find((standIn) => standIn.url === s.baseUrl)
-    const where = standIn === undefined
-      ? "remote"
-      : standIn.pid === undefined
-      ? "stand-in"
-      : `stand-in (process ${standIn.pid})`
-    return `  ${s.name.padEnd(9)} ${where} ${s.baseUrl}  quota ${s.rate}/s, client keeps ${
-      Math.round(s.margin * 100)
-    } % under it; burst ${s.burst} (${s.burstReason}); permits ${s.permits} (${s.permitsReason})`
-  }).join("\n")
-
-export const renderSummary = (
-  summary: Pipeline.Summary,
-  servers: ReadonlyArray<{ readonly name: string; readonly limit: number; readonly burst: number } & StandIn.Stats>,
-  /** What did not answer at the end of the run (the stand-ins' process), if anything. */
-  silent?: string | undefined
-): string => {
+/** The summary of a run, its table, and `extra` lines (what the demo's stand-ins saw) before the failures. */
+export const renderSummary = (summary: Pipeline.Summary, extra: ReadonlyArray<string> = []): string => {
   const seconds = summary.durationMillis / 1000
   const limit = physicalLimitMillis(summary) / 1000
   const lines = [
@@ -324,20 +240,7 @@ export const renderSummary = (
     "",
     Report.render(summary.providers)
   ]
-  if (servers.length > 0) {
-    lines.push(
-      "",
-      "what the stand-ins saw (server side):",
-      ...servers.map((s) =>
-        `  ${s.name.padEnd(9)} ${s.requests} requests, ${s.rateLimited + s.concurrencyLimited} answered 429, ${
-          s.quotaExhausted > 0 ? `${s.quotaExhausted} answered 402, ` : ""
-        }peak ${s.peakInWindow} arrivals in one window (it admits limit ${s.limit} + burst ${s.burst} = ${
-          s.limit + s.burst
-        }), peak ${s.peakInFlight} in progress`
-      )
-    )
-  }
-  if (silent !== undefined) lines.push("", `what the stand-ins saw: unknown, ${silent}`)
+  lines.push(...extra)
   if (summary.failed > 0) {
     lines.push(
       "",
@@ -349,48 +252,3 @@ export const renderSummary = (
   }
   return lines.join("\n")
 }
-
-/**
- * `run`: prepare, pipe, report. Returns what a test or a benchmark reads; `quiet` prints nothing
- * (the caller reads the result instead).
- */
-export const run = (
-  config: Config,
-  batchConfig: BatchConfig,
-  options: { readonly json: boolean; readonly quiet?: boolean | undefined }
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const { settings, standIns } = yield* prepare(config)
-    if (!options.json && options.quiet !== true) {
-      yield* Console.log(
-        [
-          `sluice geocoding example: geocodes ${
-            batchConfig.input === undefined
-              ? `a built-in sample of ${thousands(batchConfig.rows)} real place queries (with duplicates)`
-              : batchConfig.input
-          } across ${settings.length} providers.`,
-          "Every call goes bulkhead → rate limiter → timeout → HTTP; a refusal sends the row to the next provider;",
-          "at the end, a table says which bound held each provider back.",
-          standIns.length > 0
-            ? "The stand-ins are local HTTP servers speaking each provider's real format, enforcing their quotas (429 past them)" +
-              (standIns[0].pid === undefined ? "." : ", in a process of their own.")
-            : "",
-          describeProviders(settings, standIns),
-          ""
-        ].filter((line) => line !== "").join("\n")
-      )
-    }
-    const summary = yield* batch(settings, config, batchConfig)
-    // the stand-ins' figures, if their process answers (a stopped or hung one is reported, not waited for)
-    const figures = yield* Effect.either(StandIns.statsOf(standIns))
-    const servers = Either.getOrElse(figures, () => [])
-    const silent = Either.isLeft(figures) ? figures.left.message : undefined
-    if (options.quiet !== true) {
-      yield* Console.log(
-        options.json
-          ? JSON.stringify({ summary, servers, ...(silent === undefined ? {} : { silent }) })
-          : `\n${renderSummary(summary, servers, silent)}`
-      )
-    }
-    return { summary, servers, silent } as const
-  })).pipe(Effect.provide(Gazetteer.Default))

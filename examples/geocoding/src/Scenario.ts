@@ -1,7 +1,7 @@
 /**
- * The providers of a run and how each is configured: the stand-ins' profiles for the offline demo,
- * the real endpoints' defaults, and `settingsFor`, which sizes each provider's bulkhead from its
- * rate and median latency (Little's law) and keeps the derivation next to the value.
+ * The providers of a run and how each is configured: the real endpoints' defaults, and
+ * `settingsFor`, which sizes each provider's bulkhead from its rate and median latency (Little's
+ * law) and keeps the derivation next to the value.
  */
 import { Sizing } from "@sluice/provider"
 import * as Duration from "effect/Duration"
@@ -17,16 +17,6 @@ export interface Profile {
   readonly rate: number
   readonly medianMillis: number
   readonly p95Millis: number
-}
-
-/**
- * The offline demo: three quotas whose sum (350/s) geocodes the 5,000-row sample (about 2,900
- * distinct queries) in about 9 s, with latencies in the range of the real services.
- */
-export const standInProfiles: Record<ProviderName, Profile> = {
-  opencage: { rate: 200, medianMillis: 40, p95Millis: 80 },
-  photon: { rate: 100, medianMillis: 60, p95Millis: 120 },
-  nominatim: { rate: 50, medianMillis: 80, p95Millis: 160 }
 }
 
 /** The real services: their public base URLs and published (or fair-use) rates. */

@@ -13,8 +13,8 @@ import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Option from "effect/Option"
+import * as Child from "../stand-ins/Child.js"
 import { cli } from "./Cli.js"
-import * as Child from "./stand-ins/Child.js"
 
 /** A failure already told the user in one line: the exit code says the rest. */
 class Reported extends Data.TaggedError("Reported")<{ readonly error: { readonly message: string } }> {}

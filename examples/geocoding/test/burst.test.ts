@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
-import { Gazetteer } from "../src/Gazetteer.js"
-import * as Run from "../src/Run.js"
+import * as Offline from "../harness/Offline.js"
 import * as Scenario from "../src/Scenario.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
 import { baseConfig } from "./utils.js"
 
 describe("burst", () => {
@@ -22,7 +22,7 @@ describe("burst", () => {
 
   it.scoped("the stand-ins admit the client's burst", () =>
     Effect.gen(function*() {
-      const { settings, standIns } = yield* Run.prepare(
+      const { settings, standIns } = yield* Offline.prepare(
         baseConfig({ rates: { opencage: 2_000, photon: 1_000, nominatim: 500 }, bursts: { nominatim: 1 } })
       )
       // 10 % margin (the tests' own): 1,800/s, 900/s

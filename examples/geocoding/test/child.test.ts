@@ -11,8 +11,8 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Child from "../src/stand-ins/Child.js"
-import * as StandIns from "../src/stand-ins/StandIns.js"
+import * as Child from "../stand-ins/Child.js"
+import * as StandIns from "../stand-ins/StandIns.js"
 import { isAlive, testEntry } from "./utils.js"
 
 const options = (name: "opencage" | "photon", port?: number) =>

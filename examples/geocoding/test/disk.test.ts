@@ -14,7 +14,7 @@ import { execFileSync } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
-import * as Run from "../src/Run.js"
+import * as Offline from "../harness/Offline.js"
 import { baseConfig, distinctInput, readOutput, runCli, runInProcess, tempDir } from "./utils.js"
 
 const DISK_BYTES = 64 * 1024
@@ -78,7 +78,7 @@ const inProcessFullDisk = async () => {
   const input = Path.join(dir, "in.jsonl")
   const output = Path.join(dir, "out.jsonl")
   const ids = distinctInput(input, 1_500)
-  const error = await Run.run(baseConfig(), {
+  const error = await Offline.run(baseConfig(), {
     input,
     rows: 0,
     output,

@@ -6,7 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
-import { Gazetteer } from "../src/Gazetteer.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
 
 const options = { rows: 2_000, seed: 7, places: 5_000, skew: 0.9 }
 

@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto"
 import * as Fs from "node:fs"
 import { expect, it } from "vitest"
-import { ROLE_VARIABLE } from "../src/stand-ins/Child.js"
+import { ROLE_VARIABLE } from "../stand-ins/Child.js"
 import { sleep, spawnCli, track, waitFor } from "./utils.js"
 
 const MARKER = "SLUICE_GEOCODING_TEST_RUN"

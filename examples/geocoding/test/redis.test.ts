@@ -14,9 +14,9 @@ import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
 import { startRedisServer } from "../../../packages/rate-limiter-redis/test/utils/redisServer.js"
-import { Gazetteer } from "../src/Gazetteer.js"
-import * as Run from "../src/Run.js"
-import * as StandIns from "../src/stand-ins/StandIns.js"
+import * as Offline from "../harness/Offline.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
+import * as StandIns from "../stand-ins/StandIns.js"
 import { baseConfig, distinctInput, readOutput, runArgs, runCliScoped, tempDir } from "./utils.js"
 
 const RATES = { opencage: 40, photon: 20, nominatim: 10 } as const
@@ -71,7 +71,7 @@ describe("--redis across two processes", () => {
         )
         // the stand-ins, once: burst 1, as the runs use against a --url; concurrency K, counted
         // from the handler's start to its end (a 429 beyond)
-        const { standIns } = yield* Run.prepare(
+        const { standIns } = yield* Offline.prepare(
           baseConfig({
             rates: { ...RATES },
             bursts: { opencage: 1, photon: 1, nominatim: 1 },

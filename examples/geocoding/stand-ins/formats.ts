@@ -3,7 +3,7 @@
  * Photon's GeoJSON and OpenCage's envelope, with the fields their real answers carry (see their API
  * docs), so that the adapters decode the same shapes offline as online.
  */
-import type { City } from "../Gazetteer.js"
+import type { City } from "./Gazetteer.js"
 
 export type Format = "nominatim" | "photon" | "opencage"
 

@@ -11,10 +11,12 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Os from "node:os"
 import * as Path from "node:path"
-import { Gazetteer } from "./Gazetteer.js"
-import { clientRate, type ProviderName } from "./providers/Geocoder.js"
-import { table } from "./Report.js"
-import * as Run from "./Run.js"
+import { clientRate, type ProviderName } from "../src/providers/Geocoder.js"
+import { table } from "../src/Report.js"
+import * as Run from "../src/Run.js"
+import * as Scenario from "../src/Scenario.js"
+import { Gazetteer } from "../stand-ins/Gazetteer.js"
+import * as Offline from "./Offline.js"
 
 export interface Options {
   readonly provider: ProviderName
@@ -36,16 +38,16 @@ export interface Step {
   readonly binding: string
 }
 
-export const run = (config: Run.Config, options: Options) =>
+export const run = (config: Offline.Config, options: Options) =>
   Effect.scoped(Effect.gen(function*() {
     // the stand-in must not be the bound being measured: it accepts whatever the loop tries
-    const only: Run.Config = { ...config, providers: [options.provider], standInConcurrency: 10_000 }
-    const { settings: [base] } = yield* Run.prepare(only)
+    const only: Offline.Config = { ...config, providers: [options.provider], standInConcurrency: 10_000 }
+    const { settings: [base] } = yield* Offline.prepare(only)
     const rate = clientRate(base)
     const median = config.latencies[options.provider] ??
       (config.urls[options.provider] === undefined
-        ? (yield* Effect.sync(() => Run.profileOf(options.provider))).medianMillis
-        : Run.realMedian(options.provider))
+        ? (yield* Effect.sync(() => Offline.profileOf(options.provider))).medianMillis
+        : Scenario.realEndpoints[options.provider].medianMillis)
     const sizing = yield* Sizing.permits({ rate, medianLatency: Duration.millis(median), headroom: 1 })
     yield* Console.log(
       `tuning ${options.provider} (${base.baseUrl}, burst ${base.burst}: ${base.burstReason}): start from ${sizing.derivation}; ${options.chunk} rows per step`
@@ -66,7 +68,8 @@ export const run = (config: Run.Config, options: Options) =>
           cache: options.chunk,
           progress: false,
           progressEvery: 5
-        }
+        },
+        Offline.sample
       )
       const report = summary.providers[0]
       const seconds = summary.durationMillis / 1000

@@ -16,9 +16,9 @@ import * as Effect from "effect/Effect"
 import * as Ref from "effect/Ref"
 import * as Stream from "effect/Stream"
 import * as Http from "node:http"
-import { Gazetteer } from "../Gazetteer.js"
-import * as Random from "../Random.js"
 import * as formats from "./formats.js"
+import { Gazetteer } from "./Gazetteer.js"
+import * as Random from "./Random.js"
 
 export type Format = formats.Format
 

@@ -17,7 +17,7 @@ import * as Effect from "effect/Effect"
 import * as Queue from "effect/Queue"
 import type * as Scope from "effect/Scope"
 import { type ChildProcess, spawn } from "node:child_process"
-import { Gazetteer } from "../Gazetteer.js"
+import { Gazetteer } from "./Gazetteer.js"
 import * as StandIn from "./StandIn.js"
 
 /** Set in the child's environment: main.ts serves stand-ins instead of running the CLI. */
