@@ -25,6 +25,8 @@ export interface RedisCluster {
    * every node and the two in sync. Answers the ports before and after. Needs replicas.
    */
   readonly failover: (key: string) => Promise<{ readonly from: number; readonly to: number }>
+  /** The ports of the master that holds `key` now and of its replicas. */
+  readonly shard: (key: string) => Promise<{ readonly master: number; readonly replicas: ReadonlyArray<number> }>
   /** `INFO <section>` of the node on `port`, asked directly (no Cluster client's stale slot map). */
   readonly info: (port: number, section: string) => Promise<string>
   readonly stop: () => Promise<void>
@@ -181,11 +183,16 @@ export const startCluster = async (options?: {
     throw error
   }
 
-  const failover = async (key: string) => {
+  const shardOf = async (key: string) => {
     const slot = Number((await cli(ports[0], "CLUSTER", "KEYSLOT", key)).trim())
     const nodes = await clusterNodes(ports[0])
     const master = nodes.find((n) => n.master && n.slots.some(([from, to]) => slot >= from && slot <= to))
-    const replica = nodes.find((n) => !n.master && n.masterId === master?.id)
+    return { slot, nodes, master, replicas: nodes.filter((n) => !n.master && n.masterId === master?.id) }
+  }
+
+  const failover = async (key: string) => {
+    const { master, nodes, replicas, slot } = await shardOf(key)
+    const replica = replicas[0]
     if (master === undefined || replica === undefined) {
       throw new Error(`Redis Cluster: no master with a replica for slot ${slot} (${JSON.stringify(nodes)})`)
     }
@@ -204,6 +211,11 @@ export const startCluster = async (options?: {
   return {
     nodes: ports.map((port) => ({ host: "127.0.0.1", port })),
     failover,
+    shard: async (key) => {
+      const { master, replicas, slot } = await shardOf(key)
+      if (master === undefined) throw new Error(`Redis Cluster: no master for slot ${slot}`)
+      return { master: master.port, replicas: replicas.map((n) => n.port) }
+    },
     info: (port, section) => cli(port, "INFO", section),
     stop: async () => {
       process.off("exit", killOnExit)
