@@ -10,6 +10,7 @@ import { Middleware } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import { Chunk, Effect, Fiber, Layer, Logger, Stream } from "effect"
 import type * as http from "node:http"
+import { tokensPerMinute } from "./utils/providers.js"
 import { run, uniqueName, waitUntil } from "./utils/run.js"
 import { json, slowBody, testServer } from "./utils/server.js"
 
@@ -262,24 +263,12 @@ describe("Middleware: refusals", () => {
 })
 
 describe("Middleware: usage", () => {
-  const tokens = (name: string) =>
-    Provider.make({
-      name,
-      bulkhead: { permits: 1 },
-      rateLimiter: {
-        limits: [
-          { dimension: "requests", limit: 100, window: "1 minute" },
-          { dimension: "tokens", limit: 1000, window: "1 minute", algorithm: "fixed-window" }
-        ]
-      }
-    })
-
   it.live("junk from usage is logged with the provider and the value, and the answer is delivered", () => {
     const logged: Array<string> = []
     const capture = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => logged.push(String(message))))
     return run(Effect.gen(function*() {
       const server = yield* testServer({ "/c": json({ usage: { total_tokens: 12 } }) })
-      const provider = yield* tokens(uniqueName("mw-junk"))
+      const provider = yield* tokensPerMinute(uniqueName("mw-junk"), 1)
       const junk: ReadonlyArray<() => unknown> = [
         () => ({ tokens: undefined }),
         () => Number.NaN,
@@ -311,7 +300,7 @@ describe("Middleware: usage", () => {
   it.live("a streamed response's final usage event settles the estimate, inside the permit", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/s": events(3, 5, { total_tokens: 40 }) })
-      const provider = yield* tokens(uniqueName("mw-stream-usage"))
+      const provider = yield* tokensPerMinute(uniqueName("mw-stream-usage"), 1)
       const seen: Array<unknown> = []
       const client = yield* Middleware.make(provider, {
         baseUrl: server.url,

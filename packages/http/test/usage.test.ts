@@ -8,26 +8,15 @@
 import { HttpBody, HttpClientRequest } from "@effect/platform"
 import { assert, describe, it } from "@effect/vitest"
 import { Llm, Middleware, ProviderHttpClient, RateLimitHeaders } from "@sluice/http"
-import { Provider } from "@sluice/provider"
+import type { Provider } from "@sluice/provider"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import { Duration, Effect, Exit, Logger, Schema, Stream, TestClock } from "effect"
 import { room } from "../../provider/test/utils.js"
+import { tokensPerMinute } from "./utils/providers.js"
 import { run, uniqueName } from "./utils/run.js"
 import { json, testServer } from "./utils/server.js"
 
 const Completion = Schema.Struct({ id: Schema.String })
-
-const tokensPerMinute = (name: string) =>
-  Provider.make({
-    name,
-    bulkhead: { permits: 2 },
-    rateLimiter: {
-      limits: [
-        { dimension: "requests", limit: 100, window: "1 minute" },
-        { dimension: "tokens", limit: 1000, window: "1 minute", algorithm: "fixed-window" }
-      ]
-    }
-  })
 
 /** Whether `tokens` more start now, without waiting (and are taken if so). */
 const fits = (provider: Provider.Provider<unknown>, tokens: number) =>
@@ -51,7 +40,7 @@ describe("usage", () => {
   it.live("the estimate is reserved and settled with the usage the body reports, inside the permit", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/v1/chat/completions": completions(120) })
-      const provider = yield* tokensPerMinute(uniqueName("usage"))
+      const provider = yield* tokensPerMinute(uniqueName("usage"), 2)
       const held: Array<number> = []
       const client = yield* ProviderHttpClient.make(provider, {
         baseUrl: server.url,
@@ -72,7 +61,7 @@ describe("usage", () => {
   it.live("an upstream that counted the call and reported nothing keeps the estimate", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/v1/chat/completions": json({ error: "overloaded" }, 500) })
-      const provider = yield* tokensPerMinute(uniqueName("usage-500"))
+      const provider = yield* tokensPerMinute(uniqueName("usage-500"), 2)
       const client = yield* ProviderHttpClient.make(provider, {
         baseUrl: server.url,
         estimate: () => ({ requests: 1, tokens: 300 }),
@@ -85,7 +74,7 @@ describe("usage", () => {
 
   it.live("a request whose connection was refused never reached the upstream: released", () =>
     run(Effect.gen(function*() {
-      const provider = yield* tokensPerMinute(uniqueName("usage-refused"))
+      const provider = yield* tokensPerMinute(uniqueName("usage-refused"), 2)
       // port 9 (discard) on loopback: nothing listens there
       const client = yield* ProviderHttpClient.make(provider, {
         baseUrl: "http://127.0.0.1:9",
@@ -100,7 +89,7 @@ describe("usage", () => {
   it.live("execute and stream settle from the headers alone (no body is read for usage)", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/v1/embeddings": json({ ok: true }, 200, { "x-usage-tokens": "40" }) })
-      const provider = yield* tokensPerMinute(uniqueName("usage-headers-only"))
+      const provider = yield* tokensPerMinute(uniqueName("usage-headers-only"), 2)
       const bodies: Array<unknown> = []
       const client = yield* ProviderHttpClient.make(provider, {
         baseUrl: server.url,
@@ -121,7 +110,7 @@ describe("usage", () => {
   it.live("a request's own cost wins over the estimate", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/v1/chat/completions": completions(120) })
-      const provider = yield* tokensPerMinute(uniqueName("usage-cost"))
+      const provider = yield* tokensPerMinute(uniqueName("usage-cost"), 2)
       const client = yield* ProviderHttpClient.make(provider, {
         baseUrl: server.url,
         estimate: () => ({ requests: 1, tokens: 300 })
@@ -145,7 +134,7 @@ describe("usage", () => {
           "x-ratelimit-remaining-requests": "-1"
         })
       })
-      const provider = yield* tokensPerMinute(uniqueName("usage-headers"))
+      const provider = yield* tokensPerMinute(uniqueName("usage-headers"), 2)
       const client = yield* ProviderHttpClient.make(provider, {
         baseUrl: server.url,
         rateLimitHeaders: RateLimitHeaders.openai
@@ -176,7 +165,7 @@ describe("usage", () => {
           "x-ratelimit-reset-tokens": "6m0s"
         })
       })
-      const provider = yield* tokensPerMinute(uniqueName("usage-middleware"))
+      const provider = yield* tokensPerMinute(uniqueName("usage-middleware"), 2)
       const client = yield* Middleware.make(provider, { baseUrl: server.url, ...Llm.openAi() })
       const answer = yield* client.post("/v1/chat/completions", {
         body: HttpBody.unsafeJson({ model: "gpt-4o-mini", max_tokens: 50, messages: [{ role: "user", content: "hi" }] })

@@ -20,13 +20,11 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../Middleware.js"
-import { scheduledOn } from "./checkPhase.js"
-import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
+import { DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
 import { tag as HttpPoolTag } from "./httpPool.js"
-import * as Metering from "./metering.js"
-import { reserveConnections, sendingWith } from "./providerHttpClient.js"
-import * as responseBody from "./responseBody.js"
+import type * as Metering from "./metering.js"
+import { setup } from "./setup.js"
 import * as Upstream from "./upstream.js"
 
 const idempotentMethods = new Set(["GET", "HEAD", "OPTIONS", "PUT", "DELETE", "TRACE"])
@@ -97,12 +95,14 @@ export const make = <Err, E, R>(
 > =>
   Effect.gen(function*() {
     const name = provider.name
-    const settings = yield* Either.match(check(name, options), {
-      onLeft: (why) => Effect.die(new Cause.IllegalArgumentException(why)),
-      onRight: Effect.succeed
-    })
+    const urlOf = (request: HttpClientRequest.HttpClientRequest) => request.url
+    const { body, call, failStatus, metering, scheduled, sending, settings } = yield* setup(
+      provider as Provider.Provider<unknown>,
+      options,
+      urlOf,
+      true
+    )
     const origin = settings.origin
-    yield* reserveConnections(yield* HttpPoolTag, provider, origin, options.preconnect === true)
     const buildScope = yield* Effect.scope
     const runtime = yield* Effect.runtime<never>()
 
@@ -110,27 +110,10 @@ export const make = <Err, E, R>(
     const originSlash = `${origin}/`
     const defaults = Object.entries({ "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers })
       .map(([key, value]) => [key.toLowerCase(), value] as const)
-    const sending = sendingWith(options.tracePropagation ?? false)
     const scoped = HttpClient.withScope(client)
-    const urlOf = (request: HttpClientRequest.HttpClientRequest) => request.url
-    const body = responseBody.make({
-      provider: name,
-      maxBodySize: settings.maxBodySize,
-      errorBodyLimit: settings.errorBodyLimit,
-      urlOf
-    })
-    const failStatus = Upstream.failStatus({
-      provider: provider as Provider.Provider<unknown>,
-      retryAfter: settings.retryAfter,
-      drain: body.drainKeeping,
-      urlOf,
-      keep: true
-    })
-    const metering = Metering.make(provider as Provider.Provider<unknown>, options)
     const learn = metering.learn
     const streamedOf = options.streamed ?? asksForStream
     const idempotentOf = options.idempotent
-    const scheduled = scheduledOn(settings.scheduler)
 
     /** The request with the provider's base URL and default headers, or why it is not the provider's. */
     const resolve = (
@@ -202,22 +185,12 @@ export const make = <Err, E, R>(
         return learn === undefined ? read : Effect.zipRight(learn(response), read)
       })
 
-    const unmetered: Metering.Slot = { usage: undefined }
     /** An error status, answered after the provider's last attempt: the response as the upstream sent it. */
     const handedBack = <A, E1, R1>(call: Effect.Effect<A, E1, R1>) =>
       Effect.catchIf(call, Upstream.isHandedBack, (error) => Effect.succeed(Upstream.handedBack(error)))
 
-    const buffered = (request: HttpClientRequest.HttpClientRequest) => {
-      const base = callOptions(request)
-      if (!metering.metered) return handedBack(provider.call(attempt(request, unmetered), base))
-      return Effect.suspend(() => {
-        const slot: Metering.Slot = { usage: undefined }
-        return Effect.flatMap(
-          metering.prepare(request, base, slot),
-          (perCall) => handedBack(provider.call(attempt(request, slot), perCall))
-        )
-      })
-    }
+    const buffered = (request: HttpClientRequest.HttpClientRequest) =>
+      handedBack(call(request, callOptions(request), (slot) => attempt(request, slot)))
 
     /**
      * A streamed request: the call runs on a fiber of its own, and the response is handed on at its
@@ -314,12 +287,12 @@ export const make = <Err, E, R>(
         })
         const base = callOptions(request)
         const perCall = metering.metered ? yield* metering.prepare(request, base, slot) : base
-        const call = provider.call(
+        const streamCall = provider.call(
           once,
           // the stream's budget is its idle timeout, not the attempt's
           perCall.attemptTimeout === undefined ? { ...perCall, attemptTimeout: Duration.infinity } : perCall
         )
-        const fiber = yield* scheduled(call as Effect.Effect<void, unknown, R>).pipe(
+        const fiber = yield* scheduled(streamCall as Effect.Effect<void, unknown, R>).pipe(
           Effect.onExit((exit) => {
             if (!handedOver) {
               if (Exit.isFailure(exit)) {

@@ -9,9 +9,7 @@ import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
-import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
-import * as FiberRef from "effect/FiberRef"
 import * as Layer from "effect/Layer"
 import * as Option from "effect/Option"
 import * as ParseResult from "effect/ParseResult"
@@ -21,66 +19,15 @@ import * as Scope from "effect/Scope"
 import * as Stream from "effect/Stream"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
-import { scheduledOn } from "./checkPhase.js"
-import { check, DEFAULT_USER_AGENT } from "./clientSettings.js"
+import { DEFAULT_USER_AGENT } from "./clientSettings.js"
 import * as errors from "./errors.js"
-import { tag as HttpPoolTag } from "./httpPool.js"
-import * as Metering from "./metering.js"
-import * as responseBody from "./responseBody.js"
+import type * as Metering from "./metering.js"
 import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
+import { setup } from "./setup.js"
 import * as Upstream from "./upstream.js"
 
 /** @internal */
 export const upstreamStatusTotal = Upstream.upstreamStatusTotal
-
-/**
- * Reserves the bulkhead's `maxPermits` on `origin` in the pool for the current scope: the pool holds
- * as many connections for this origin as the bulkhead can ever hold permits; with `preconnect`,
- * opens them.
- *
- * @internal
- */
-export const reserveConnections = (
-  pool: HttpPool.Service,
-  provider: Provider.Provider<unknown>,
-  origin: string,
-  preconnect: boolean
-): Effect.Effect<void, HttpPool.PoolTooSmall, Scope.Scope> =>
-  Effect.gen(function*() {
-    const name = provider.name
-    yield* pool.reserve({ origin, provider: name, connections: provider.bulkhead.maxPermits })
-    if (!preconnect) return
-    const { failure, opened, requested } = yield* pool.preconnect(origin, provider.bulkhead.maxPermits)
-    if (opened < requested) {
-      yield* Effect.logWarning(
-        `provider "${name}": opened ${opened} of ${requested} connections to ${origin} ahead of its calls` +
-          (failure === undefined ? "" : ` (${failure})`)
-      )
-    }
-  })
-
-/**
- * `HttpClient.withTracerPropagation(propagation)` around sending a request, for a few steps where
- * `Effect.locally` takes some twenty: the ref is set before, and put back once the response or the
- * failure is in. A request interrupted on the way leaves it set in the call's fiber, whose refs
- * never pass back to the caller when it is interrupted (by its caller, a budget or the shutdown): no
- * caller ever sees it.
- *
- * @internal
- */
-export const sendingWith = (propagation: boolean) => <A, E, R>(send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) => {
-    const before = fiber.getFiberRef(HttpClient.currentTracerPropagation)
-    if (before === propagation) return send
-    const back = FiberRef.set(HttpClient.currentTracerPropagation, before)
-    return Effect.zipRight(
-      FiberRef.set(HttpClient.currentTracerPropagation, propagation),
-      Effect.matchCauseEffect(send, {
-        onSuccess: (value) => Effect.as(back, value),
-        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause))
-      })
-    )
-  })
 
 /** @internal */
 export const TypeId: Api.TypeId = Symbol.for("@sluice/http/ProviderHttpClient") as Api.TypeId
@@ -105,14 +52,16 @@ export const make = <Err>(
 > =>
   Effect.gen(function*() {
     const name = provider.name
-    const settings = yield* Either.match(check(name, options), {
-      onLeft: (why) => Effect.die(new Cause.IllegalArgumentException(why)),
-      onRight: Effect.succeed
-    })
+    // query strings stay out of errors: they often carry API keys
+    const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
+    const { body, call, failStatus, metering, scheduled, sending, settings } = yield* setup(
+      provider as Provider.Provider<unknown>,
+      options,
+      urlOf,
+      false
+    )
     const origin = settings.origin
-
-    yield* reserveConnections(yield* HttpPoolTag, provider, origin, options.preconnect === true)
-
+    // once the options are checked (`setup`)
     const baseUrl = options.baseUrl.replace(/\/+$/, "")
     const headers = { "user-agent": options.userAgent ?? DEFAULT_USER_AGENT, ...options.headers }
     // for `text` and `json`, which read every body they get to its end or give it up (`abandon`):
@@ -126,24 +75,6 @@ export const make = <Err>(
     // is the attempt's scope, closed before the permit goes back, so a body nobody read is aborted
     // there, not left to the garbage collector (see `attempt`)
     const client = HttpClient.withScope(reading)
-    const sending = sendingWith(options.tracePropagation ?? false)
-    // query strings stay out of errors: they often carry API keys
-    const urlOf = (request: HttpClientRequest.HttpClientRequest) => `${baseUrl}${request.url}`
-    const body = responseBody.make({
-      provider: name,
-      maxBodySize: settings.maxBodySize,
-      errorBodyLimit: settings.errorBodyLimit,
-      urlOf
-    })
-
-    const failStatus = Upstream.failStatus({
-      provider: provider as Provider.Provider<unknown>,
-      retryAfter: settings.retryAfter,
-      drain: body.drainKeeping,
-      urlOf
-    })
-
-    const metering = Metering.make(provider as Provider.Provider<unknown>, options)
     const learn = metering.learn
     /** A 2xx response to `handle`, any other fails. */
     const answer = <A, E, R>(
@@ -208,27 +139,11 @@ export const make = <Err>(
       return idempotent ? rest : { ...rest, retry: false }
     }
 
-    /**
-     * One call of `request`, its attempts run by `run` with the call's usage slot: with `usage`,
-     * each attempt reports into it what its response says, and settles from it inside the permit.
-     */
-    const unmetered: Metering.Slot = { usage: undefined }
-    // on the scheduler of `Options.scheduler`, the caller's outside it
-    const scheduled = scheduledOn(settings.scheduler)
     const metered = <A, E, R>(
       request: HttpClientRequest.HttpClientRequest,
       options: Api.RequestOptions | undefined,
       run: (slot: Metering.Slot) => Effect.Effect<A, E, R>
-    ): Effect.Effect<A, unknown, R> => {
-      if (!metering.metered) return scheduled(provider.call(run(unmetered), callOptions(request, options)))
-      return scheduled(Effect.suspend(() => {
-        const slot: Metering.Slot = { usage: undefined }
-        return Effect.flatMap(
-          metering.prepare(request, callOptions(request, options), slot),
-          (perCall) => provider.call(run(slot), perCall)
-        )
-      }))
-    }
+    ): Effect.Effect<A, unknown, R> => scheduled(call(request, callOptions(request, options), run))
 
     const execute: Api.ProviderHttpClient<Err>["execute"] = (request, handle, options) =>
       metered(request, options, (slot) =>

@@ -1,0 +1,127 @@
+import * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as Provider from "@sluice/provider/Provider"
+import * as Cause from "effect/Cause"
+import * as Effect from "effect/Effect"
+import * as Either from "effect/Either"
+import * as FiberRef from "effect/FiberRef"
+import type * as Scope from "effect/Scope"
+import type * as HttpPool from "../HttpPool.js"
+import type * as Api from "../ProviderHttpClient.js"
+import { scheduledOn } from "./checkPhase.js"
+import { check } from "./clientSettings.js"
+import { tag as HttpPoolTag } from "./httpPool.js"
+import * as Metering from "./metering.js"
+import * as responseBody from "./responseBody.js"
+import * as Upstream from "./upstream.js"
+
+/**
+ * Reserves the bulkhead's `maxPermits` on `origin` in the pool for the current scope: the pool holds
+ * as many connections for this origin as the bulkhead can ever hold permits; with `preconnect`,
+ * opens them.
+ *
+ * @internal
+ */
+export const reserveConnections = (
+  pool: HttpPool.Service,
+  provider: Provider.Provider<unknown>,
+  origin: string,
+  preconnect: boolean
+): Effect.Effect<void, HttpPool.PoolTooSmall, Scope.Scope> =>
+  Effect.gen(function*() {
+    const name = provider.name
+    yield* pool.reserve({ origin, provider: name, connections: provider.bulkhead.maxPermits })
+    if (!preconnect) return
+    const { failure, opened, requested } = yield* pool.preconnect(origin, provider.bulkhead.maxPermits)
+    if (opened < requested) {
+      yield* Effect.logWarning(
+        `provider "${name}": opened ${opened} of ${requested} connections to ${origin} ahead of its calls` +
+          (failure === undefined ? "" : ` (${failure})`)
+      )
+    }
+  })
+
+/**
+ * `HttpClient.withTracerPropagation(propagation)` around sending a request, for a few steps where
+ * `Effect.locally` takes some twenty: the ref is set before, and put back once the response or the
+ * failure is in. A request interrupted on the way leaves it set in the call's fiber, whose refs
+ * never pass back to the caller when it is interrupted (by its caller, a budget or the shutdown): no
+ * caller ever sees it.
+ *
+ * @internal
+ */
+export const sendingWith = (propagation: boolean) => <A, E, R>(send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const before = fiber.getFiberRef(HttpClient.currentTracerPropagation)
+    if (before === propagation) return send
+    const back = FiberRef.set(HttpClient.currentTracerPropagation, before)
+    return Effect.zipRight(
+      FiberRef.set(HttpClient.currentTracerPropagation, propagation),
+      Effect.matchCauseEffect(send, {
+        onSuccess: (value) => Effect.as(back, value),
+        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause))
+      })
+    )
+  })
+
+/**
+ * What both `ProviderHttpClient` and the middleware are built from: the options checked (a defect
+ * naming what is wrong), the pool's connections reserved, and the body reader, the status check and
+ * the metering of `provider`. `keep`: error responses are kept for the middleware to hand back.
+ *
+ * @internal
+ */
+export const setup = (
+  provider: Provider.Provider<unknown>,
+  options: Api.Options,
+  urlOf: (request: HttpClientRequest.HttpClientRequest) => string,
+  keep: boolean
+) =>
+  Effect.gen(function*() {
+    const name = provider.name
+    const settings = yield* Either.match(check(name, options), {
+      onLeft: (why) => Effect.die(new Cause.IllegalArgumentException(why)),
+      onRight: Effect.succeed
+    })
+    yield* reserveConnections(yield* HttpPoolTag, provider, settings.origin, options.preconnect === true)
+    const body = responseBody.make({
+      provider: name,
+      maxBodySize: settings.maxBodySize,
+      errorBodyLimit: settings.errorBodyLimit,
+      urlOf
+    })
+    const failStatus = Upstream.failStatus({
+      provider,
+      retryAfter: settings.retryAfter,
+      drain: body.drainKeeping,
+      urlOf,
+      keep
+    })
+    const metering = Metering.make(provider, options)
+    const unmetered: Metering.Slot = { usage: undefined }
+    /**
+     * One call of `request`, its attempts run by `run` with the call's usage slot: with `usage`,
+     * each attempt reports into it what its response says, and settles from it inside the permit.
+     */
+    const call = <A, E, R>(
+      request: HttpClientRequest.HttpClientRequest,
+      base: Provider.CallOptions,
+      run: (slot: Metering.Slot) => Effect.Effect<A, E, R>
+    ): Effect.Effect<A, unknown, R> => {
+      if (!metering.metered) return provider.call(run(unmetered), base)
+      return Effect.suspend(() => {
+        const slot: Metering.Slot = { usage: undefined }
+        return Effect.flatMap(metering.prepare(request, base, slot), (perCall) => provider.call(run(slot), perCall))
+      })
+    }
+    return {
+      settings,
+      body,
+      failStatus,
+      metering,
+      call,
+      sending: sendingWith(options.tracePropagation ?? false),
+      // on the scheduler of `Options.scheduler`, the caller's outside it
+      scheduled: scheduledOn(settings.scheduler)
+    }
+  })
