@@ -19,6 +19,12 @@ const defaultConnectTimeoutMillis = 2000
 /** Reconnection backoff: 100 ms more per attempt, capped so that recovery is noticed within 1 s. */
 const maxReconnectDelayMillis = 1000
 const retryStrategy = (times: number) => Math.min(times * 100, maxReconnectDelayMillis)
+/**
+ * How often a Cluster's subscriber reads the slot map at the latest: after a failover it subscribes
+ * again at the new master within this (plus a connection), even when no command of this process
+ * touched the slot.
+ */
+const subscriberSlotsRefreshMillis = 500
 
 /** @internal */
 export const errorText = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
@@ -228,15 +234,34 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
           // Offline queue on: a subscription asked for while disconnected is sent on connection,
           // and ioredis subscribes again after each reconnect.
           const sub = client instanceof Cluster
-            ? client.duplicate([], { shardedSubscribers: true, enableOfflineQueue: true, enableAutoPipelining: false })
+            ? client.duplicate([], {
+              shardedSubscribers: true,
+              enableOfflineQueue: true,
+              enableAutoPipelining: false,
+              slotsRefreshInterval: subscriberSlotsRefreshMillis
+            })
             : client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, enableAutoPipelining: false })
           sub.on("error", () => {})
           sub.on("smessage", onMessage)
+          const followSlots = () => {
+            if (sub instanceof Cluster && sub.status === "ready") sub.refreshSlotsCache()
+          }
+          // A failover moves a slot without closing the old master's connection (it unsubscribes
+          // the slot's shard channels as it turns replica): ioredis subscribes again at the new
+          // master only when the subscriber reads the new slot map, so it reads it whenever the
+          // commands' client does (a MOVED reply), and at least every subscriberSlotsRefreshMillis.
+          client.on("refresh", followSlots)
           subscriber = sub
-          return sub
+          return { sub, followSlots }
         }),
-        (sub) => close(sub)
-      ).pipe(Scope.extend(subscriberScope))
+        ({ followSlots, sub }) =>
+          Effect.zipRight(
+            Effect.sync(() => {
+              client.off("refresh", followSlots)
+            }),
+            close(sub)
+          )
+      ).pipe(Effect.map(({ sub }) => sub), Scope.extend(subscriberScope))
     })
 
     const subscribe = (channel: string, handler: (message: string) => void): Effect.Effect<void, never, Scope.Scope> =>
@@ -262,14 +287,23 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
             )
           })),
         () =>
-          Effect.sync(() => {
+          Effect.suspend(() => {
             const set = handlers.get(channel)
-            if (set === undefined) return
+            if (set === undefined) return Effect.void
             set.delete(handler)
-            if (set.size === 0) {
-              handlers.delete(channel)
-              subscriber?.sunsubscribe(channel).catch(() => {})
-            }
+            if (set.size > 0 || subscriber === undefined) return Effect.void
+            handlers.delete(channel)
+            const sub = subscriber
+            // awaited (bounded): a reply arriving after the subscriber is closed finds no command
+            // and ioredis raises it as an error nobody listens to
+            return Effect.promise(() => sub.sunsubscribe(channel).then(() => true, () => false)).pipe(
+              Effect.timeoutTo({
+                duration: Duration.millis(connectTimeoutMillis),
+                onSuccess: () => true,
+                onTimeout: () => false
+              }),
+              Effect.asVoid
+            )
           })
       )
 
