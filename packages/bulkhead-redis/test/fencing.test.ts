@@ -9,7 +9,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Deferred, Effect, Either, Fiber } from "effect"
 import { inject } from "vitest"
-import { worker } from "./utils/child.js"
 import {
   bulkheadOn,
   eventually,
@@ -20,6 +19,7 @@ import {
   stateOf,
   uniqueName
 } from "./utils/helpers.js"
+import { childQueuedBetween } from "./utils/queuedChild.js"
 
 const url = inject("redisUrl")
 
@@ -30,15 +30,7 @@ describe.sequential("fencing", () => {
       Effect.gen(function*() {
         const name = uniqueName("dead-grant")
         const ttl = 3000
-        const redis = yield* inspector(url)
-        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: ttl })
-        const holder = yield* hold(mine)
-        yield* Deferred.await(holder.started)
-        const child = yield* worker({ url, name, permits: 1, leaseTtlMillis: ttl, mode: "hold" })
-        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's ticket queued")
-        const [dead] = (yield* stateOf(redis, name)).queue
-        const behind = yield* hold(mine)
-        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 2), "a ticket behind it")
+        const { behind, child, childTicket: dead, holder, redis } = yield* childQueuedBetween(url, name, ttl)
         const killedAt = Date.now()
         child.proc.kill("SIGKILL")
         // half a TTL later the dead waiter's lease (renewed every third) is still on: the release grants it
@@ -62,14 +54,7 @@ describe.sequential("fencing", () => {
       Effect.gen(function*() {
         const name = uniqueName("stale-grant")
         const ttl = 1500
-        const redis = yield* inspector(url)
-        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: ttl })
-        const holder = yield* hold(mine)
-        yield* Deferred.await(holder.started)
-        const child = yield* worker({ url, name, permits: 1, leaseTtlMillis: ttl, mode: "hold" })
-        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's ticket queued")
-        const behind = yield* hold(mine)
-        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 2), "a ticket behind it")
+        const { behind, child, holder, mine, redis } = yield* childQueuedBetween(url, name, ttl)
         child.proc.kill("SIGSTOP")
         // the release grants the stopped child's ticket; its lease ends and the permit passes on
         yield* Deferred.succeed(holder.finish, undefined)

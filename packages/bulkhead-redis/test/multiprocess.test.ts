@@ -12,6 +12,7 @@ import { RedisBulkhead } from "../src/index.js"
 import { type Child, worker } from "./utils/child.js"
 import { countingServer } from "./utils/countingServer.js"
 import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
+import { childQueuedBetween } from "./utils/queuedChild.js"
 
 const url = inject("redisUrl")
 
@@ -235,15 +236,7 @@ describe.sequential("several processes", () => {
       Effect.gen(function*() {
         const name = uniqueName("deadwaiter")
         const ttl = 1500
-        const redis = yield* inspector(url)
-        const mine = yield* bulkheadOn(url, { name, permits: 1, leaseTtl: ttl })
-        const holder = yield* hold(mine)
-        yield* Deferred.await(holder.started)
-        const child = yield* worker({ url, name, permits: 1, leaseTtlMillis: ttl, mode: "hold" })
-        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "the child's ticket queued")
-        const [dead] = (yield* stateOf(redis, name)).queue
-        const behind = yield* hold(mine)
-        yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 2), "a ticket behind it")
+        const { behind, child, childTicket: dead, holder, redis } = yield* childQueuedBetween(url, name, ttl)
         const killedAt = Date.now()
         child.proc.kill("SIGKILL")
         // the dead waiter's ticket leaves the queue when its lease ends; the one behind keeps its place
