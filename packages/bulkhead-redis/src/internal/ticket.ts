@@ -1,6 +1,8 @@
 /** A ticket's life in this process. @internal */
-import type * as Deferred from "effect/Deferred"
+import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 
@@ -34,6 +36,9 @@ export interface Ticket {
   outcome: boolean | undefined
   /** The waiting fiber's resumption while it waits for `outcome` (`awaitOutcome`). */
   wake: ((granted: boolean) => void) | undefined
+  /** Bench variant (SLUICE_BULKHEAD_REDIS_VARIANT "deferred"): the wait as a `Deferred`, made when first needed. */
+  readonly useDeferred: boolean
+  signal: Deferred.Deferred<boolean> | undefined
   /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
   lostSignal: Deferred.Deferred<void> | undefined
   lost: boolean
@@ -72,13 +77,15 @@ export const newMark = (): string => `${processMark}${(instances++).toString(16)
 let nonces = 0
 
 /** @internal */
-export const make = (mark: string, cost: number): Ticket => ({
+export const make = (mark: string, cost: number, useDeferred = false): Ticket => ({
   nonce: `${mark}.${(nonces++).toString(36)}`,
   cost,
   member: "",
   state: ASKING,
   outcome: undefined,
   wake: undefined,
+  useDeferred,
+  signal: undefined,
   lostSignal: undefined,
   lost: false,
   renewedAt: 0,
@@ -92,6 +99,7 @@ export const numberOf = (ticket: Ticket): number => Number.parseInt(ticket.membe
 
 /** Ends the ticket's wait, once: `granted` false means the waiting lease was lost. @internal */
 export const settle = (ticket: Ticket, granted: boolean): void => {
+  if (ticket.useDeferred) return void Deferred.unsafeDone(signalOf(ticket), Exit.succeed(granted))
   if (ticket.outcome !== undefined) return
   ticket.outcome = granted
   const wake = ticket.wake
@@ -117,3 +125,10 @@ export const awaitOutcome = (ticket: Ticket): Effect.Effect<boolean> =>
       ticket.wake = undefined
     })
   })
+
+const signalOf = (ticket: Ticket): Deferred.Deferred<boolean> =>
+  ticket.signal ??= Deferred.unsafeMake<boolean>(FiberId.none)
+
+/** The bench variant's wait: Effect's own hand-off. @internal */
+export const awaitSignal = (ticket: Ticket): Effect.Effect<boolean> =>
+  Effect.suspend(() => Deferred.await(signalOf(ticket)))
