@@ -144,22 +144,17 @@ const connect = async (port: number): Promise<Redis> => {
 
 const eq = (a: string | undefined, b: string) => a !== undefined && a.toLowerCase() === b
 
-/**
- * sluice as built, or with a variant of its internals (SLUICE_BULKHEAD_REDIS_VARIANT, read when the
- * instance is made: contenders open one at a time).
- */
-const sluiceContender = (label: string, config: string, variant: string): Contender => ({
-  label,
-  config,
+const sluice: Contender = {
+  label: "sluice",
+  config: "RedisBulkhead (strict FIFO; one script per event-loop turn; hand-overs in the process; grants by SPUBLISH)",
   open: async (s) => {
     const scope = Effect.runSync(Scope.make())
-    process.env.SLUICE_BULKHEAD_REDIS_VARIANT = variant
     const bulkhead = await Effect.runPromise(
       RedisBulkhead.make({ name: s.name, permits: s.permits, leaseTtl: s.ttlMillis }).pipe(
         Effect.provideServiceEffect(RedisConnection.RedisConnection, RedisConnection.make({ url: s.url })),
         Scope.extend(scope)
       )
-    ).finally(() => delete process.env.SLUICE_BULKHEAD_REDIS_VARIANT)
+    )
     return {
       cycles: fiberCycles(Effect.orDie(bulkhead.run(Effect.void))),
       acquire: scopedAcquire(bulkhead.acquire()),
@@ -190,13 +185,7 @@ const sluiceContender = (label: string, config: string, variant: string): Conten
     const held = await admin.zrange(keys[4], 0, -1)
     return held.map((member) => member.split(":")[3].split(".")[0])
   }
-})
-
-const sluice = sluiceContender(
-  "sluice",
-  "RedisBulkhead (strict FIFO; one script per event-loop turn; hand-overs in the process; grants by SPUBLISH)",
-  ""
-)
+}
 
 const redisSemaphore: Contender = {
   label: "redis-semaphore",
@@ -278,22 +267,7 @@ const effectDistributedLock: Contender = {
   }
 }
 
-/**
- * BENCH_VARIANTS=1: sluice's internal variants weighed against it in the same run (sluice twice, to
- * read the run's own noise), instead of effect-distributed-lock; nothing written to RESULTS.md.
- */
-const weighing = process.env.BENCH_VARIANTS === "1"
-
-const variants: ReadonlyArray<Contender> = [
-  sluiceContender("sluice again", "the same, a second instance: the run's noise", ""),
-  sluiceContender("one script per call", "each acquire and release its own script", "unbatched"),
-  sluiceContender("Deferred", "a Deferred per queued ticket", "deferred"),
-  sluiceContender("both", "one script per call and a Deferred per queued ticket", "unbatched,deferred")
-]
-
-const contenders: ReadonlyArray<Contender> = weighing
-  ? [sluice, ...variants, redisSemaphore]
-  : [sluice, redisSemaphore, effectDistributedLock]
+const contenders: ReadonlyArray<Contender> = [sluice, redisSemaphore, effectDistributedLock]
 
 // -----------------------------------------------------------------------------
 // child processes
@@ -757,10 +731,8 @@ const parent = async () => {
     })
 
     // 1. throughput, one process
-    const contended: Array<Opened> = []
-    const free: Array<Opened> = []
-    for (const c of contenders) contended.push(await c.open(setupOf("contended", PERMITS)))
-    for (const c of contenders) free.push(await c.open(setupOf("free", UNCONTENDED_PERMITS)))
+    const contended = await Promise.all(contenders.map((c) => c.open(setupOf("contended", PERMITS))))
+    const free = await Promise.all(contenders.map((c) => c.open(setupOf("free", UNCONTENDED_PERMITS))))
     for (const o of [...contended, ...free]) await o.cycles(WARMUP_MILLIS, IN_FLIGHT)
     const oneProcess: Array<Array<number>> = contenders.map(() => [])
     const costs: Array<Array<Costs>> = contenders.map(() => [])
@@ -1064,44 +1036,6 @@ const parent = async () => {
       ...why
     ].join("\n")
 
-    if (weighing) {
-      // each variant against sluice, round by round (interleaved: a round's load is shared by both)
-      const rangeOf = (xs: ReadonlyArray<number>) => `${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))}`
-      const paired = (xs: ReadonlyArray<number>, ys: ReadonlyArray<number>) => xs.map((x, r) => x / ys[r])
-      const ratios = (xs: ReadonlyArray<number>) =>
-        `${formatRatio(median(xs))} (rounds ${xs.map(formatRatio).join(" / ")})`
-      const weighed = contenders.map((c, i) => [
-        c.label,
-        fmt(one[i]),
-        rangeOf(oneProcess[i]),
-        ratios(paired(oneProcess[i], oneProcess[own])),
-        formatRatio(one[i] / one[rs]),
-        fmt(four[i]),
-        rangeOf(fourProcesses[i]),
-        ratios(paired(fourProcesses[i], fourProcesses[own])),
-        formatRatio(four[i] / four[rs]),
-        fmt(bare[i]),
-        formatRatio(bare[i] / bare[own]),
-        `${fifoOne[i].violations} / ${fifoFleet[i].violations}`
-      ])
-      console.log()
-      console.log(textTable([
-        "contender",
-        "1 process",
-        "rounds",
-        "/ sluice, per round",
-        "/ rs",
-        `${PROCESSES} processes`,
-        "rounds",
-        "/ sluice, per round",
-        "/ rs",
-        `K = ${UNCONTENDED_PERMITS}`,
-        "/ sluice",
-        "FIFO violations 1 / 4"
-      ], weighed))
-      console.log(`load average ${loadBefore} before, ${loadAfter} after; nothing written to RESULTS.md`)
-      return
-    }
     const previous = extractLatest(readSection(TITLE))
     writeSection(
       TITLE,

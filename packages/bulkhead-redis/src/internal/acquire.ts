@@ -56,7 +56,7 @@ const admitLocally = (
   Effect.gen(function*() {
     const fallback = impl.fallback
     if (fallback === undefined) return yield* Effect.dieMessage("no fallback with storeDown fail-closed")
-    const ticket = T.make(impl.mark, cost, impl.useDeferred)
+    const ticket = T.make(impl.mark, cost)
     impl.tickets.set(ticket.nonce, ticket)
     yield* fallback.admit(restore, ticket, remainingMillis).pipe(
       Effect.tapError(() => Effect.sync(() => impl.forget(ticket)))
@@ -98,7 +98,7 @@ const acquireMasked = (
       if (fallback !== undefined && impl.degraded) {
         return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
       }
-      const ticket = T.make(impl.mark, cost, impl.useDeferred)
+      const ticket = T.make(impl.mark, cost)
       impl.tickets.set(ticket.nonce, ticket)
       const code = maxWaitMillis === 0 ? S.TRY_ACQUIRE : S.ACQUIRE
       const answer = yield* Effect.either(impl.submit("acquire", code, ticket.nonce, String(cost)))
@@ -145,7 +145,7 @@ const acquireMasked = (
         yield* tooLate(impl, ticket, now)
         continue
       }
-      const granted = impl.useDeferred ? T.awaitSignal(ticket) : T.awaitOutcome(ticket)
+      const granted = T.woken(ticket)
       const remaining = maxWaitMillis - (now - start)
       const outcome = yield* restore(
         Duration.isFinite(maxWait)

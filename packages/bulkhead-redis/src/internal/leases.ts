@@ -94,7 +94,7 @@ export abstract class Leases extends Queue {
         } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
           // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
           this.forget(ticket)
-          T.settle(ticket, false)
+          T.wake(ticket, false)
         } else if (ticket.state !== T.GONE) {
           effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
         }

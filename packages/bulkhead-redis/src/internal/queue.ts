@@ -68,7 +68,7 @@ export abstract class Queue extends Transport {
     ticket.member = member
     ticket.state = T.GRANTED
     this.waiting.delete(ticket.nonce)
-    T.settle(ticket, true)
+    T.wake(ticket, true)
   }
 
   forget(ticket: T.Ticket): void {

@@ -32,13 +32,11 @@ export interface Ticket {
    */
   member: string
   state: State
-  /** How the wait ended (`settle`): true at the grant, false when the waiting lease was lost. */
-  outcome: boolean | undefined
-  /** The waiting fiber's resumption while it waits for `outcome` (`awaitOutcome`). */
-  wake: ((granted: boolean) => void) | undefined
-  /** Bench variant (SLUICE_BULKHEAD_REDIS_VARIANT "deferred"): the wait as a `Deferred`, made when first needed. */
-  readonly useDeferred: boolean
-  signal: Deferred.Deferred<boolean> | undefined
+  /**
+   * Completed when the ticket's wait ends (`wake`): true at the grant, false when its waiting lease
+   * was lost. Made when first needed: a ticket granted in its acquire's reply never waits.
+   */
+  wakeUp: Deferred.Deferred<boolean> | undefined
   /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
   lostSignal: Deferred.Deferred<void> | undefined
   lost: boolean
@@ -77,15 +75,12 @@ export const newMark = (): string => `${processMark}${(instances++).toString(16)
 let nonces = 0
 
 /** @internal */
-export const make = (mark: string, cost: number, useDeferred = false): Ticket => ({
+export const make = (mark: string, cost: number): Ticket => ({
   nonce: `${mark}.${(nonces++).toString(36)}`,
   cost,
   member: "",
   state: ASKING,
-  outcome: undefined,
-  wake: undefined,
-  useDeferred,
-  signal: undefined,
+  wakeUp: undefined,
   lostSignal: undefined,
   lost: false,
   renewedAt: 0,
@@ -97,38 +92,19 @@ export const make = (mark: string, cost: number, useDeferred = false): Ticket =>
 /** The ticket's place in the global order: the number its member starts with (NaN before Redis answered). @internal */
 export const numberOf = (ticket: Ticket): number => Number.parseInt(ticket.member, 10)
 
-/** Ends the ticket's wait, once: `granted` false means the waiting lease was lost. @internal */
-export const settle = (ticket: Ticket, granted: boolean): void => {
-  if (ticket.useDeferred) return void Deferred.unsafeDone(signalOf(ticket), Exit.succeed(granted))
-  if (ticket.outcome !== undefined) return
-  ticket.outcome = granted
-  const wake = ticket.wake
-  ticket.wake = undefined
-  if (wake !== undefined) wake(granted)
+const wakeUpOf = (ticket: Ticket): Deferred.Deferred<boolean> =>
+  ticket.wakeUp ??= Deferred.unsafeMake<boolean>(FiberId.none)
+
+/** Ends the ticket's wait, once (the first wake stands): `granted` false means its waiting lease was lost. @internal */
+export const wake = (ticket: Ticket, granted: boolean): void => {
+  Deferred.unsafeDone(wakeUpOf(ticket), Exit.succeed(granted))
 }
 
-const grantedNow = Effect.succeed(true)
-const lostNow = Effect.succeed(false)
-
 /**
- * Waits for the ticket's `outcome` (at once if it is settled already); an interrupted wait leaves
- * nothing behind. One waiter per ticket: a callback on it rather than a `Deferred` (one object less
- * per queued ticket, on the path every contended acquire takes).
+ * Waits for the ticket's wake, at once if it was woken already; an interrupted wait leaves nothing
+ * behind.
  *
  * @internal
  */
-export const awaitOutcome = (ticket: Ticket): Effect.Effect<boolean> =>
-  Effect.async<boolean>((resume) => {
-    if (ticket.outcome !== undefined) return resume(ticket.outcome ? grantedNow : lostNow)
-    ticket.wake = (granted) => resume(granted ? grantedNow : lostNow)
-    return Effect.sync(() => {
-      ticket.wake = undefined
-    })
-  })
-
-const signalOf = (ticket: Ticket): Deferred.Deferred<boolean> =>
-  ticket.signal ??= Deferred.unsafeMake<boolean>(FiberId.none)
-
-/** The bench variant's wait: Effect's own hand-off. @internal */
-export const awaitSignal = (ticket: Ticket): Effect.Effect<boolean> =>
-  Effect.suspend(() => Deferred.await(signalOf(ticket)))
+export const woken = (ticket: Ticket): Effect.Effect<boolean> =>
+  Effect.suspend(() => Deferred.await(wakeUpOf(ticket)))

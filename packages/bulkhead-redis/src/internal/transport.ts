@@ -107,13 +107,6 @@ export abstract class Transport {
   /** Whether the fallback holders Redis could not count yet were logged since the last recovery. */
   unclaimedLogged = false
   lastStats: Bulkhead.Stats
-  /**
-   * Bench variants, read from SLUICE_BULKHEAD_REDIS_VARIANT when the instance is made (temporary,
-   * to weigh the batch and the per-ticket callback): "unbatched" sends one script per operation,
-   * "deferred" waits on a `Deferred` per queued ticket.
-   */
-  readonly unbatched: boolean
-  readonly useDeferred: boolean
 
   constructor(
     readonly settings: Settings,
@@ -136,9 +129,6 @@ export abstract class Transport {
     this.leaseTtlArg = String(settings.leaseTtlMillis)
     this.maxWaitingArg = settings.maxWaiting === Infinity ? "-1" : String(settings.maxWaiting)
     this.permits = settings.permits
-    const variant = process.env.SLUICE_BULKHEAD_REDIS_VARIANT ?? ""
-    this.unbatched = variant.includes("unbatched")
-    this.useDeferred = variant.includes("deferred")
     this.fallback = settings.storeDown === "fail-closed" ? undefined : new Fallback(settings, settings.permits)
     this.lastStats = {
       name: settings.name,
@@ -196,10 +186,6 @@ export abstract class Transport {
   }
 
   push(op: Pending): void {
-    if (this.unbatched) {
-      this.pending.push(op)
-      return this.flush()
-    }
     if (this.pending.push(op) === 1) setImmediate(this.flush)
   }
 
