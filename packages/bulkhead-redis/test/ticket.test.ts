@@ -7,7 +7,7 @@ import { Effect, Exit, Fiber } from "effect"
 import * as T from "../src/internal/ticket.js"
 
 /** A fiber waiting for the ticket's wake, suspended in its wait. */
-const waiterOf = (ticket: T.Ticket) =>
+const waiterOf = (ticket: T.FleetTicket) =>
   Effect.gen(function*() {
     const waiter = yield* Effect.fork(T.woken(ticket))
     yield* Effect.yieldNow()

@@ -22,8 +22,13 @@ export const GONE = 5
 /** @internal */
 export type State = typeof ASKING | typeof QUEUED | typeof GRANTED | typeof HELD | typeof LOCAL | typeof GONE
 
-/** @internal */
-export interface Ticket {
+/**
+ * One of this instance's tickets in the fleet's order, from its acquire to its release (the local
+ * bulkhead's queue entry is another thing).
+ *
+ * @internal
+ */
+export interface FleetTicket {
   readonly nonce: string
   readonly cost: number
   /**
@@ -75,7 +80,7 @@ export const newMark = (): string => `${processMark}${(instances++).toString(16)
 let nonces = 0
 
 /** @internal */
-export const make = (mark: string, cost: number): Ticket => ({
+export const make = (mark: string, cost: number): FleetTicket => ({
   nonce: `${mark}.${(nonces++).toString(36)}`,
   cost,
   member: "",
@@ -90,13 +95,13 @@ export const make = (mark: string, cost: number): Ticket => ({
 })
 
 /** The ticket's place in the global order: the number its member starts with (NaN before Redis answered). @internal */
-export const numberOf = (ticket: Ticket): number => Number.parseInt(ticket.member, 10)
+export const numberOf = (ticket: FleetTicket): number => Number.parseInt(ticket.member, 10)
 
-const wakeUpOf = (ticket: Ticket): Deferred.Deferred<boolean> =>
+const wakeUpOf = (ticket: FleetTicket): Deferred.Deferred<boolean> =>
   ticket.wakeUp ??= Deferred.unsafeMake<boolean>(FiberId.none)
 
 /** Ends the ticket's wait, once (the first wake stands): `granted` false means its waiting lease was lost. @internal */
-export const wake = (ticket: Ticket, granted: boolean): void => {
+export const wake = (ticket: FleetTicket, granted: boolean): void => {
   Deferred.unsafeDone(wakeUpOf(ticket), Exit.succeed(granted))
 }
 
@@ -106,5 +111,5 @@ export const wake = (ticket: Ticket, granted: boolean): void => {
  *
  * @internal
  */
-export const woken = (ticket: Ticket): Effect.Effect<boolean> =>
+export const woken = (ticket: FleetTicket): Effect.Effect<boolean> =>
   Effect.suspend(() => Deferred.await(wakeUpOf(ticket)))
