@@ -1,6 +1,6 @@
 /**
- * A queued ticket's wait (`woken`) and its end (`wake`): a `Deferred` made when first needed. No
- * Redis: the ticket alone.
+ * A queued ticket's wait (`woken`) and its end (`wake`): the one-waiter callback that takes the
+ * place of a `Deferred` per ticket. No Redis: the ticket alone.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Effect, Exit, Fiber } from "effect"
@@ -15,11 +15,6 @@ const waiterOf = (ticket: T.FleetTicket) =>
   })
 
 describe("ticket wait", () => {
-  it.effect("a ticket granted in its acquire's reply, never woken, has no wait made for it", () =>
-    Effect.sync(() => {
-      assert.isUndefined(T.make("m", 1).wakeUp)
-    }))
-
   it.effect("woken before the wait: the wait ends at once with the outcome", () =>
     Effect.gen(function*() {
       const granted = T.make("m", 1)
@@ -34,9 +29,10 @@ describe("ticket wait", () => {
     Effect.gen(function*() {
       const ticket = T.make("m", 1)
       const waiter = yield* waiterOf(ticket)
-      assert.isNull(waiter.unsafePoll())
+      assert.isDefined(ticket.resume)
       T.wake(ticket, true)
       assert.isTrue(yield* Fiber.join(waiter))
+      assert.isUndefined(ticket.resume)
     }))
 
   it.effect("the first wake stands: a second changes nothing", () =>
@@ -46,16 +42,17 @@ describe("ticket wait", () => {
       T.wake(ticket, false)
       T.wake(ticket, true)
       assert.isFalse(yield* Fiber.join(waiter))
-      assert.isFalse(yield* T.woken(ticket))
+      assert.isFalse(ticket.outcome)
     }))
 
-  it.effect("an interrupted wait ends interrupted; a later wake is still read by the next wait", () =>
+  it.effect("an interrupted wait leaves no waiter behind, and a later wake resumes nobody", () =>
     Effect.gen(function*() {
       const ticket = T.make("m", 1)
       const waiter = yield* waiterOf(ticket)
       const exit = yield* Fiber.interrupt(waiter)
       assert.isTrue(Exit.isInterrupted(exit))
+      assert.isUndefined(ticket.resume)
       T.wake(ticket, true)
-      assert.isTrue(yield* T.woken(ticket))
+      assert.isTrue(ticket.outcome)
     }))
 })

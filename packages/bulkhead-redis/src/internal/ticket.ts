@@ -1,8 +1,6 @@
 /** A ticket's life in this process. @internal */
-import * as Deferred from "effect/Deferred"
+import type * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as FiberId from "effect/FiberId"
 import type * as Scope from "effect/Scope"
 import { randomBytes } from "node:crypto"
 
@@ -37,11 +35,10 @@ export interface FleetTicket {
    */
   member: string
   state: State
-  /**
-   * Completed when the ticket's wait ends (`wake`): true at the grant, false when its waiting lease
-   * was lost. Made when first needed: a ticket granted in its acquire's reply never waits.
-   */
-  wakeUp: Deferred.Deferred<boolean> | undefined
+  /** How the wait ended (`wake`): true at the grant, false when the waiting lease was lost. */
+  outcome: boolean | undefined
+  /** The waiting fiber's resumption while it waits for `outcome` (`woken`). */
+  resume: ((granted: boolean) => void) | undefined
   /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
   lostSignal: Deferred.Deferred<void> | undefined
   lost: boolean
@@ -85,7 +82,8 @@ export const make = (mark: string, cost: number): FleetTicket => ({
   cost,
   member: "",
   state: ASKING,
-  wakeUp: undefined,
+  outcome: undefined,
+  resume: undefined,
   lostSignal: undefined,
   lost: false,
   renewedAt: 0,
@@ -97,19 +95,30 @@ export const make = (mark: string, cost: number): FleetTicket => ({
 /** The ticket's place in the global order: the number its member starts with (NaN before Redis answered). @internal */
 export const numberOf = (ticket: FleetTicket): number => Number.parseInt(ticket.member, 10)
 
-const wakeUpOf = (ticket: FleetTicket): Deferred.Deferred<boolean> =>
-  ticket.wakeUp ??= Deferred.unsafeMake<boolean>(FiberId.none)
-
 /** Ends the ticket's wait, once (the first wake stands): `granted` false means its waiting lease was lost. @internal */
 export const wake = (ticket: FleetTicket, granted: boolean): void => {
-  Deferred.unsafeDone(wakeUpOf(ticket), Exit.succeed(granted))
+  if (ticket.outcome !== undefined) return
+  ticket.outcome = granted
+  const resume = ticket.resume
+  ticket.resume = undefined
+  if (resume !== undefined) resume(granted)
 }
 
+const grantedNow = Effect.succeed(true)
+const lostNow = Effect.succeed(false)
+
 /**
- * Waits for the ticket's wake, at once if it was woken already; an interrupted wait leaves nothing
- * behind.
+ * Waits for the ticket's wake (at once if it was woken already); an interrupted wait leaves nothing
+ * behind. One waiter per ticket: a callback on it rather than a `Deferred`, which Effect 3 builds by
+ * copying its prototype, once per queued ticket (weighed against one in RFC 0002: it pays).
  *
  * @internal
  */
 export const woken = (ticket: FleetTicket): Effect.Effect<boolean> =>
-  Effect.suspend(() => Deferred.await(wakeUpOf(ticket)))
+  Effect.async<boolean>((resume) => {
+    if (ticket.outcome !== undefined) return resume(ticket.outcome ? grantedNow : lostNow)
+    ticket.resume = (granted) => resume(granted ? grantedNow : lostNow)
+    return Effect.sync(() => {
+      ticket.resume = undefined
+    })
+  })
