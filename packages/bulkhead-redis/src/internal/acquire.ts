@@ -25,7 +25,7 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
 const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
 
 /** The ticket holds its fleet permits now, after a wait of `waitedMillis`. */
-const holding = (impl: Impl, ticket: T.Ticket, waitedMillis: number): T.Ticket => {
+const holding = (impl: Impl, ticket: T.FleetTicket, waitedMillis: number): T.FleetTicket => {
   ticket.state = T.HELD
   Bulkhead.permitWaitSeconds.unsafeUpdate(waitedMillis / 1000, impl.labels)
   return ticket
@@ -35,7 +35,7 @@ const holding = (impl: Impl, ticket: T.Ticket, waitedMillis: number): T.Ticket =
  * A grant read too late to start a call on (`Impl.fresh`): its permits go back (a release Redis
  * fences if the lease has ended) and the caller queues again at the tail.
  */
-const tooLate = (impl: Impl, ticket: T.Ticket, now: number): Effect.Effect<void> =>
+const tooLate = (impl: Impl, ticket: T.FleetTicket, now: number): Effect.Effect<void> =>
   Effect.zipRight(
     impl.release(ticket),
     Effect.logWarning(
@@ -52,7 +52,7 @@ const admitLocally = (
   cost: number,
   remainingMillis: number,
   start: number
-): Effect.Effect<T.Ticket, Bulkhead.BulkheadError> =>
+): Effect.Effect<T.FleetTicket, Bulkhead.BulkheadError> =>
   Effect.gen(function*() {
     const fallback = impl.fallback
     if (fallback === undefined) return yield* Effect.dieMessage("no fallback with storeDown fail-closed")
@@ -77,7 +77,7 @@ const acquireMasked = (
   impl: Impl,
   restore: Restore,
   options: Bulkhead.RunOptions | undefined
-): Effect.Effect<T.Ticket, Bulkhead.BulkheadError | Api.BulkheadStoreError> =>
+): Effect.Effect<T.FleetTicket, Bulkhead.BulkheadError | Api.BulkheadStoreError> =>
   Effect.gen(function*() {
     const settings = impl.settings
     let cost: number
@@ -145,7 +145,7 @@ const acquireMasked = (
         yield* tooLate(impl, ticket, now)
         continue
       }
-      const granted = T.awaitOutcome(ticket)
+      const granted = T.woken(ticket)
       const remaining = maxWaitMillis - (now - start)
       const outcome = yield* restore(
         Duration.isFinite(maxWait)

@@ -34,9 +34,9 @@ export abstract class Leases extends Queue {
    */
   get beat(): Effect.Effect<number> {
     return Effect.suspend(() => {
-      const renewing: Array<T.Ticket> = []
-      const claiming: Array<T.Ticket> = []
-      const handing: Array<T.Ticket> = []
+      const renewing: Array<T.FleetTicket> = []
+      const claiming: Array<T.FleetTicket> = []
+      const handing: Array<T.FleetTicket> = []
       for (const ticket of this.tickets.values()) {
         if (ticket.state === T.GONE || ticket.lost || ticket.member === "") continue
         // a hand-over Redis may not have heard is sent again rather than claimed: it frees the holder's lease
@@ -76,7 +76,7 @@ export abstract class Leases extends Queue {
     })
   }
 
-  renew(live: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
+  renew(live: ReadonlyArray<T.FleetTicket>): Effect.Effect<number> {
     return Effect.gen(this, function*() {
       const asked = yield* Clock.currentTimeMillis
       const reply = yield* this.call("renew", this.scripts.renew, live.map((t) => t.member))
@@ -94,7 +94,7 @@ export abstract class Leases extends Queue {
         } else if (ticket.state === T.QUEUED || ticket.state === T.ASKING) {
           // the waiting lease ended (this process was paused past it, or Redis lost it): it queues again
           this.forget(ticket)
-          T.settle(ticket, false)
+          T.wake(ticket, false)
         } else if (ticket.state !== T.GONE) {
           effects.push(this.leaseLost(ticket, this.renewedLate(ticket, now)))
         }
@@ -110,7 +110,7 @@ export abstract class Leases extends Queue {
    * is claimed if its permits are free. A fleet holder whose lease is gone and not free has lost it
    * (the lease-lost rule); a fallback holder runs on uncounted and asks again at the next beat.
    */
-  claim(holders: ReadonlyArray<T.Ticket>): Effect.Effect<number> {
+  claim(holders: ReadonlyArray<T.FleetTicket>): Effect.Effect<number> {
     return Effect.gen(this, function*() {
       const asked = yield* Clock.currentTimeMillis
       const reply = yield* this.call("claim", this.scripts.claim, holders.map((t) => t.member))
@@ -145,7 +145,7 @@ export abstract class Leases extends Queue {
   }
 
   /** How late the last renewal of a lease found gone was: the usual reason for a lost lease. */
-  renewedLate(ticket: T.Ticket, now: number): string {
+  renewedLate(ticket: T.FleetTicket, now: number): string {
     const age = now - ticket.renewedAt
     const ttl = this.settings.leaseTtlMillis
     return age > ttl
@@ -158,12 +158,12 @@ export abstract class Leases extends Queue {
    * (`renewedAt`), has a third of its TTL left by this process's clock, so the next beat renews it
    * in time. A grant read later (the process was paused) may be another's permits by now.
    */
-  fresh(ticket: T.Ticket, now: number): boolean {
+  fresh(ticket: T.FleetTicket, now: number): boolean {
     return now - ticket.renewedAt <= this.handOverFreshMillis
   }
 
   /** The ticket runs without a lease Redis counts: `why` says how that came about. */
-  leaseLost(ticket: T.Ticket, why: string): Effect.Effect<void> {
+  leaseLost(ticket: T.FleetTicket, why: string): Effect.Effect<void> {
     ticket.lost = true
     leaseLostTotal.unsafeUpdate(1, this.labels)
     if (ticket.lostSignal !== undefined) Deferred.unsafeDone(ticket.lostSignal, Exit.void)

@@ -63,15 +63,15 @@ export abstract class Queue extends Transport {
     if (ticket !== undefined) this.granted(ticket, member)
   }
 
-  granted(ticket: T.Ticket, member: string): void {
+  granted(ticket: T.FleetTicket, member: string): void {
     if (ticket.state !== T.ASKING && ticket.state !== T.QUEUED) return
     ticket.member = member
     ticket.state = T.GRANTED
     this.waiting.delete(ticket.nonce)
-    T.settle(ticket, true)
+    T.wake(ticket, true)
   }
 
-  forget(ticket: T.Ticket): void {
+  forget(ticket: T.FleetTicket): void {
     ticket.state = T.GONE
     this.tickets.delete(ticket.nonce)
     this.waiting.delete(ticket.nonce)
@@ -84,7 +84,7 @@ export abstract class Queue extends Transport {
    * not there, and fencing would make the release a no-op anyway. A holder whose permits the
    * fleet's oldest waiter can take hands them to it here (`heirOf`).
    */
-  release(ticket: T.Ticket): Effect.Effect<void> {
+  release(ticket: T.FleetTicket): Effect.Effect<void> {
     return Effect.suspend(() => {
       if (ticket.state === T.GONE) return Effect.void
       const skipRedis = ticket.lost || ticket.member === "" || ticket.state === T.LOCAL
@@ -106,7 +106,7 @@ export abstract class Queue extends Transport {
    * holder. None while Redis decides alone: degraded, a holder Redis may not count, a shrink, or a
    * holder or waiter whose lease may end before Redis hears of the hand-over (a paused process).
    */
-  heirOf(holder: T.Ticket, now: number): T.Ticket | undefined {
+  heirOf(holder: T.FleetTicket, now: number): T.FleetTicket | undefined {
     if (holder.state !== T.HELD && holder.state !== T.GRANTED) return undefined
     if (this.degraded || this.shrinking || holder.needsClaim) return undefined
     const stale = now - this.handOverFreshMillis
@@ -117,7 +117,7 @@ export abstract class Queue extends Transport {
   }
 
   /** The heir's wait ends now; Redis hears of it in this turn's script. */
-  handOver(holder: T.Ticket, heir: T.Ticket): Effect.Effect<void> {
+  handOver(holder: T.FleetTicket, heir: T.FleetTicket): Effect.Effect<void> {
     const askedAt = this.clock.unsafeCurrentTimeMillis()
     return Effect.async<ReadonlyArray<unknown>, Api.BulkheadStoreError>((resume) => {
       this.push({ operation: "hand over", code: S.HAND_OVER, id: holder.member, arg: heir.member, resume })
@@ -133,7 +133,7 @@ export abstract class Queue extends Transport {
    * when the answer comes: what it returns only logs. Its lease counts from `askedAt`, when the
    * hand-over was queued.
    */
-  handedOver(heir: T.Ticket, reply: ReadonlyArray<unknown>, askedAt: number): Effect.Effect<void> {
+  handedOver(heir: T.FleetTicket, reply: ReadonlyArray<unknown>, askedAt: number): Effect.Effect<void> {
     heir.handedFrom = ""
     heir.needsClaim = false
     if (heir.state === T.GONE || heir.lost) return Effect.void
@@ -150,5 +150,5 @@ export abstract class Queue extends Transport {
   }
 
   /** The ticket runs without a lease Redis counts (`leases.ts`). */
-  abstract leaseLost(ticket: T.Ticket, why: string): Effect.Effect<void>
+  abstract leaseLost(ticket: T.FleetTicket, why: string): Effect.Effect<void>
 }

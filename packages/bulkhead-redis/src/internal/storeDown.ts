@@ -41,7 +41,7 @@ export class Fallback {
    */
   admit(
     restore: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>,
-    ticket: T.Ticket,
+    ticket: T.FleetTicket,
     remainingMillis: number
   ): Effect.Effect<void, Bulkhead.BulkheadError> {
     return Effect.gen(this, function*() {
@@ -74,7 +74,7 @@ export class Fallback {
 }
 
 /** Gives back the local permits of a ticket admitted on the fallback. @internal */
-export const releaseLocal = (ticket: T.Ticket): Effect.Effect<void> => {
+export const releaseLocal = (ticket: T.FleetTicket): Effect.Effect<void> => {
   const scope = ticket.localScope
   ticket.localScope = undefined
   return scope === undefined ? Effect.void : Scope.close(scope, Exit.void)

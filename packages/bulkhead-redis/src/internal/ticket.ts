@@ -20,8 +20,13 @@ export const GONE = 5
 /** @internal */
 export type State = typeof ASKING | typeof QUEUED | typeof GRANTED | typeof HELD | typeof LOCAL | typeof GONE
 
-/** @internal */
-export interface Ticket {
+/**
+ * One of this instance's tickets in the fleet's order, from its acquire to its release (the local
+ * bulkhead's queue entry is another thing).
+ *
+ * @internal
+ */
+export interface FleetTicket {
   readonly nonce: string
   readonly cost: number
   /**
@@ -30,10 +35,10 @@ export interface Ticket {
    */
   member: string
   state: State
-  /** How the wait ended (`settle`): true at the grant, false when the waiting lease was lost. */
+  /** How the wait ended (`wake`): true at the grant, false when the waiting lease was lost. */
   outcome: boolean | undefined
-  /** The waiting fiber's resumption while it waits for `outcome` (`awaitOutcome`). */
-  wake: ((granted: boolean) => void) | undefined
+  /** The waiting fiber's resumption while it waits for `outcome` (`woken`). */
+  resume: ((granted: boolean) => void) | undefined
   /** Completed when the held lease is found lost, with `onLeaseLost: "interrupt"`. */
   lostSignal: Deferred.Deferred<void> | undefined
   lost: boolean
@@ -72,13 +77,13 @@ export const newMark = (): string => `${processMark}${(instances++).toString(16)
 let nonces = 0
 
 /** @internal */
-export const make = (mark: string, cost: number): Ticket => ({
+export const make = (mark: string, cost: number): FleetTicket => ({
   nonce: `${mark}.${(nonces++).toString(36)}`,
   cost,
   member: "",
   state: ASKING,
   outcome: undefined,
-  wake: undefined,
+  resume: undefined,
   lostSignal: undefined,
   lost: false,
   renewedAt: 0,
@@ -88,32 +93,32 @@ export const make = (mark: string, cost: number): Ticket => ({
 })
 
 /** The ticket's place in the global order: the number its member starts with (NaN before Redis answered). @internal */
-export const numberOf = (ticket: Ticket): number => Number.parseInt(ticket.member, 10)
+export const numberOf = (ticket: FleetTicket): number => Number.parseInt(ticket.member, 10)
 
-/** Ends the ticket's wait, once: `granted` false means the waiting lease was lost. @internal */
-export const settle = (ticket: Ticket, granted: boolean): void => {
+/** Ends the ticket's wait, once (the first wake stands): `granted` false means its waiting lease was lost. @internal */
+export const wake = (ticket: FleetTicket, granted: boolean): void => {
   if (ticket.outcome !== undefined) return
   ticket.outcome = granted
-  const wake = ticket.wake
-  ticket.wake = undefined
-  if (wake !== undefined) wake(granted)
+  const resume = ticket.resume
+  ticket.resume = undefined
+  if (resume !== undefined) resume(granted)
 }
 
 const grantedNow = Effect.succeed(true)
 const lostNow = Effect.succeed(false)
 
 /**
- * Waits for the ticket's `outcome` (at once if it is settled already); an interrupted wait leaves
- * nothing behind. One waiter per ticket: a callback on it rather than a `Deferred` (one object less
- * per queued ticket, on the path every contended acquire takes).
+ * Waits for the ticket's wake (at once if it was woken already); an interrupted wait leaves nothing
+ * behind. One waiter per ticket: a callback on it rather than a `Deferred`, which Effect 3 builds by
+ * copying its prototype, once per queued ticket (weighed against one in RFC 0002: it pays).
  *
  * @internal
  */
-export const awaitOutcome = (ticket: Ticket): Effect.Effect<boolean> =>
+export const woken = (ticket: FleetTicket): Effect.Effect<boolean> =>
   Effect.async<boolean>((resume) => {
     if (ticket.outcome !== undefined) return resume(ticket.outcome ? grantedNow : lostNow)
-    ticket.wake = (granted) => resume(granted ? grantedNow : lostNow)
+    ticket.resume = (granted) => resume(granted ? grantedNow : lostNow)
     return Effect.sync(() => {
-      ticket.wake = undefined
+      ticket.resume = undefined
     })
   })

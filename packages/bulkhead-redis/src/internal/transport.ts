@@ -58,9 +58,9 @@ export interface Pending {
 
 /** @internal */
 export abstract class Transport {
-  readonly tickets = new Map<string, T.Ticket>()
+  readonly tickets = new Map<string, T.FleetTicket>()
   /** The tickets queued in Redis whose wait is on, by nonce, in ticket-number order. */
-  readonly waiting = new Map<string, T.Ticket>()
+  readonly waiting = new Map<string, T.FleetTicket>()
   /**
    * Every ticket still waiting that is numbered below this is this instance's (the head run's limit,
    * from the last reply, or raised by a grant message): its oldest waiter below it is the fleet's.
