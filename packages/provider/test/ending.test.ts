@@ -133,6 +133,84 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
     }))
 })
 
+describe("a call shutdown never has to end runs in its caller's fiber", () => {
+  const fiberOfCall = (options: Omit<Provider.Options, "name" | "bulkhead">) =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ ...options, name: uniqueName("fiber"), bulkhead: { permits: 1 } })
+      const caller = yield* Effect.fiberId
+      return caller === (yield* provider.call(Effect.fiberId))
+    })
+
+  // (a total budget runs the call under `Effect.timeoutFail`, in a fiber of the timeout's own: the
+  // shutdown tests below show the same semantics in both cases)
+  it.scoped("with gracePeriod: Infinity; with a finite one and no total budget, in a fiber of the provider's", () =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* fiberOfCall({ gracePeriod: Infinity }))
+      assert.isTrue(yield* fiberOfCall({ gracePeriod: Infinity, retry: { maxAttempts: 3 } }))
+      // shutdown may have to end this one after the grace period (default 10 s)
+      assert.isFalse(yield* fiberOfCall({}))
+      assert.isFalse(yield* fiberOfCall({ gracePeriod: "1 hour" }))
+    }))
+
+  it.scoped("in its caller's fiber, fiber refs are the caller's own: nothing forked, nothing joined", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ name: uniqueName("refs-own"), bulkhead: { permits: 1 }, gracePeriod: Infinity })
+      const ref = yield* FiberRef.make(0)
+      yield* provider.call(FiberRef.set(ref, 1))
+      assert.strictEqual(yield* FiberRef.get(ref), 1)
+      // a ref with a fork patch is left as it would be without a provider
+      const counted = yield* FiberRef.make(0, { fork: (n) => n + 1 })
+      yield* provider.call(Effect.void)
+      assert.strictEqual(yield* FiberRef.get(counted), 0)
+    }))
+
+  it.effect("closing waits for a stuck call until its total budget, within the grace period, ends it", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const provider = yield* Provider.make({
+        name: uniqueName("shutdown-total"),
+        bulkhead: { permits: 2 },
+        totalTimeout: "3 seconds",
+        gracePeriod: "5 seconds"
+      }).pipe(Scope.extend(scope))
+      const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
+      yield* settle()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle()
+      assert.strictEqual((yield* Effect.flip(provider.call(Effect.void)))._tag, "ProviderClosed")
+      yield* TestClock.adjust("3 seconds")
+      assert.strictEqual((yield* Fiber.join(stuck))._tag, "TotalTimeout")
+      yield* Fiber.join(closing)
+      assert.strictEqual(yield* now, 3000)
+      yield* expectIdle(provider.bulkhead)
+      assert.deepInclude((yield* provider.stats), { inFlight: 0 })
+    }))
+
+  it.effect("a total budget ending as the grace period does: the call's own TotalTimeout, closing then done", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const provider = yield* Provider.make({
+        name: uniqueName("shutdown-total-tie"),
+        bulkhead: { permits: 1 },
+        totalTimeout: "5 seconds",
+        gracePeriod: "5 seconds"
+      }).pipe(Scope.extend(scope))
+      const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
+      yield* settle()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle()
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Fiber.join(stuck)
+      assert.strictEqual(error._tag, "TotalTimeout")
+      yield* Fiber.join(closing)
+      assert.strictEqual(yield* now, 5000)
+      const stats = yield* provider.stats
+      assert.strictEqual(stats.calls, 1)
+      assert.strictEqual(stats.outcomes.closed, 0)
+      yield* expectIdle(provider.bulkhead)
+    }))
+})
+
 describe("the call runs as if in its caller", () => {
   it.scoped("fiber refs set by the call pass to the caller, as they would without a provider", () =>
     Effect.gen(function*() {

@@ -24,9 +24,9 @@ import { refusal } from "./retryBudget.js"
 
 /**
  * `Provider.call`, top to bottom: refused at once while the provider closes; the span (none with
- * tracing off); the call counted in and out; its attempts, retried on a `Schedule`, run in a fiber
- * of the provider's `FiberSet`, so that shutdown can end it after the grace period while the
- * caller lives on and sees `ProviderClosed`.
+ * tracing off); the call counted in and out; its attempts, retried on a `Schedule`. A call that
+ * shutdown may have to end after the grace period runs in a fiber of the provider's `FiberSet`,
+ * so that its caller lives on and sees `ProviderClosed`; any other runs in its caller's fiber.
  *
  * @internal
  */
@@ -36,10 +36,7 @@ export const call = <A, E, R>(
   options: Api.CallOptions | undefined
 ): Effect.Effect<A, unknown, R> =>
   Effect.withFiberRuntime((fiber) => {
-    if (provider.closing) {
-      provider.count("closed")
-      return Effect.fail(provider.closed("closing"))
-    }
+    if (provider.closing) return provider.refused()
     const settings = perCall(provider.resolved, provider.defaults, options)
     return fiber.getFiberRef(FiberRef.currentTracerEnabled)
       ? Effect.useSpan(
@@ -61,9 +58,18 @@ const lifecycle = <A, E, R>(
     const total = settings.totalTimeoutMillis
     const progress = new Progress(now, total === undefined ? Infinity : now + total, settings)
     const attempts = retried(provider, self, progress, clock)
-    // counted in, forked and watched with no interruption in between; only the wait is interruptible
+    const ended = (exit: Exit.Exit<unknown, unknown>) => Effect.sync(() => end(provider, progress, exit, span))
+    // counted in and watched with no interruption in between; only the call itself is interruptible
     return Effect.uninterruptibleMask((restore) => {
+      // checked again where it counts: shutdown may have found no call in flight since
+      if (provider.closing) return provider.refused()
       provider.inFlight++
+      // a call that ends by itself before any grace period could (none, or one past its total
+      // budget) runs in its caller's fiber: shutdown only ever waits for it
+      if (total === undefined ? provider.gracePeriodMillis === Infinity : total <= provider.gracePeriodMillis) {
+        return Effect.onExit(restore(attempts), ended)
+      }
+      // otherwise in a fiber of the provider's, which shutdown can end after the grace period
       return Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
         Effect.flatMap(
           Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
@@ -75,7 +81,7 @@ const lifecycle = <A, E, R>(
             }
             return Effect.failCause(exit.cause)
           }
-        )).pipe(Effect.onExit((exit) => Effect.sync(() => end(provider, progress, exit, span))))
+        )).pipe(Effect.onExit(ended))
     }).pipe(Effect.mapError(unwrap))
   })
 
