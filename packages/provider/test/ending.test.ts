@@ -1,5 +1,6 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
+import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Exit, Fiber, FiberRef, RuntimeFlags, RuntimeFlagsPatch, Scope, TestClock } from "effect"
 import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
 
@@ -35,7 +36,7 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(finalized, 1)
       yield* expectIdle(provider.bulkhead)
-      assert.strictEqual((yield* metricOf(Provider.interrupted, name, { phase: "call" })).count, 1)
+      assert.strictEqual((yield* metricOf(Provider.interruptedTotal, name, { phase: "call" })).count, 1)
       // the attempt's timer is gone with it: nothing happens when its time comes
       yield* TestClock.adjust("10 seconds")
       const stats = yield* provider.stats
@@ -139,7 +140,7 @@ describe("a call shutdown never has to end runs in its caller's fiber", () => {
       const provider = yield* Provider.make({ ...options, name: uniqueName("fiber"), bulkhead: { permits: 1 } })
       const caller = yield* Effect.fiberId
       return caller === (yield* provider.call(Effect.fiberId))
-    })
+    }).pipe(Effect.provide(RateLimiterStore.layerMemory))
 
   // (a total budget runs the call under `Effect.timeoutFail`, in a fiber of the timeout's own: the
   // shutdown tests below show the same semantics in both cases)
@@ -154,7 +155,11 @@ describe("a call shutdown never has to end runs in its caller's fiber", () => {
 
   it.scoped("in its caller's fiber, fiber refs are the caller's own: nothing forked, nothing joined", () =>
     Effect.gen(function*() {
-      const provider = yield* Provider.make({ name: uniqueName("refs-own"), bulkhead: { permits: 1 }, gracePeriod: Infinity })
+      const provider = yield* Provider.make({
+        name: uniqueName("refs-own"),
+        bulkhead: { permits: 1 },
+        gracePeriod: Infinity
+      })
       const ref = yield* FiberRef.make(0)
       yield* provider.call(FiberRef.set(ref, 1))
       assert.strictEqual(yield* FiberRef.get(ref), 1)
@@ -183,7 +188,7 @@ describe("a call shutdown never has to end runs in its caller's fiber", () => {
       yield* Fiber.join(closing)
       assert.strictEqual(yield* now, 3000)
       yield* expectIdle(provider.bulkhead)
-      assert.deepInclude((yield* provider.stats), { inFlight: 0 })
+      assert.deepInclude(yield* provider.stats, { inFlight: 0 })
     }))
 
   it.effect("a total budget ending as the grace period does: the call's own TotalTimeout, closing then done", () =>

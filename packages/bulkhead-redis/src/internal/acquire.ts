@@ -127,7 +127,7 @@ const acquireMasked = (
         return yield* Effect.fail(
           new Bulkhead.BulkheadFull({
             bulkhead: settings.name,
-            cost,
+            requested: cost,
             permits,
             inFlight: used,
             waiting: ahead,

@@ -126,10 +126,12 @@ class BulkheadImpl implements Api.Bulkhead {
   // --- the effects ----------------------------------------------------------------------------
 
   private costOf(options: Api.RunOptions | undefined): number {
-    const cost = options?.cost ?? 1
+    const cost = options?.permits ?? options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.maxPermits) {
       throw illegal(
-        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${show(cost)}`
+        `bulkhead "${this.name}": permits must be an integer from 1 to maxPermits (${this.maxPermits}), got ${
+          show(cost)
+        }`
       )
     }
     return cost
@@ -164,7 +166,7 @@ class BulkheadImpl implements Api.Bulkhead {
       return Effect.fail(
         new BulkheadFull({
           bulkhead: this.name,
-          cost,
+          requested: cost,
           permits: queue.permits,
           inFlight: queue.inFlight,
           waiting: queue.waiting,
@@ -226,7 +228,7 @@ class BulkheadImpl implements Api.Bulkhead {
     return new PermitWaitTimeout({
       bulkhead: this.name,
       waited,
-      cost,
+      requested: cost,
       permits: this.queue.permits,
       inFlight: this.queue.inFlight,
       aheadWhenQueued: ahead

@@ -60,7 +60,7 @@ const lifecycle = <A, E, R>(
     const attempts = retried(provider, self, progress, clock)
     const ended = (exit: Exit.Exit<unknown, unknown>) => Effect.sync(() => end(provider, progress, exit, span))
     // counted in and watched with no interruption in between; only the call itself is interruptible
-    return Effect.uninterruptibleMask((restore) => {
+    return Effect.uninterruptibleMask((restore): Effect.Effect<A, unknown, R> => {
       // checked again where it counts: shutdown may have found no call in flight since
       if (provider.closing) return provider.refused()
       provider.inFlight++
@@ -70,7 +70,7 @@ const lifecycle = <A, E, R>(
         return Effect.onExit(restore(attempts), ended)
       }
       // otherwise in a fiber of the provider's, which shutdown can end after the grace period
-      return Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
+      const forked = Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
         Effect.flatMap(
           Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
           (exit): Effect.Effect<A, unknown> => {
@@ -81,7 +81,8 @@ const lifecycle = <A, E, R>(
             }
             return Effect.failCause(exit.cause)
           }
-        )).pipe(Effect.onExit(ended))
+        ))
+      return Effect.onExit(forked, ended)
     }).pipe(Effect.mapError(unwrap))
   })
 
