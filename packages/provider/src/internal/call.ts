@@ -194,13 +194,15 @@ const guarded = <A, E, R>(
     provider.attempts++
     return Effect.tapError(attempt(provider, self, progress, clock), (error) => failed(provider, progress, error))
   })
-  const admitted = breaker === undefined ? run : guard(breaker, provider.name, run, (exit) => judge(provider, exit))
+  const admitted = breaker === undefined
+    ? run
+    : guard(breaker, provider.breakerOwner, run, (exit) => judge(provider, exit))
   if (budget === undefined) return admitted
   return Effect.suspend(() => {
     progress.phase = "circuit"
     const n = progress.attempt + 1
     if (n === 1) return admitted
-    const refused = refusal(budget, provider.name, n, progress.lastError, clock.unsafeCurrentTimeMillis())
+    const refused = refusal(budget, provider.budgetOwner, n, progress.lastError, clock.unsafeCurrentTimeMillis())
     return refused === undefined ? admitted : Effect.fail(refused)
   })
 }

@@ -8,11 +8,13 @@ import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
 import type * as FiberSet from "effect/FiberSet"
 import type * as Tracer from "effect/Tracer"
-import type * as CircuitBreaker from "../CircuitBreaker.js"
+import * as CircuitBreaker from "../CircuitBreaker.js"
 import * as ProviderError from "../ProviderError.js"
 import type { Settlement } from "../ProviderOptions.js"
 import type * as Api from "../ProviderStats.js"
+import * as RetryBudgetModule from "../RetryBudget.js"
 import type * as internalBreaker from "./circuitBreaker.js"
+import type { Owner } from "./format.js"
 import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
 import type { RetryBudget } from "./retryBudget.js"
@@ -52,6 +54,8 @@ export class ProviderState {
   readonly labels: Labels
   readonly breaker: internalBreaker.CircuitBreaker | undefined
   readonly budget: RetryBudget | undefined
+  readonly breakerOwner: Owner
+  readonly budgetOwner: Owner
   readonly defaults: PerCall
   readonly limiterMaxWaitMillis: number
   /** The rate of the limiter's shortest-window limit, per second. */
@@ -98,14 +102,16 @@ export class ProviderState {
     readonly permitWaitMillis: number,
     readonly limiter: RateLimiter.RateLimiter | undefined,
     readonly circuitBreaker: CircuitBreaker.CircuitBreaker | undefined,
-    breaker: internalBreaker.CircuitBreaker | undefined,
-    budget: RetryBudget | undefined,
+    retryBudget: RetryBudgetModule.RetryBudget | undefined,
     readonly running: FiberSet.FiberSet<unknown, unknown>
   ) {
     this.name = resolved.name
     this.labels = new Labels(resolved.name)
-    this.breaker = breaker
-    this.budget = budget
+    this.breaker = circuitBreaker === undefined ? undefined : CircuitBreaker.machineOf(circuitBreaker)
+    this.budget = retryBudget === undefined ? undefined : RetryBudgetModule.machineOf(retryBudget)
+    // a breaker or a budget given to the provider keeps its own name in its errors
+    this.breakerOwner = { name: circuitBreaker?.name ?? resolved.name, provider: resolved.name }
+    this.budgetOwner = { name: retryBudget?.name ?? resolved.name, provider: resolved.name }
     this.outcomes = recordOf(outcomeNames, () => 0)
     this.permitWait = new Samples(resolved.sampleSize)
     this.limiterWait = new Samples(resolved.sampleSize)
