@@ -186,7 +186,7 @@ class BulkheadImpl implements Api.Bulkhead {
       if (waiter.state === "queued") waiter.resume = resume
       else resume(waiter.timedOut ?? resumeWith)
     })
-    const settle = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
+    const waitEnded = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
       if (Exit.isSuccess(exit)) {
         queue.hold(waiter)
         const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
@@ -197,7 +197,7 @@ class BulkheadImpl implements Api.Bulkhead {
       }
     }
     if (!Duration.isFinite(maxWait)) {
-      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => settle(exit))), Effect.as(cost))
+      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => waitEnded(exit))), Effect.as(cost))
     }
     // The budget runs on a timer fiber of its own, so that a grant resumes the waiter directly, in
     // one hop, like a waiter without a budget: grants then resume in the order they were made.
@@ -207,7 +207,7 @@ class BulkheadImpl implements Api.Bulkhead {
     return Effect.flatMap(Effect.fork(timer), (timerFiber) =>
       restore(wait).pipe(
         Effect.onExit((exit) => {
-          settle(exit)
+          waitEnded(exit)
           return Fiber.interruptFork(timerFiber)
         }),
         Effect.as(cost)
