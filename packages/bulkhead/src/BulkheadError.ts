@@ -38,6 +38,8 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
   readonly bulkhead: string
   /** The permits the refused call asked for. */
   readonly requested: number
+  /** @deprecated Use `requested` (the same number). */
+  readonly cost: number
   /** The bulkhead's permits. */
   readonly permits: number
   readonly inFlight: number
@@ -56,13 +58,6 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
       `caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.requested} ` +
       `permit${plural(this.requested)}`
   }
-  /**
-   * @since 0.2.0
-   * @deprecated Use `requested`.
-   */
-  get cost(): number {
-    return this.requested
-  }
 }
 
 /**
@@ -78,6 +73,8 @@ export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
   readonly waited: Duration.Duration
   /** The permits the caller asked for. */
   readonly requested: number
+  /** @deprecated Use `requested` (the same number). */
+  readonly cost: number
   /** The bulkhead's permits. */
   readonly permits: number
   readonly inFlight: number
@@ -97,13 +94,6 @@ export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
       `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
         plural(this.aheadWhenQueued)
       } ${this.aheadWhenQueued === 1 ? "was" : "were"} queued ahead of it when it arrived`
-  }
-  /**
-   * @since 0.2.0
-   * @deprecated Use `requested`.
-   */
-  get cost(): number {
-    return this.requested
   }
 }
 

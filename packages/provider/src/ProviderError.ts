@@ -93,9 +93,13 @@ export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
   }
 }
 
-/** Who refused, as a message starts: the provider, or the policy used on its own. */
+/** Who refused, as a message starts: the provider (and its policy, when shared), or the policy alone. */
 const ownerOf = (provider: string | undefined, policy: string, name: string): string =>
-  provider === undefined ? `${policy} "${name}"` : `provider "${provider}"`
+  provider === undefined
+    ? `${policy} "${name}"`
+    : name === provider
+    ? `provider "${provider}"`
+    : `provider "${provider}" (${policy} "${name}")`
 
 /**
  * The circuit is open (or half-open with its probe in flight): the call failed at once, holding

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Exit, Fiber, FiberRef, RuntimeFlags, RuntimeFlagsPatch, Scope, TestClock } from "effect"
@@ -134,7 +135,7 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
     }))
 })
 
-describe("a call shutdown never has to end runs in its caller's fiber", () => {
+describe("under gracePeriod: Infinity a call runs in its caller's fiber", () => {
   const fiberOfCall = (options: Omit<Provider.Options, "name" | "bulkhead">) =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({ ...options, name: uniqueName("fiber"), bulkhead: { permits: 1 } })
@@ -142,18 +143,17 @@ describe("a call shutdown never has to end runs in its caller's fiber", () => {
       return caller === (yield* provider.call(Effect.fiberId))
     }).pipe(Effect.provide(RateLimiterStore.layerMemory))
 
-  // (a total budget runs the call under `Effect.timeoutFail`, in a fiber of the timeout's own: the
-  // shutdown tests below show the same semantics in both cases)
-  it.scoped("with gracePeriod: Infinity; with a finite one and no total budget, in a fiber of the provider's", () =>
+  it.scoped("nothing will end it from outside; with a finite grace period, in a fiber of the provider's", () =>
     Effect.gen(function*() {
       assert.isTrue(yield* fiberOfCall({ gracePeriod: Infinity }))
       assert.isTrue(yield* fiberOfCall({ gracePeriod: Infinity, retry: { maxAttempts: 3 } }))
-      // shutdown may have to end this one after the grace period (default 10 s)
       assert.isFalse(yield* fiberOfCall({}))
       assert.isFalse(yield* fiberOfCall({ gracePeriod: "1 hour" }))
+      // a total budget within the grace period does not make a call safe to leave unwatched
+      assert.isFalse(yield* fiberOfCall({ gracePeriod: "10 seconds", totalTimeout: "1 second" }))
     }))
 
-  it.scoped("in its caller's fiber, fiber refs are the caller's own: nothing forked, nothing joined", () =>
+  it.scoped("as without a provider: fiber refs stay even after a failure, forked fibers are the caller's", () =>
     Effect.gen(function*() {
       const provider = yield* Provider.make({
         name: uniqueName("refs-own"),
@@ -161,59 +161,45 @@ describe("a call shutdown never has to end runs in its caller's fiber", () => {
         gracePeriod: Infinity
       })
       const ref = yield* FiberRef.make(0)
-      yield* provider.call(FiberRef.set(ref, 1))
-      assert.strictEqual(yield* FiberRef.get(ref), 1)
+      yield* Effect.flip(provider.call(Effect.zipRight(FiberRef.set(ref, 7), Effect.fail("boom"))))
+      assert.strictEqual(yield* FiberRef.get(ref), 7)
       // a ref with a fork patch is left as it would be without a provider
       const counted = yield* FiberRef.make(0, { fork: (n) => n + 1 })
       yield* provider.call(Effect.void)
       assert.strictEqual(yield* FiberRef.get(counted), 0)
+      // a fiber the call forks lives on after it, a child of the caller's
+      const gate = yield* Deferred.make<void>()
+      const child = yield* provider.call(Effect.fork(Deferred.await(gate)))
+      yield* settle()
+      assert.isNull(child.unsafePoll())
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(child)
     }))
+})
 
-  it.effect("closing waits for a stuck call until its total budget, within the grace period, ends it", () =>
+describe("the grace period ends a call wherever it is stuck", () => {
+  it.effect("one stuck where no budget reaches (a bulkhead that never answers), with a total budget set", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()
+      const real = yield* Bulkhead.make({ name: uniqueName("never-answers"), permits: 1 })
+      const neverAnswers: Bulkhead.Bulkhead = { ...real, run: () => Effect.never, stats: real.stats }
       const provider = yield* Provider.make({
-        name: uniqueName("shutdown-total"),
-        bulkhead: { permits: 2 },
-        totalTimeout: "3 seconds",
+        name: uniqueName("shutdown-stuck"),
+        bulkhead: neverAnswers,
+        totalTimeout: "1 second",
         gracePeriod: "5 seconds"
       }).pipe(Scope.extend(scope))
-      const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
-      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
-      assert.strictEqual((yield* Effect.flip(provider.call(Effect.void)))._tag, "ProviderClosed")
-      yield* TestClock.adjust("3 seconds")
-      assert.strictEqual((yield* Fiber.join(stuck))._tag, "TotalTimeout")
-      yield* Fiber.join(closing)
-      assert.strictEqual(yield* now, 3000)
-      yield* expectIdle(provider.bulkhead)
-      assert.deepInclude(yield* provider.stats, { inFlight: 0 })
-    }))
-
-  it.effect("a total budget ending as the grace period does: the call's own TotalTimeout, closing then done", () =>
-    Effect.gen(function*() {
-      const scope = yield* Scope.make()
-      const provider = yield* Provider.make({
-        name: uniqueName("shutdown-total-tie"),
-        bulkhead: { permits: 1 },
-        totalTimeout: "5 seconds",
-        gracePeriod: "5 seconds"
-      }).pipe(Scope.extend(scope))
-      const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
+      const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
       yield* settle()
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
       yield* settle()
       yield* TestClock.adjust("5 seconds")
       const error = yield* Fiber.join(stuck)
-      assert.strictEqual(error._tag, "TotalTimeout")
+      assert.strictEqual(error._tag, "ProviderClosed")
+      if (error._tag === "ProviderClosed") assert.strictEqual(error.reason, "grace-period-elapsed")
       yield* Fiber.join(closing)
       assert.strictEqual(yield* now, 5000)
-      const stats = yield* provider.stats
-      assert.strictEqual(stats.calls, 1)
-      assert.strictEqual(stats.outcomes.closed, 0)
-      yield* expectIdle(provider.bulkhead)
-    }))
+    }).pipe(Effect.provide(RateLimiterStore.layerMemory)))
 })
 
 describe("the call runs as if in its caller", () => {

@@ -128,6 +128,7 @@ const acquireMasked = (
           new Bulkhead.BulkheadFull({
             bulkhead: settings.name,
             requested: cost,
+            cost,
             permits,
             inFlight: used,
             waiting: ahead,

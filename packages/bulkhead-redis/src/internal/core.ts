@@ -41,6 +41,7 @@ export class Impl extends Leases {
       bulkhead: this.settings.name,
       waited,
       requested: cost,
+      cost,
       permits,
       inFlight,
       aheadWhenQueued: ahead

@@ -167,6 +167,7 @@ class BulkheadImpl implements Api.Bulkhead {
         new BulkheadFull({
           bulkhead: this.name,
           requested: cost,
+          cost,
           permits: queue.permits,
           inFlight: queue.inFlight,
           waiting: queue.waiting,
@@ -229,6 +230,7 @@ class BulkheadImpl implements Api.Bulkhead {
       bulkhead: this.name,
       waited,
       requested: cost,
+      cost,
       permits: this.queue.permits,
       inFlight: this.queue.inFlight,
       aheadWhenQueued: ahead

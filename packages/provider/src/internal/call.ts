@@ -24,9 +24,10 @@ import { refusal } from "./retryBudget.js"
 
 /**
  * `Provider.call`, top to bottom: refused at once while the provider closes; the span (none with
- * tracing off); the call counted in and out; its attempts, retried on a `Schedule`. A call that
- * shutdown may have to end after the grace period runs in a fiber of the provider's `FiberSet`,
- * so that its caller lives on and sees `ProviderClosed`; any other runs in its caller's fiber.
+ * tracing off); the call counted in and out; its attempts, retried on a `Schedule`. With a finite
+ * grace period they run in a fiber of the provider's `FiberSet`, so that shutdown can end them
+ * while the caller lives on and sees `ProviderClosed`; under `gracePeriod: Infinity`, in the
+ * caller's fiber.
  *
  * @internal
  */
@@ -64,11 +65,9 @@ const lifecycle = <A, E, R>(
       // checked again where it counts: shutdown may have found no call in flight since
       if (provider.closing) return provider.refused()
       provider.inFlight++
-      // a call that ends by itself before any grace period could (none, or one past its total
-      // budget) runs in its caller's fiber: shutdown only ever waits for it
-      if (total === undefined ? provider.gracePeriodMillis === Infinity : total <= provider.gracePeriodMillis) {
-        return Effect.onExit(restore(attempts), ended)
-      }
+      // shutdown waits for every call, however long: nothing ever ends one from outside, so it
+      // runs in its caller's fiber, as it would without a provider
+      if (provider.gracePeriodMillis === Infinity) return Effect.onExit(restore(attempts), ended)
       // otherwise in a fiber of the provider's, which shutdown can end after the grace period
       const forked = Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
         Effect.flatMap(

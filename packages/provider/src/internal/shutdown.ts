@@ -5,9 +5,9 @@ import type { ProviderState } from "./providerState.js"
 
 /**
  * Closing the provider's scope: stop admitting, wait for the calls in flight up to the grace
- * period, then interrupt those in the provider's fibers (their callers see `ProviderClosed`) and
- * wait until every call has ended and released what it holds (one in its caller's fiber ends by
- * its total budget within the grace period).
+ * period, then interrupt them (their callers see `ProviderClosed`) and wait until each has been
+ * counted out, having released what it holds. Under `gracePeriod: Infinity` (calls in their
+ * callers' fibers) the first wait has no end.
  *
  * @internal
  */
