@@ -45,6 +45,8 @@ const fanOut = (n: number, effect: Effect.Effect<unknown, unknown>): Effect.Effe
 type Settings = Omit<Provider.Options, "name">
 
 const bulkheadOnly: Settings = { bulkhead: { permits: IN_FLIGHT } }
+/** Shutdown waits for every call: none can need ending from outside, so none needs a fiber of its own. */
+const waitingShutdown: Settings = { ...bulkheadOnly, gracePeriod: Infinity }
 const withLimiter: Settings = { ...bulkheadOnly, rateLimiter: { limit: 1_000_000_000, window: "1 second" } }
 const withAttempt: Settings = { ...withLimiter, attemptTimeout: "10 seconds" }
 const withTotal: Settings = { ...withAttempt, totalTimeout: "30 seconds" }
@@ -162,6 +164,11 @@ const variants: ReadonlyArray<Variant> = [
     }
   },
   { suite: "sequential", name: "provider: bulkhead", run: throughProvider(bulkheadOnly, loop, succeed) },
+  {
+    suite: "sequential",
+    name: "provider: bulkhead, gracePeriod: Infinity",
+    run: throughProvider(waitingShutdown, loop, succeed)
+  },
   { suite: "sequential", name: "+ limiter", run: throughProvider(withLimiter, loop, succeed) },
   { suite: "sequential", name: "+ attemptTimeout", run: throughProvider(withAttempt, loop, succeed) },
   { suite: "sequential", name: "+ totalTimeout", run: throughProvider(withTotal, loop, succeed) },
@@ -181,6 +188,11 @@ const variants: ReadonlyArray<Variant> = [
     }
   },
   { suite: "concurrent", name: "provider: bulkhead", run: throughProvider(bulkheadOnly, fanOut, yieldOnce) },
+  {
+    suite: "concurrent",
+    name: "provider: bulkhead, gracePeriod: Infinity",
+    run: throughProvider(waitingShutdown, fanOut, yieldOnce)
+  },
   { suite: "concurrent", name: "naive: all features but a breaker", run: naive("retry", yieldOnce)(fanOut) },
   { suite: "concurrent", name: "provider: all features", run: throughProvider(withBreaker, fanOut, yieldOnce) }
 ]
@@ -262,9 +274,12 @@ const budgets = (
   const lines: Array<string> = []
   const bulkhead = ns("provider: bulkhead")
   const span = ns("useSpan + bulkhead.run")
+  const waiting = ns("provider: bulkhead, gracePeriod: Infinity")
   if (bulkhead !== undefined && span !== undefined) {
     lines.push(
-      `budget: a bulkhead only costs ${formatRatio(bulkhead / span)} useSpan + bulkhead.run (target at most 1.5x)`
+      `budget: a bulkhead only costs ${formatRatio(bulkhead / span)} useSpan + bulkhead.run (target at most 1.5x)${
+        waiting === undefined ? "" : `; with gracePeriod: Infinity (no fiber per call) ${formatRatio(waiting / span)}`
+      }`
     )
   }
   const ladder: ReadonlyArray<readonly [string, string, string, string]> = [

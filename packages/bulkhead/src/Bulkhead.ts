@@ -56,7 +56,7 @@ export interface Bulkhead<out E = never> {
    */
   readonly maxWait: Duration.Duration
   /**
-   * Runs `self` while holding `cost` permits (default 1). The permits are returned exactly once
+   * Runs `self` while holding `permits` permits (default 1). The permits are returned exactly once
    * when `self` ends, whether it succeeds, fails, dies or is interrupted.
    */
   readonly run: <A, E2, R>(
@@ -64,7 +64,7 @@ export interface Bulkhead<out E = never> {
     options?: RunOptions | undefined
   ) => Effect.Effect<A, E2 | BulkheadError | E, R>
   /**
-   * Takes `cost` permits for the lifetime of the current scope: for work whose end is not the end
+   * Takes `permits` permits for the lifetime of the current scope: for work whose end is not the end
    * of one effect, such as a response body read after the call returns.
    */
   readonly acquire: (options?: RunOptions | undefined) => Effect.Effect<void, BulkheadError | E, Scope.Scope>
@@ -89,6 +89,11 @@ export interface Bulkhead<out E = never> {
  */
 export interface RunOptions {
   /** Permits this call needs, an integer from 1 to `maxPermits`. Default 1. */
+  readonly permits?: number | undefined
+  /**
+   * @deprecated Use `permits`: `cost` is a rate limiter's word, for units of its quota. Read when
+   * `permits` is not given.
+   */
   readonly cost?: number | undefined
   /** Overrides the bulkhead's `maxWait` for this call. */
   readonly maxWait?: Duration.DurationInput | undefined
@@ -114,7 +119,7 @@ export type Order = "fifo" | "lifo"
  * @category models
  */
 export interface Settings {
-  /** Permits at start: how many calls (of cost 1) may be in flight at once. An integer ≥ 1. */
+  /** Permits at start: how many calls (of 1 permit each) may be in flight at once. An integer ≥ 1. */
   readonly permits: number
   /** The ceiling for `resize`, and what pools are sized from. Default: `permits`. */
   readonly maxPermits?: number | undefined
@@ -163,7 +168,7 @@ export interface Stats {
   /** The current number of permits. */
   readonly permits: number
   readonly maxPermits: number
-  /** Permits held right now (a call of cost 3 holds 3). */
+  /** Permits held right now (a call that needs 3 holds 3). */
   readonly inFlight: number
   /** Calls holding permits right now. */
   readonly holders: number
@@ -252,7 +257,7 @@ export const make: (options: Options) => Effect.Effect<Bulkhead> = internal.make
 export const unsafeMake: (options: Options) => Bulkhead = internal.unsafeMake
 
 /**
- * Runs an effect under a bulkhead: `effect.pipe(Bulkhead.withBulkhead(bulkhead, { cost: 2 }))`.
+ * Runs an effect under a bulkhead: `effect.pipe(Bulkhead.withBulkhead(bulkhead, { permits: 2 }))`.
  *
  * @since 0.1.0
  * @category combinators

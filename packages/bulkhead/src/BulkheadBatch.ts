@@ -25,7 +25,9 @@ export interface BatchOptions {
   readonly workers?: number | undefined
   /** Items read ahead of the workers (the bounded queue). Default: `workers`. */
   readonly buffer?: number | undefined
-  /** Cost of each item. Default 1. */
+  /** Permits each item needs. Default 1. */
+  readonly permits?: number | undefined
+  /** @deprecated Use `permits`. Read when `permits` is not given. */
   readonly cost?: number | undefined
 }
 

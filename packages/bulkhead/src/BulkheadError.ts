@@ -36,7 +36,11 @@ const plural = (n: number): string => (n === 1 ? "" : "s")
 export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
   /** The name of the bulkhead that refused. */
   readonly bulkhead: string
+  /** The permits the refused call asked for. */
+  readonly requested: number
+  /** @deprecated Use `requested` (the same number). */
   readonly cost: number
+  /** The bulkhead's permits. */
   readonly permits: number
   readonly inFlight: number
   readonly waiting: number
@@ -51,8 +55,8 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
    */
   override get message(): string {
     return `bulkhead "${this.bulkhead}" is full: ${this.inFlight} of ${this.permits} permits in use and ${this.waiting} ` +
-      `caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.cost} ` +
-      `permit${plural(this.cost)}`
+      `caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.requested} ` +
+      `permit${plural(this.requested)}`
   }
 }
 
@@ -67,7 +71,11 @@ export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
   /** The name of the bulkhead that refused. */
   readonly bulkhead: string
   readonly waited: Duration.Duration
+  /** The permits the caller asked for. */
+  readonly requested: number
+  /** @deprecated Use `requested` (the same number). */
   readonly cost: number
+  /** The bulkhead's permits. */
   readonly permits: number
   readonly inFlight: number
   readonly aheadWhenQueued: number
@@ -80,7 +88,9 @@ export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
    * @since 0.2.0
    */
   override get message(): string {
-    return `bulkhead "${this.bulkhead}" gave up after waiting ${formatDuration(this.waited)} for ${this.cost} of ` +
+    return `bulkhead "${this.bulkhead}" gave up after waiting ${
+      formatDuration(this.waited)
+    } for ${this.requested} of ` +
       `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
         plural(this.aheadWhenQueued)
       } ${this.aheadWhenQueued === 1 ? "was" : "were"} queued ahead of it when it arrived`

@@ -53,9 +53,9 @@ describe("Bulkhead", () => {
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("weights"), permits: 4 })
         const log: Array<string> = []
-        const a = yield* hold(bulkhead, "a", { cost: 3 }, log)
-        const b = yield* hold(bulkhead, "b", { cost: 2 }, log) // needs 2, only 1 is free
-        const c = yield* hold(bulkhead, "c", { cost: 1 }, log) // would fit, but b is ahead
+        const a = yield* hold(bulkhead, "a", { permits: 3 }, log)
+        const b = yield* hold(bulkhead, "b", { permits: 2 }, log) // needs 2, only 1 is free
+        const c = yield* hold(bulkhead, "c", { permits: 1 }, log) // would fit, but b is ahead
         assert.deepStrictEqual(log, ["a"])
         assert.include(yield* bulkhead.stats, { inFlight: 3, waiting: 2, waitingPermits: 3 })
         yield* Deferred.succeed(a.finish, undefined)
@@ -112,7 +112,7 @@ describe("Bulkhead", () => {
         const error = yield* bulkhead.run(Effect.void).pipe(Effect.flip)
         assert.instanceOf(error, Bulkhead.BulkheadFull)
         assert.isTrue(Bulkhead.isBulkheadError(error))
-        assert.include(error, { bulkhead: name, permits: 2, inFlight: 2, waiting: 1, maxWaiting: 1, cost: 1 })
+        assert.include(error, { bulkhead: name, permits: 2, inFlight: 2, waiting: 1, maxWaiting: 1, requested: 1 })
         assert.strictEqual(
           error.message,
           `bulkhead "${name}" is full: 2 of 2 permits in use and 1 caller queued (maxWaiting 1); ` +
@@ -155,7 +155,7 @@ describe("Bulkhead", () => {
         assert.instanceOf(errorB, Bulkhead.PermitWaitTimeout)
         assert.instanceOf(errorC, Bulkhead.PermitWaitTimeout)
         if (errorC._tag !== "PermitWaitTimeout") return assert.fail("expected a timeout")
-        assert.include(errorC, { bulkhead: name, cost: 1, permits: 1, inFlight: 1, aheadWhenQueued: 1 })
+        assert.include(errorC, { bulkhead: name, requested: 1, permits: 1, inFlight: 1, aheadWhenQueued: 1 })
         assert.isTrue(Duration.equals(errorC.waited, Duration.seconds(2)))
         assert.strictEqual(
           errorC.message,
@@ -200,17 +200,36 @@ describe("Bulkhead", () => {
       }))
   })
 
+  describe("the deprecated `cost`", () => {
+    it.effect("is read when `permits` is not given, and errors still answer it", () =>
+      Effect.gen(function*() {
+        const name = uniqueName("cost-alias")
+        const bulkhead = yield* Bulkhead.make({ name, permits: 3, maxWaiting: 0 })
+        const a = yield* hold(bulkhead, "a", { cost: 2 })
+        assert.deepInclude(yield* bulkhead.stats, { inFlight: 2 })
+        const error = yield* bulkhead.run(Effect.void, { cost: 2 }).pipe(Effect.flip)
+        assert.strictEqual(error._tag, "BulkheadFull")
+        assert.strictEqual(error.requested, 2)
+        assert.strictEqual(error.cost, 2)
+        // `permits` wins when both are given
+        yield* bulkhead.run(Effect.void, { permits: 1, cost: 3 })
+        yield* Deferred.succeed(a.finish, undefined)
+        yield* Fiber.join(a.fiber)
+        yield* expectIdle(bulkhead)
+      }))
+  })
+
   describe("release", () => {
     it.effect("a holder that fails, dies or is interrupted returns its permits exactly once", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("release"), permits: 3 })
-        const failed = yield* bulkhead.run(Effect.fail("boom" as const), { cost: 2 }).pipe(Effect.flip)
+        const failed = yield* bulkhead.run(Effect.fail("boom" as const), { permits: 2 }).pipe(Effect.flip)
         assert.strictEqual(failed, "boom")
-        const died = yield* bulkhead.run(Effect.dieMessage("kaput"), { cost: 3 }).pipe(Effect.exit)
+        const died = yield* bulkhead.run(Effect.dieMessage("kaput"), { permits: 3 }).pipe(Effect.exit)
         assert.isTrue(Exit.isFailure(died) && Cause.isDie(died.cause))
-        const a = yield* hold(bulkhead, "a", { cost: 2 })
+        const a = yield* hold(bulkhead, "a", { permits: 2 })
         yield* Fiber.interrupt(a.fiber)
-        const b = yield* hold(bulkhead, "b", { cost: 1 })
+        const b = yield* hold(bulkhead, "b", { permits: 1 })
         yield* Deferred.fail(b.finish, "failed mid-call")
         assert.strictEqual(yield* Fiber.join(b.fiber).pipe(Effect.flip), "failed mid-call")
         yield* expectIdle(bulkhead)
@@ -220,9 +239,9 @@ describe("Bulkhead", () => {
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("leave"), permits: 2 })
         const log: Array<string> = []
-        const a = yield* hold(bulkhead, "a", { cost: 1 }, log)
-        const heavy = yield* hold(bulkhead, "heavy", { cost: 2 }, log)
-        const light = yield* hold(bulkhead, "light", { cost: 1 }, log)
+        const a = yield* hold(bulkhead, "a", { permits: 1 }, log)
+        const heavy = yield* hold(bulkhead, "heavy", { permits: 2 }, log)
+        const light = yield* hold(bulkhead, "light", { permits: 1 }, log)
         assert.include(yield* bulkhead.stats, { waiting: 2, waitingPermits: 3 })
         // the heavy head leaves: the light waiter behind it now fits in the free permit
         yield* Fiber.interrupt(heavy.fiber)
@@ -238,7 +257,7 @@ describe("Bulkhead", () => {
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("scoped"), permits: 2 })
         const scope = yield* Scope.make()
-        yield* bulkhead.acquire({ cost: 2 }).pipe(Scope.extend(scope))
+        yield* bulkhead.acquire({ permits: 2 }).pipe(Scope.extend(scope))
         assert.include(yield* bulkhead.stats, { inFlight: 2, holders: 1 })
         yield* Scope.close(scope, Exit.void)
         yield* expectIdle(bulkhead)
@@ -273,10 +292,10 @@ describe("Bulkhead", () => {
         yield* expectIdle(bulkhead)
       }))
 
-    it.effect("a call may cost up to maxPermits and waits for a resize that lets it in", () =>
+    it.effect("a call may need up to maxPermits and waits for a resize that lets it in", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("bigcost"), permits: 1, maxPermits: 3 })
-        const big = yield* hold(bulkhead, "big", { cost: 3 })
+        const big = yield* hold(bulkhead, "big", { permits: 3 })
         assert.isFalse(yield* big.hasStarted)
         yield* bulkhead.resize(3)
         yield* settle()
@@ -334,7 +353,7 @@ describe("Bulkhead", () => {
         yield* dies(Bulkhead.make({ name: "x", permits: 1, maxWait: "-5 seconds" }), /got "-5 seconds"$/)
         const bulkhead = yield* Bulkhead.make({ name: "y", permits: 1, maxWait: Infinity })
         assert.isFalse(Duration.isFinite(bulkhead.maxWait))
-        yield* dies(bulkhead.run(Effect.void, { cost: huge }), /cost must be .*, got 1152921504606847000$/)
+        yield* dies(bulkhead.run(Effect.void, { permits: huge }), /permits must be .*, got 1152921504606847000$/)
         yield* dies(bulkhead.resize(Infinity), /resize needs .*, got Infinity$/)
         yield* dies(
           Bulkhead.forEach([1], bulkhead, () => Effect.void, { workers: huge }),
@@ -347,12 +366,15 @@ describe("Bulkhead", () => {
         yield* expectIdle(bulkhead)
       }))
 
-    it.effect("invalid cost and resize", () =>
+    it.effect("invalid permits and resize", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: "y", permits: 2, maxPermits: 3 })
-        yield* dies(bulkhead.run(Effect.void, { cost: 4 }), /cost must be an integer from 1 to maxPermits \(3\), got 4/)
-        yield* dies(bulkhead.run(Effect.void, { cost: 0 }), /got 0/)
-        yield* dies(bulkhead.run(Effect.void, { cost: NaN }), /got NaN/)
+        yield* dies(
+          bulkhead.run(Effect.void, { permits: 4 }),
+          /permits must be an integer from 1 to maxPermits \(3\), got 4/
+        )
+        yield* dies(bulkhead.run(Effect.void, { permits: 0 }), /got 0/)
+        yield* dies(bulkhead.run(Effect.void, { permits: NaN }), /got NaN/)
         yield* dies(bulkhead.run(Effect.void, { maxWait: -1 }), /maxWait must be a duration ≥ 0/)
         yield* dies(bulkhead.resize(0), /resize needs an integer from 1 to maxPermits \(3\), got 0/)
         yield* dies(bulkhead.resize(4), /got 4/)

@@ -82,11 +82,11 @@ describe("forEach", () => {
       yield* expectIdle(bulkhead)
     }))
 
-  it.effect("workers and cost are options; bad values are defects", () =>
+  it.effect("workers and permits are options; bad values are defects", () =>
     Effect.gen(function*() {
       const bulkhead = yield* Bulkhead.make({ name: uniqueName("foreach-opts"), permits: 4 })
       const { state, work } = probe()
-      yield* Bulkhead.forEach([1, 2, 3, 4, 5, 6, 7, 8], bulkhead, work, { workers: 8, cost: 2 })
+      yield* Bulkhead.forEach([1, 2, 3, 4, 5, 6, 7, 8], bulkhead, work, { workers: 8, permits: 2 })
       // 8 workers, but each item costs 2 of 4 permits: 2 at once
       assert.strictEqual(state.peak, 2)
       const defect = yield* Bulkhead.forEach([1], bulkhead, work, { workers: 0 }).pipe(Effect.exit)

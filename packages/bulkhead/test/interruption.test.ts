@@ -48,7 +48,7 @@ describe("interruption sweep", () => {
       const fibers: Array<Fiber.RuntimeFiber<void, unknown>> = []
       for (let i = 0; i < costs.length; i++) {
         const call = monitor.call(i, costs[i], 1 + (i % 3), outcomes[i % outcomes.length])
-        fibers.push(yield* Effect.fork(bulkhead.run(call, { cost: costs[i] })))
+        fibers.push(yield* Effect.fork(bulkhead.run(call, { permits: costs[i] })))
       }
       // k scheduler turns: the fibers are somewhere in acquiring, holding or releasing
       yield* settle(k)
@@ -200,7 +200,7 @@ describe("property", () => {
                 Effect.ensuring(Effect.sync(() => (monitor.held -= cmd.cost)))
               )
               const fiber = yield* Effect.fork(
-                bulkhead.run(body, { cost: cmd.cost, maxWait: cmd.maxWaitMs === null ? undefined : cmd.maxWaitMs })
+                bulkhead.run(body, { permits: cmd.cost, maxWait: cmd.maxWaitMs === null ? undefined : cmd.maxWaitMs })
               )
               calls.push({ fiber, finish })
               break

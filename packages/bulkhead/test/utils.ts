@@ -66,7 +66,7 @@ export const expectIdle = (bulkhead: Bulkhead.Bulkhead): Effect.Effect<Bulkhead.
       return yield* Effect.dieMessage(`bulkhead not idle: ${JSON.stringify(stats)}`)
     }
     // every permit can be taken at once, without waiting
-    yield* bulkhead.run(Effect.void, { cost: stats.permits, maxWait: 0 }).pipe(
+    yield* bulkhead.run(Effect.void, { permits: stats.permits, maxWait: 0 }).pipe(
       Effect.orDieWith((e) => new Error(`permits missing: ${e.message}`))
     )
     return stats

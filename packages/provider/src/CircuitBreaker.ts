@@ -161,7 +161,7 @@ export const withCircuitBreaker: {
 } = dual(
   2,
   <A, E, R>(self: Effect.Effect<A, E, R>, breaker: CircuitBreaker): Effect.Effect<A, E | CircuitOpen, R> =>
-    internal.guard(machineOf(breaker), breaker.name, self, (exit) => {
+    internal.guard(machineOf(breaker), { name: breaker.name, provider: undefined }, self, (exit) => {
       if (Exit.isSuccess(exit)) return "success"
       if (Cause.isInterruptedOnly(exit.cause)) return "neutral"
       const failure = Cause.failureOrCause(exit.cause)
@@ -171,7 +171,8 @@ export const withCircuitBreaker: {
 )
 
 /**
- * The breaker's refusal (from `ProviderError`); its `provider` field names the breaker.
+ * The breaker's refusal (from `ProviderError`): `breaker` names it; `provider` is `undefined`
+ * unless a provider's call was refused.
  *
  * @since 0.3.0
  * @category errors

@@ -383,19 +383,34 @@ export const callSeconds: Metric.Metric.Histogram<number> = metrics.callSeconds
 /**
  * `sluice_provider_outcomes_total`: calls by how they ended, labelled `name` and `outcome`.
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category metrics
  */
-export const outcomes: Metric.Metric.Counter<number> = metrics.outcomesTotal
+export const outcomesTotal: Metric.Metric.Counter<number> = metrics.outcomesTotal
+
+/**
+ * @since 0.1.0
+ * @category metrics
+ * @deprecated Use `outcomesTotal` (the same counter), named by the metric-export rule: the
+ * exported metric's name without its `sluice_provider_` prefix.
+ */
+export const outcomes: Metric.Metric.Counter<number> = outcomesTotal
 
 /**
  * `sluice_provider_interrupted_total`: calls whose caller interrupted them, labelled `name` and
  * `phase` (`permit_wait`, `limiter_wait`, `call`, `backoff`).
  *
- * @since 0.1.0
+ * @since 0.2.0
  * @category metrics
  */
-export const interrupted: Metric.Metric.Counter<number> = metrics.interruptedTotal
+export const interruptedTotal: Metric.Metric.Counter<number> = metrics.interruptedTotal
+
+/**
+ * @since 0.1.0
+ * @category metrics
+ * @deprecated Use `interruptedTotal` (the same counter), named by the metric-export rule.
+ */
+export const interrupted: Metric.Metric.Counter<number> = interruptedTotal
 
 /**
  * `sluice_provider_circuit_state`: 0 closed, 1 half-open, 2 open; labelled `name`.

@@ -93,6 +93,14 @@ export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
   }
 }
 
+/** Who refused, as a message starts: the provider (and its policy, when shared), or the policy alone. */
+const ownerOf = (provider: string | undefined, policy: string, name: string): string =>
+  provider === undefined
+    ? `${policy} "${name}"`
+    : name === provider
+    ? `provider "${provider}"`
+    : `provider "${provider}" (${policy} "${name}")`
+
 /**
  * The circuit is open (or half-open with its probe in flight): the call failed at once, holding
  * nothing. `retryAfter` is how long until a probe is let through.
@@ -101,7 +109,10 @@ export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
  * @category errors
  */
 export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
-  readonly provider: string
+  /** The breaker's name: a provider's carries the provider's, unless one was given to it. */
+  readonly breaker: string
+  /** The provider whose call was refused; `undefined` for a breaker used on its own. */
+  readonly provider: string | undefined
   readonly state: "open" | "half-open"
   /** The failures that opened the circuit (consecutive, or in the ratio window). */
   readonly failures: number
@@ -115,9 +126,10 @@ export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
   /** @since 0.1.0 */
   override get message(): string {
     const opened = `the circuit opened ${formatDuration(this.openedFor)} ago after ${plural(this.failures, "failure")}`
+    const owner = ownerOf(this.provider, "circuit breaker", this.breaker)
     return this.state === "open"
-      ? `provider "${this.provider}": ${opened}; calls fail at once until a probe in ${formatDuration(this.retryAfter)}`
-      : `provider "${this.provider}": ${opened}; it is half-open and its single probe is in flight`
+      ? `${owner}: ${opened}; calls fail at once until a probe in ${formatDuration(this.retryAfter)}`
+      : `${owner}: ${opened}; it is half-open and its single probe is in flight`
   }
 }
 
@@ -128,7 +140,10 @@ export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
  * @category errors
  */
 export class RetryBudgetExhausted extends Data.TaggedError("RetryBudgetExhausted")<{
-  readonly provider: string
+  /** The budget's name: a provider's carries the provider's, unless one was given to it. */
+  readonly budget: string
+  /** The provider whose retry was refused; `undefined` for a budget used on its own. */
+  readonly provider: string | undefined
   /** The attempt that was refused (2 is the first retry). */
   readonly attempt: number
   /** Retries made in the window. */
@@ -148,11 +163,11 @@ export class RetryBudgetExhausted extends Data.TaggedError("RetryBudgetExhausted
     const last = Predicate.hasProperty(this.lastError, "_tag")
       ? ` (the last error: ${String(this.lastError._tag)})`
       : ""
-    return `provider "${this.provider}": attempt ${this.attempt} refused by the retry budget: ${
-      plural(this.retries, "retry", "retries")
-    } against ${plural(this.firstAttempts, "first attempt")} in the last ${
-      formatDuration(this.window)
-    } (${this.allowed} allowed)${last}`
+    return `${
+      ownerOf(this.provider, "retry budget", this.budget)
+    }: attempt ${this.attempt} refused by the retry budget: ${plural(this.retries, "retry", "retries")} against ${
+      plural(this.firstAttempts, "first attempt")
+    } in the last ${formatDuration(this.window)} (${this.allowed} allowed)${last}`
   }
 }
 

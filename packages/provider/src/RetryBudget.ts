@@ -168,7 +168,9 @@ export const withRetryBudget: {
     let refused: unknown = undefined
     const once: Effect.Effect<A, E | RetryBudgetExhausted, R> = Effect.suspend(() => {
       attempt++
-      const spend = attempt === 1 ? internal.first(machine) : internal.spend(machine, budget.name, attempt, last)
+      const spend = attempt === 1
+        ? internal.first(machine)
+        : internal.spend(machine, { name: budget.name, provider: undefined }, attempt, last)
       return Effect.zipRight(
         Effect.tapError(spend, (error) => Effect.sync(() => refused = error)),
         Effect.tapError(self, (error) => Effect.sync(() => last = error))
@@ -183,7 +185,8 @@ export const withRetryBudget: {
   }))
 
 /**
- * The budget's refusal (from `ProviderError`); its `provider` field names the budget.
+ * The budget's refusal (from `ProviderError`): `budget` names it; `provider` is `undefined`
+ * unless a provider's retry was refused.
  *
  * @since 0.3.0
  * @category errors

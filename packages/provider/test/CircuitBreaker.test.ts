@@ -27,7 +27,10 @@ describe("CircuitBreaker on its own, around any effect", () => {
       const open = yield* Effect.flip(upstream)
       assert.strictEqual(open._tag, "CircuitOpen")
       if (open._tag === "CircuitOpen") {
-        assert.strictEqual(open.provider, name)
+        // used on its own, the error names the breaker and no provider
+        assert.strictEqual(open.breaker, name)
+        assert.isUndefined(open.provider)
+        assert.isTrue(String(open).startsWith(`CircuitOpen: circuit breaker "${name}": the circuit opened`))
         assert.strictEqual(open.failures, 2)
         assert.isTrue(Duration.equals(open.retryAfter, Duration.seconds(6)))
       }
@@ -100,12 +103,16 @@ describe("a breaker and a budget given to providers are shared", () => {
   it.effect("two providers on one breaker: failures through either open it for both", () =>
     Effect.gen(function*() {
       const breaker = yield* CircuitBreaker.make({ name: uniqueName("shared"), consecutiveFailures: 2 })
-      const a = yield* Provider.make({ name: uniqueName("a"), bulkhead: { permits: 1 }, circuitBreaker: breaker })
+      const aName = uniqueName("a")
+      const a = yield* Provider.make({ name: aName, bulkhead: { permits: 1 }, circuitBreaker: breaker })
       const b = yield* Provider.make({ name: uniqueName("b"), bulkhead: { permits: 1 }, circuitBreaker: breaker })
       yield* Effect.flip(a.call(Effect.fail(new Down())))
       yield* Effect.flip(b.call(Effect.fail(new Down())))
       assert.strictEqual((yield* breaker.stats).state, "open")
-      assert.strictEqual((yield* Effect.flip(a.call(Effect.void)))._tag, "CircuitOpen")
+      const open = yield* Effect.flip(a.call(Effect.void))
+      assert.strictEqual(open._tag, "CircuitOpen")
+      // the provider whose call was refused, and the breaker it shares
+      if (open._tag === "CircuitOpen") assert.deepInclude(open, { provider: aName, breaker: breaker.name })
       assert.strictEqual((yield* a.stats).circuit, "open")
     }).pipe(Effect.scoped))
 
@@ -114,9 +121,11 @@ describe("a breaker and a budget given to providers are shared", () => {
       const budget = yield* RetryBudget.make({ name: uniqueName("shared"), ratio: 0.5, minRetries: 0 })
       const retry = { maxAttempts: 2, backoff: { initial: "0 millis" as const }, isRetryable: () => true, budget }
       const a = yield* Provider.make({ name: uniqueName("a"), bulkhead: { permits: 1 }, retry })
-      const b = yield* Provider.make({ name: uniqueName("b"), bulkhead: { permits: 1 }, retry })
+      const bName = uniqueName("b")
+      const b = yield* Provider.make({ name: bName, bulkhead: { permits: 1 }, retry })
       const refused = yield* Effect.flip(b.call(Effect.fail(new Down())))
       assert.strictEqual(refused._tag, "RetryBudgetExhausted")
+      if (refused._tag === "RetryBudgetExhausted") assert.deepInclude(refused, { provider: bName, budget: budget.name })
       yield* a.call(Effect.void)
       let runs = 0
       const flaky = Effect.suspend(() => ++runs === 1 ? Effect.fail(new Down()) : Effect.succeed(runs))

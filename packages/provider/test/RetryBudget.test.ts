@@ -20,7 +20,9 @@ describe("RetryBudget on its own, around any effect", () => {
       const error = yield* Effect.flip(RetryBudget.withRetryBudget(failing, budget, { times: 5 }))
       assert.strictEqual(error._tag, "RetryBudgetExhausted")
       if (error._tag !== "RetryBudgetExhausted") return
-      assert.strictEqual(error.provider, name)
+      assert.strictEqual(error.budget, name)
+      assert.isUndefined(error.provider)
+      assert.isTrue(String(error).startsWith(`RetryBudgetExhausted: retry budget "${name}": attempt 3 refused`))
       assert.strictEqual(error.attempt, 3)
       assert.instanceOf(error.lastError, Flaky)
       assert.deepStrictEqual([error.retries, error.firstAttempts, error.allowed], [1, 1, 1])

@@ -30,7 +30,7 @@ describe("budgets: each fires with its own tag and no other", () => {
       assert.strictEqual(stats.outcomes.permit_wait_timeout, 1)
       assert.strictEqual(stats.outcomes.call_timeout, 0)
       assert.strictEqual(stats.outcomes.success, 1)
-      assert.strictEqual((yield* metricOf(Provider.outcomes, name, { outcome: "permit_wait_timeout" })).count, 1)
+      assert.strictEqual((yield* metricOf(Provider.outcomesTotal, name, { outcome: "permit_wait_timeout" })).count, 1)
       yield* expectIdle(provider.bulkhead)
     }))
 

@@ -31,7 +31,7 @@ export const stats = (provider: Provider.Provider) => provider.stats
 export class Geocoder extends Provider.Tag("geocoder")<Geocoder>() {}
 export const layer = Geocoder.layer({ bulkhead: { permits: 2 }, circuitBreaker: {} })
 export const layerConfig = Geocoder.layerConfig(Provider.config)
-export const metrics = [Provider.callSeconds, Provider.outcomes, Provider.interrupted, Provider.circuitState] as const
+export const metrics = [Provider.callSeconds, Provider.outcomesTotal, Provider.interruptedTotal, Provider.circuitState] as const
 `
 
 /** The user of the consumer library: it only type-checks if the library's declarations resolve. */

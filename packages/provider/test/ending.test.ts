@@ -1,5 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
+import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
+import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Exit, Fiber, FiberRef, RuntimeFlags, RuntimeFlagsPatch, Scope, TestClock } from "effect"
 import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
 
@@ -35,7 +37,7 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(finalized, 1)
       yield* expectIdle(provider.bulkhead)
-      assert.strictEqual((yield* metricOf(Provider.interrupted, name, { phase: "call" })).count, 1)
+      assert.strictEqual((yield* metricOf(Provider.interruptedTotal, name, { phase: "call" })).count, 1)
       // the attempt's timer is gone with it: nothing happens when its time comes
       yield* TestClock.adjust("10 seconds")
       const stats = yield* provider.stats
@@ -131,6 +133,73 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       assert.strictEqual(stats.outcomes.success + stats.outcomes.closed, 1)
       yield* expectIdle(provider.bulkhead)
     }))
+})
+
+describe("under gracePeriod: Infinity a call runs in its caller's fiber", () => {
+  const fiberOfCall = (options: Omit<Provider.Options, "name" | "bulkhead">) =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({ ...options, name: uniqueName("fiber"), bulkhead: { permits: 1 } })
+      const caller = yield* Effect.fiberId
+      return caller === (yield* provider.call(Effect.fiberId))
+    }).pipe(Effect.provide(RateLimiterStore.layerMemory))
+
+  it.scoped("nothing will end it from outside; with a finite grace period, in a fiber of the provider's", () =>
+    Effect.gen(function*() {
+      assert.isTrue(yield* fiberOfCall({ gracePeriod: Infinity }))
+      assert.isTrue(yield* fiberOfCall({ gracePeriod: Infinity, retry: { maxAttempts: 3 } }))
+      assert.isFalse(yield* fiberOfCall({}))
+      assert.isFalse(yield* fiberOfCall({ gracePeriod: "1 hour" }))
+      // a total budget within the grace period does not make a call safe to leave unwatched
+      assert.isFalse(yield* fiberOfCall({ gracePeriod: "10 seconds", totalTimeout: "1 second" }))
+    }))
+
+  it.scoped("as without a provider: fiber refs stay even after a failure, forked fibers are the caller's", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: uniqueName("refs-own"),
+        bulkhead: { permits: 1 },
+        gracePeriod: Infinity
+      })
+      const ref = yield* FiberRef.make(0)
+      yield* Effect.flip(provider.call(Effect.zipRight(FiberRef.set(ref, 7), Effect.fail("boom"))))
+      assert.strictEqual(yield* FiberRef.get(ref), 7)
+      // a ref with a fork patch is left as it would be without a provider
+      const counted = yield* FiberRef.make(0, { fork: (n) => n + 1 })
+      yield* provider.call(Effect.void)
+      assert.strictEqual(yield* FiberRef.get(counted), 0)
+      // a fiber the call forks lives on after it, a child of the caller's
+      const gate = yield* Deferred.make<void>()
+      const child = yield* provider.call(Effect.fork(Deferred.await(gate)))
+      yield* settle()
+      assert.isNull(child.unsafePoll())
+      yield* Deferred.succeed(gate, undefined)
+      yield* Fiber.join(child)
+    }))
+})
+
+describe("the grace period ends a call wherever it is stuck", () => {
+  it.effect("one stuck where no budget reaches (a bulkhead that never answers), with a total budget set", () =>
+    Effect.gen(function*() {
+      const scope = yield* Scope.make()
+      const real = yield* Bulkhead.make({ name: uniqueName("never-answers"), permits: 1 })
+      const neverAnswers: Bulkhead.Bulkhead = { ...real, run: () => Effect.never, stats: real.stats }
+      const provider = yield* Provider.make({
+        name: uniqueName("shutdown-stuck"),
+        bulkhead: neverAnswers,
+        totalTimeout: "1 second",
+        gracePeriod: "5 seconds"
+      }).pipe(Scope.extend(scope))
+      const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
+      yield* settle()
+      const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
+      yield* settle()
+      yield* TestClock.adjust("5 seconds")
+      const error = yield* Fiber.join(stuck)
+      assert.strictEqual(error._tag, "ProviderClosed")
+      if (error._tag === "ProviderClosed") assert.strictEqual(error.reason, "grace-period-elapsed")
+      yield* Fiber.join(closing)
+      assert.strictEqual(yield* now, 5000)
+    }).pipe(Effect.provide(RateLimiterStore.layerMemory)))
 })
 
 describe("the call runs as if in its caller", () => {

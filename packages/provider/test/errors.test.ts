@@ -58,6 +58,7 @@ describe("one import gives every error of a provider, as values", () => {
 
   it("RetryBudgetExhausted counts retries in English", () => {
     const error = new Provider.RetryBudgetExhausted({
+      budget: "p",
       provider: "p",
       attempt: 2,
       retries: 3,

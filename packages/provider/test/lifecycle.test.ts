@@ -34,7 +34,7 @@ describe("interruption releases everything and records the phase", () => {
       yield* expectIdle(provider.bulkhead)
 
       for (const phase of ["permit_wait", "limiter_wait", "call"]) {
-        assert.strictEqual((yield* metricOf(Provider.interrupted, name, { phase })).count, 1, phase)
+        assert.strictEqual((yield* metricOf(Provider.interruptedTotal, name, { phase })).count, 1, phase)
       }
       const stats = yield* provider.stats
       assert.strictEqual(stats.outcomes.interrupted, 3)
@@ -121,7 +121,7 @@ describe("interruption releases everything and records the phase", () => {
       yield* TestClock.adjust("1 second")
       yield* Fiber.interrupt(fiber)
       yield* expectIdle(provider.bulkhead)
-      assert.strictEqual((yield* metricOf(Provider.interrupted, name, { phase: "backoff" })).count, 1)
+      assert.strictEqual((yield* metricOf(Provider.interruptedTotal, name, { phase: "backoff" })).count, 1)
     }))
 })
 

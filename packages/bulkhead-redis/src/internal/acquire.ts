@@ -127,6 +127,7 @@ const acquireMasked = (
         return yield* Effect.fail(
           new Bulkhead.BulkheadFull({
             bulkhead: settings.name,
+            requested: cost,
             cost,
             permits,
             inFlight: used,

@@ -20,10 +20,10 @@ export { loadScripts } from "./transport.js"
 /** @internal */
 export class Impl extends Leases {
   costOf(options: Bulkhead.RunOptions | undefined): number {
-    const cost = options?.cost ?? 1
+    const cost = options?.permits ?? options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.settings.maxPermits) {
       throw illegal(
-        `bulkhead "${this.settings.name}": cost must be an integer from 1 to maxPermits (${this.settings.maxPermits}), got ${cost}`
+        `bulkhead "${this.settings.name}": permits must be an integer from 1 to maxPermits (${this.settings.maxPermits}), got ${cost}`
       )
     }
     return cost
@@ -40,6 +40,7 @@ export class Impl extends Leases {
     return new Bulkhead.PermitWaitTimeout({
       bulkhead: this.settings.name,
       waited,
+      requested: cost,
       cost,
       permits,
       inFlight,

@@ -27,8 +27,10 @@ const countsOf = (
   return { workers, buffer: decoded?.buffer ?? workers }
 }
 
-const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | undefined =>
-  options?.cost === undefined ? undefined : { cost: options.cost }
+const runOptionsOf = (options: Api.BatchOptions | undefined): Api.RunOptions | undefined => {
+  const permits = options?.permits ?? options?.cost
+  return permits === undefined ? undefined : { permits }
+}
 
 /** @internal */
 export const forEach = dual<

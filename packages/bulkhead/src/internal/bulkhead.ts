@@ -126,10 +126,12 @@ class BulkheadImpl implements Api.Bulkhead {
   // --- the effects ----------------------------------------------------------------------------
 
   private costOf(options: Api.RunOptions | undefined): number {
-    const cost = options?.cost ?? 1
+    const cost = options?.permits ?? options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.maxPermits) {
       throw illegal(
-        `bulkhead "${this.name}": cost must be an integer from 1 to maxPermits (${this.maxPermits}), got ${show(cost)}`
+        `bulkhead "${this.name}": permits must be an integer from 1 to maxPermits (${this.maxPermits}), got ${
+          show(cost)
+        }`
       )
     }
     return cost
@@ -164,6 +166,7 @@ class BulkheadImpl implements Api.Bulkhead {
       return Effect.fail(
         new BulkheadFull({
           bulkhead: this.name,
+          requested: cost,
           cost,
           permits: queue.permits,
           inFlight: queue.inFlight,
@@ -184,7 +187,7 @@ class BulkheadImpl implements Api.Bulkhead {
       if (waiter.state === "queued") waiter.resume = resume
       else resume(waiter.timedOut ?? resumeWith)
     })
-    const settle = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
+    const waitEnded = (exit: Exit.Exit<void, Api.PermitWaitTimeout>) => {
       if (Exit.isSuccess(exit)) {
         queue.hold(waiter)
         const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
@@ -195,7 +198,7 @@ class BulkheadImpl implements Api.Bulkhead {
       }
     }
     if (!Duration.isFinite(maxWait)) {
-      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => settle(exit))), Effect.as(cost))
+      return restore(wait).pipe(Effect.onExit((exit) => Effect.sync(() => waitEnded(exit))), Effect.as(cost))
     }
     // The budget runs on a timer fiber of its own, so that a grant resumes the waiter directly, in
     // one hop, like a waiter without a budget: grants then resume in the order they were made.
@@ -205,7 +208,7 @@ class BulkheadImpl implements Api.Bulkhead {
     return Effect.flatMap(Effect.fork(timer), (timerFiber) =>
       restore(wait).pipe(
         Effect.onExit((exit) => {
-          settle(exit)
+          waitEnded(exit)
           return Fiber.interruptFork(timerFiber)
         }),
         Effect.as(cost)
@@ -226,6 +229,7 @@ class BulkheadImpl implements Api.Bulkhead {
     return new PermitWaitTimeout({
       bulkhead: this.name,
       waited,
+      requested: cost,
       cost,
       permits: this.queue.permits,
       inFlight: this.queue.inFlight,

@@ -39,10 +39,10 @@ export const attempt = <A, E, R>(
   const left = progress.deadline - queuedAt
   // the permit wait bounded by what is left of the total, when that ends before the bulkhead's own
   if (left >= provider.permitWaitMillis) {
-    return provider.bulkhead.run(holding, permits === 1 ? undefined : { cost: permits })
+    return provider.bulkhead.run(holding, permits === 1 ? undefined : { permits })
   }
   return Effect.catchIf(
-    provider.bulkhead.run(holding, { cost: permits, maxWait: Duration.millis(left) }),
+    provider.bulkhead.run(holding, { permits, maxWait: Duration.millis(left) }),
     (error) => Bulkhead.isBulkheadError(error) && error._tag === "PermitWaitTimeout",
     () => Effect.fail(provider.totalTimeout(progress, clock.unsafeCurrentTimeMillis(), "permit_wait"))
   )

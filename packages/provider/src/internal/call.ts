@@ -24,9 +24,10 @@ import { refusal } from "./retryBudget.js"
 
 /**
  * `Provider.call`, top to bottom: refused at once while the provider closes; the span (none with
- * tracing off); the call counted in and out; its attempts, retried on a `Schedule`, run in a fiber
- * of the provider's `FiberSet`, so that shutdown can end it after the grace period while the
- * caller lives on and sees `ProviderClosed`.
+ * tracing off); the call counted in and out; its attempts, retried on a `Schedule`. With a finite
+ * grace period they run in a fiber of the provider's `FiberSet`, so that shutdown can end them
+ * while the caller lives on and sees `ProviderClosed`; under `gracePeriod: Infinity`, in the
+ * caller's fiber.
  *
  * @internal
  */
@@ -36,10 +37,7 @@ export const call = <A, E, R>(
   options: Api.CallOptions | undefined
 ): Effect.Effect<A, unknown, R> =>
   Effect.withFiberRuntime((fiber) => {
-    if (provider.closing) {
-      provider.count("closed")
-      return Effect.fail(provider.closed("closing"))
-    }
+    if (provider.closing) return provider.refused()
     const settings = perCall(provider.resolved, provider.defaults, options)
     return fiber.getFiberRef(FiberRef.currentTracerEnabled)
       ? Effect.useSpan(
@@ -61,10 +59,17 @@ const lifecycle = <A, E, R>(
     const total = settings.totalTimeoutMillis
     const progress = new Progress(now, total === undefined ? Infinity : now + total, settings)
     const attempts = retried(provider, self, progress, clock)
-    // counted in, forked and watched with no interruption in between; only the wait is interruptible
-    return Effect.uninterruptibleMask((restore) => {
+    const ended = (exit: Exit.Exit<unknown, unknown>) => Effect.sync(() => end(provider, progress, exit, span))
+    // counted in and watched with no interruption in between; only the call itself is interruptible
+    return Effect.uninterruptibleMask((restore): Effect.Effect<A, unknown, R> => {
+      // checked again where it counts: shutdown may have found no call in flight since
+      if (provider.closing) return provider.refused()
       provider.inFlight++
-      return Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
+      // shutdown waits for every call, however long: nothing ever ends one from outside, so it
+      // runs in its caller's fiber, as it would without a provider
+      if (provider.gracePeriodMillis === Infinity) return Effect.onExit(restore(attempts), ended)
+      // otherwise in a fiber of the provider's, which shutdown can end after the grace period
+      const forked = Effect.flatMap(FiberSet.run(provider.running, restore(attempts)), (fiber) =>
         Effect.flatMap(
           Effect.onInterrupt(restore(Fiber.await(fiber)), () => Fiber.interrupt(fiber)),
           (exit): Effect.Effect<A, unknown> => {
@@ -75,7 +80,8 @@ const lifecycle = <A, E, R>(
             }
             return Effect.failCause(exit.cause)
           }
-        )).pipe(Effect.onExit((exit) => Effect.sync(() => end(provider, progress, exit, span))))
+        ))
+      return Effect.onExit(forked, ended)
     }).pipe(Effect.mapError(unwrap))
   })
 
@@ -187,13 +193,15 @@ const guarded = <A, E, R>(
     provider.attempts++
     return Effect.tapError(attempt(provider, self, progress, clock), (error) => failed(provider, progress, error))
   })
-  const admitted = breaker === undefined ? run : guard(breaker, provider.name, run, (exit) => judge(provider, exit))
+  const admitted = breaker === undefined
+    ? run
+    : guard(breaker, provider.breakerOwner, run, (exit) => judge(provider, exit))
   if (budget === undefined) return admitted
   return Effect.suspend(() => {
     progress.phase = "circuit"
     const n = progress.attempt + 1
     if (n === 1) return admitted
-    const refused = refusal(budget, provider.name, n, progress.lastError, clock.unsafeCurrentTimeMillis())
+    const refused = refusal(budget, provider.budgetOwner, n, progress.lastError, clock.unsafeCurrentTimeMillis())
     return refused === undefined ? admitted : Effect.fail(refused)
   })
 }

@@ -3,6 +3,7 @@ import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Exit from "effect/Exit"
 import * as ProviderError from "../ProviderError.js"
+import type { Owner } from "./format.js"
 
 /**
  * The breaker's state machine, synchronous (one JavaScript thread, so each step is atomic). Times
@@ -183,7 +184,7 @@ export type Judgement = "success" | "failure" | "neutral"
  */
 export const guard = <A, E, R>(
   breaker: CircuitBreaker,
-  name: string,
+  owner: Owner,
   self: Effect.Effect<A, E, R>,
   judge: (exit: Exit.Exit<A, E>) => Judgement
 ): Effect.Effect<A, E | ProviderError.CircuitOpen, R> =>
@@ -193,7 +194,8 @@ export const guard = <A, E, R>(
       if (admission._tag === "Refuse") {
         return Effect.fail(
           new ProviderError.CircuitOpen({
-            provider: name,
+            breaker: owner.name,
+            provider: owner.provider,
             state: admission.state,
             failures: admission.failures,
             openedFor: Duration.millis(admission.openedForMillis),

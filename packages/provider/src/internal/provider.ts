@@ -77,8 +77,7 @@ export const make = (
         Duration.toMillis(bulkhead.maxWait),
         limiter,
         circuitBreaker,
-        circuitBreaker === undefined ? undefined : CircuitBreaker.machineOf(circuitBreaker),
-        budget === undefined ? undefined : RetryBudget.machineOf(budget),
+        budget,
         running
       )
       // added after the limiter's own finalizers, so it runs first: calls drain while the limiter still works

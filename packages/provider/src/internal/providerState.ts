@@ -1,15 +1,20 @@
 /** @internal */
 import type { Bulkhead } from "@sluice/bulkhead"
 import type { RateLimiter } from "@sluice/rate-limiter"
+import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
+import * as Exit from "effect/Exit"
+import * as FiberId from "effect/FiberId"
 import type * as FiberSet from "effect/FiberSet"
 import type * as Tracer from "effect/Tracer"
-import type * as CircuitBreaker from "../CircuitBreaker.js"
+import * as CircuitBreaker from "../CircuitBreaker.js"
 import * as ProviderError from "../ProviderError.js"
 import type { Settlement } from "../ProviderOptions.js"
 import type * as Api from "../ProviderStats.js"
+import * as RetryBudgetModule from "../RetryBudget.js"
 import type * as internalBreaker from "./circuitBreaker.js"
+import type { Owner } from "./format.js"
 import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
 import type { RetryBudget } from "./retryBudget.js"
@@ -49,11 +54,14 @@ export class ProviderState {
   readonly labels: Labels
   readonly breaker: internalBreaker.CircuitBreaker | undefined
   readonly budget: RetryBudget | undefined
+  readonly breakerOwner: Owner
+  readonly budgetOwner: Owner
   readonly defaults: PerCall
   readonly limiterMaxWaitMillis: number
   /** The rate of the limiter's shortest-window limit, per second. */
   readonly limiterRate: number | undefined
   readonly gracePeriod: Duration.Duration
+  readonly gracePeriodMillis: number
   readonly spanOptions: Tracer.SpanOptions
   /** The `code.stacktrace` of a failed call's span: where the provider's first call was made. */
   spanTrace: () => string | undefined = () => undefined
@@ -76,6 +84,16 @@ export class ProviderState {
   // shutdown: no call admitted once closing; calls still running when the grace period ends are interrupted
   closing = false
   graceElapsed = false
+  private emptied: Deferred.Deferred<void> | undefined = undefined
+
+  /** Waits until no call is in flight: read by shutdown, once no call can start. */
+  get drained(): Effect.Effect<void> {
+    return Effect.suspend(() => {
+      if (this.inFlight === 0) return Effect.void
+      this.emptied ??= Deferred.unsafeMake<void>(FiberId.none)
+      return Deferred.await(this.emptied)
+    })
+  }
 
   constructor(
     readonly resolved: Resolved,
@@ -84,14 +102,16 @@ export class ProviderState {
     readonly permitWaitMillis: number,
     readonly limiter: RateLimiter.RateLimiter | undefined,
     readonly circuitBreaker: CircuitBreaker.CircuitBreaker | undefined,
-    breaker: internalBreaker.CircuitBreaker | undefined,
-    budget: RetryBudget | undefined,
+    retryBudget: RetryBudgetModule.RetryBudget | undefined,
     readonly running: FiberSet.FiberSet<unknown, unknown>
   ) {
     this.name = resolved.name
     this.labels = new Labels(resolved.name)
-    this.breaker = breaker
-    this.budget = budget
+    this.breaker = circuitBreaker === undefined ? undefined : CircuitBreaker.machineOf(circuitBreaker)
+    this.budget = retryBudget === undefined ? undefined : RetryBudgetModule.machineOf(retryBudget)
+    // a breaker or a budget given to the provider keeps its own name in its errors
+    this.breakerOwner = { name: circuitBreaker?.name ?? resolved.name, provider: resolved.name }
+    this.budgetOwner = { name: retryBudget?.name ?? resolved.name, provider: resolved.name }
     this.outcomes = recordOf(outcomeNames, () => 0)
     this.permitWait = new Samples(resolved.sampleSize)
     this.limiterWait = new Samples(resolved.sampleSize)
@@ -102,6 +122,7 @@ export class ProviderState {
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
     this.defaults = defaultsOf(resolved)
+    this.gracePeriodMillis = resolved.gracePeriodMillis
     this.gracePeriod = Duration.millis(resolved.gracePeriodMillis)
     this.spanOptions = { attributes: { "sluice.provider": resolved.name }, captureStackTrace: false }
   }
@@ -128,7 +149,7 @@ export class ProviderState {
 
   /** A call has left: counted once, as its caller saw it end. */
   finish(progress: Progress, outcome: Api.Outcome, span: Tracer.Span | undefined): void {
-    this.inFlight--
+    if (--this.inFlight === 0 && this.emptied !== undefined) Deferred.unsafeDone(this.emptied, Exit.void)
     this.count(outcome)
     if (outcome === "interrupted") interruptedTotal.unsafeUpdate(1, this.labels.phase[progress.phase])
     if (span === undefined) return
@@ -154,6 +175,12 @@ export class ProviderState {
       attempt: progress.attempt,
       maxAttempts: progress.settings.maxAttempts
     })
+  }
+
+  /** A call refused because the provider is closing: counted, and failed with `ProviderClosed`. */
+  refused(): Effect.Effect<never, ProviderError.ProviderClosed> {
+    this.count("closed")
+    return Effect.fail(this.closed("closing"))
   }
 
   closed(reason: "closing" | "grace-period-elapsed"): ProviderError.ProviderClosed {

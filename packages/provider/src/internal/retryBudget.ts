@@ -2,6 +2,7 @@
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as ProviderError from "../ProviderError.js"
+import type { Owner } from "./format.js"
 
 /**
  * How many slices the retry budget's window is cut into: the window slides one slice at a time,
@@ -79,7 +80,7 @@ export class RetryBudget {
  */
 export const refusal = (
   budget: RetryBudget,
-  name: string,
+  owner: Owner,
   attempt: number,
   lastError: unknown,
   now: number
@@ -87,7 +88,8 @@ export const refusal = (
   const window = budget.check(now)
   if (window.retries < window.allowed) return undefined
   return new ProviderError.RetryBudgetExhausted({
-    provider: name,
+    budget: owner.name,
+    provider: owner.provider,
     attempt,
     retries: window.retries,
     firstAttempts: window.firsts,
@@ -104,13 +106,13 @@ export const refusal = (
  */
 export const spend = (
   budget: RetryBudget,
-  name: string,
+  owner: Owner,
   attempt: number,
   lastError: unknown
 ): Effect.Effect<void, ProviderError.RetryBudgetExhausted> =>
   Effect.clockWith((clock) => {
     const now = clock.unsafeCurrentTimeMillis()
-    const refused = refusal(budget, name, attempt, lastError, now)
+    const refused = refusal(budget, owner, attempt, lastError, now)
     if (refused !== undefined) return Effect.fail(refused)
     budget.recordRetry(now)
     return Effect.void

@@ -5,8 +5,9 @@ import type { ProviderState } from "./providerState.js"
 
 /**
  * Closing the provider's scope: stop admitting, wait for the calls in flight up to the grace
- * period, then interrupt them (their callers see `ProviderClosed`) and wait until each has
- * released what it holds.
+ * period, then interrupt them (their callers see `ProviderClosed`) and wait until each has been
+ * counted out, having released what it holds. Under `gracePeriod: Infinity` (calls in their
+ * callers' fibers) the first wait has no end.
  *
  * @internal
  */
@@ -14,14 +15,14 @@ export const shutdown = (provider: ProviderState): Effect.Effect<void> =>
   Effect.suspend(() => {
     provider.closing = true
     // finalizers run uninterruptibly: the wait must be interruptible for the grace period to cut it
-    return Effect.interruptible(FiberSet.awaitEmpty(provider.running)).pipe(
+    return Effect.interruptible(provider.drained).pipe(
       Effect.timeoutTo({
         duration: provider.gracePeriod,
         onSuccess: () => Effect.void,
         onTimeout: () =>
           Effect.suspend(() => {
             provider.graceElapsed = true
-            return FiberSet.clear(provider.running)
+            return Effect.zipRight(FiberSet.clear(provider.running), provider.drained)
           })
       }),
       Effect.flatten
