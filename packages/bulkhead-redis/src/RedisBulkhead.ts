@@ -112,12 +112,12 @@ export interface RedisBulkhead<out E = BulkheadStoreError> {
   readonly maxWait: Duration.Duration
   readonly leaseTtl: Duration.Duration
   readonly storeDown: StoreDownPolicy
-  /** Runs `self` holding `cost` permits (default 1), given back exactly once however it ends. */
+  /** Runs `self` holding `permits` permits (default 1), given back exactly once however it ends. */
   readonly run: <A, E2, R>(
     self: Effect.Effect<A, E2, R>,
     options?: Bulkhead.RunOptions | undefined
   ) => Effect.Effect<A, E2 | Bulkhead.BulkheadError | E, R>
-  /** Takes `cost` permits for the lifetime of the current scope. */
+  /** Takes `permits` permits for the lifetime of the current scope. */
   readonly acquire: (
     options?: Bulkhead.RunOptions | undefined
   ) => Effect.Effect<void, Bulkhead.BulkheadError | E, Scope.Scope>

@@ -136,12 +136,12 @@ describe("RedisBulkhead", () => {
       const a = yield* bulkheadOn(url, { name, permits: 3 })
       const b = yield* bulkheadOn(url, { name, permits: 3 })
       const log: Array<string> = []
-      const two = yield* hold(a, { cost: 2 }, log, "two")
+      const two = yield* hold(a, { permits: 2 }, log, "two")
       yield* Deferred.await(two.started)
-      const heavy = yield* hold(b, { cost: 3 }, log, "heavy")
+      const heavy = yield* hold(b, { permits: 3 }, log, "heavy")
       yield* eventually(waitingIs(a, 1), "heavy queued")
       // one permit is free, but the queue is not empty: the light call queues behind the heavy one
-      const light = yield* hold(a, { cost: 1 }, log, "light")
+      const light = yield* hold(a, { permits: 1 }, log, "light")
       yield* eventually(waitingIs(a, 2), "light queued")
       const stats = yield* a.stats
       assert.deepStrictEqual(
@@ -203,10 +203,10 @@ describe("RedisBulkhead", () => {
           {
             bulkhead: error.bulkhead,
             waited: Duration.toMillis(error.waited),
-            cost: error.cost,
+            requested: error.requested,
             ahead: error.aheadWhenQueued
           },
-          { bulkhead: name, waited: 200, cost: 1, ahead: 0 }
+          { bulkhead: name, waited: 200, requested: 1, ahead: 0 }
         )
       }
       // a budget of zero answers at once, without queueing
@@ -224,20 +224,20 @@ describe("RedisBulkhead", () => {
       const name = uniqueName("once")
       const a = yield* bulkheadOn(url, { name, permits: 2 })
       const redis = yield* inspector(url)
-      assert.strictEqual(yield* a.run(Effect.succeed(1), { cost: 2 }), 1)
+      assert.strictEqual(yield* a.run(Effect.succeed(1), { permits: 2 }), 1)
       yield* expectClean(redis, name)
-      assert.deepStrictEqual(yield* Effect.flip(a.run(Effect.fail("boom"), { cost: 2 })), "boom")
+      assert.deepStrictEqual(yield* Effect.flip(a.run(Effect.fail("boom"), { permits: 2 })), "boom")
       yield* expectClean(redis, name)
-      const died = yield* Effect.exit(a.run(Effect.die("defect"), { cost: 2 }))
+      const died = yield* Effect.exit(a.run(Effect.die("defect"), { permits: 2 }))
       assert.isTrue(Exit.isFailure(died) && Cause.isDie(died.cause))
       yield* expectClean(redis, name)
-      const held = yield* hold(a, { cost: 2 })
+      const held = yield* hold(a, { permits: 2 })
       yield* Deferred.await(held.started)
       yield* Fiber.interrupt(held.fiber)
       yield* expectClean(redis, name)
       // scoped acquire: held for the scope, given back when it closes
       yield* Effect.scoped(Effect.gen(function*() {
-        yield* a.acquire({ cost: 2 })
+        yield* a.acquire({ permits: 2 })
         const state = yield* stateOf(redis, name)
         assert.strictEqual(state.used, 2)
       }))

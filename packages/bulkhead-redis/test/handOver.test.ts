@@ -139,7 +139,7 @@ describe("hand-over", () => {
       const log: Array<string> = []
       const holders = [yield* hold(a, undefined, log, "h1"), yield* hold(a, undefined, log, "h2")]
       yield* Effect.forEach(holders, (h) => Deferred.await(h.started), { discard: true })
-      const heavy = yield* hold(a, { cost: 2 }, log, "heavy")
+      const heavy = yield* hold(a, { permits: 2 }, log, "heavy")
       yield* eventually(waitingIs(a, 1), "the heavy waiter queued")
       const light = yield* hold(a, undefined, log, "light")
       yield* eventually(waitingIs(a, 2), "the light waiter queued")

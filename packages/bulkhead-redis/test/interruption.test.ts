@@ -33,7 +33,7 @@ describe("interruption", () => {
       const redis = yield* inspector(url)
       const first = yield* hold(a)
       yield* Deferred.await(first.started)
-      const waiter = yield* hold(b, { cost: 1 })
+      const waiter = yield* hold(b, { permits: 1 })
       yield* eventually(waitingIs(a, 1), "waiter queued")
       yield* Fiber.interrupt(waiter.fiber)
       const state = yield* stateOf(redis, name)
@@ -98,13 +98,13 @@ describe("interruption", () => {
       const a = yield* bulkheadOn(url, { name, permits: 2 })
       const redis = yield* inspector(url)
       // interrupted while holding
-      const held = yield* hold(a, { cost: 2 })
+      const held = yield* hold(a, { permits: 2 })
       yield* Deferred.await(held.started)
       yield* Fiber.interrupt(held.fiber)
       yield* expectClean(redis, name)
       // interrupted while releasing: the release is uninterruptible, the interruption waits for it
       const gate = yield* Deferred.make<void>()
-      const fiber = yield* Effect.fork(a.run(Deferred.succeed(gate, undefined), { cost: 2 }))
+      const fiber = yield* Effect.fork(a.run(Deferred.succeed(gate, undefined), { permits: 2 }))
       yield* Deferred.await(gate)
       yield* Fiber.interrupt(fiber)
       yield* expectClean(redis, name)
@@ -123,7 +123,7 @@ describe("interruption", () => {
         for (let i = 0; i < costs.length; i++) {
           const cost = costs[i]
           const call = probed(cost, 1 + (i % 3))
-          fibers.push(yield* Effect.fork((i % 2 === 0 ? a : b).run(call, { cost })))
+          fibers.push(yield* Effect.fork((i % 2 === 0 ? a : b).run(call, { permits: cost })))
         }
         // the offset walks the interruption through asking, queueing, granting, holding and releasing
         if (offset % 2 === 0) yield* Effect.repeatN(Effect.yieldNow(), offset * 4)

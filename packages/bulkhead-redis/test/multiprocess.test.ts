@@ -50,7 +50,7 @@ describe.sequential("several processes", () => {
         const redis = yield* inspector(url)
         const { channel } = RedisBulkhead.keysOf("sluice:bh:", name)
         const mine = yield* bulkheadOn(url, { name, permits: 3, leaseTtl: ttl })
-        const gate = yield* hold(mine, { cost: 3 })
+        const gate = yield* hold(mine, { permits: 3 })
         yield* Deferred.await(gate.started)
         const children: Array<Child> = yield* Effect.forEach(
           [0, 1, 2, 3],
@@ -156,7 +156,7 @@ describe.sequential("several processes", () => {
         const holder = yield* worker({ url, name, permits: 2, leaseTtlMillis: ttl, mode: "hold", cost: 2 })
         yield* holder.lineMatching((l) => l === "holding", "holding")
         const mine = yield* bulkheadOn(url, { name, permits: 2, leaseTtl: ttl })
-        const waiter = yield* hold(mine, { cost: 2 })
+        const waiter = yield* hold(mine, { permits: 2 })
         yield* eventually(Effect.map(mine.stats, (s) => s.waiting === 1), "waiter queued")
         const killedAt = Date.now()
         holder.proc.kill("SIGKILL")

@@ -48,7 +48,7 @@ export class Fallback {
       const scope = yield* Scope.make()
       const exit = yield* Effect.exit(restore(Scope.extend(
         this.local.acquire({
-          cost: Math.min(ticket.cost, this.permits),
+          permits: Math.min(ticket.cost, this.permits),
           maxWait: Number.isFinite(remainingMillis) ? Duration.millis(Math.max(0, remainingMillis)) : undefined
         }),
         scope

@@ -16,7 +16,7 @@ export const illegal = (message: string): Cause.IllegalArgumentException => new 
 export const show = OptionSchema.show
 
 /**
- * Safe integers only: past 2^53 - 1 a count is no longer exact. The hot-path check of `cost`,
+ * Safe integers only: past 2^53 - 1 a count is no longer exact. The hot-path check of a call's `permits`,
  * whose bound (`maxPermits`) is the bulkhead's own.
  *
  * @internal
