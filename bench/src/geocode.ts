@@ -42,7 +42,7 @@ const externalPeers: Plugin = {
 }
 const bundle = Path.join(exampleDir, "build", "cli.mjs")
 await build({
-  entryPoints: [Path.join(exampleDir, "src", "main.ts")],
+  entryPoints: [Path.join(exampleDir, "harness", "main.ts")],
   outfile: bundle,
   bundle: true,
   platform: "node",

@@ -37,7 +37,7 @@ import { RateLimiterQueue, RateLimiterRedis } from "rate-limiter-flexible"
 import { fiberLoops as fiberLoopsOf } from "./lib/fiberLoops.js"
 import { maxInWindow } from "./lib/limiterRuns.js"
 // the same server helper the Redis store's tests use: one place that knows how to start Redis
-import { startRedisServer } from "../../packages/rate-limiter-redis/test/utils/redisServer.js"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import { formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
 const IN_FLIGHT = 64

@@ -25,6 +25,7 @@
  */
 import { RedisBulkhead } from "@sluice/bulkhead-redis"
 import { RedisConnection } from "@sluice/redis"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import { DistributedSemaphore, RedisBacking } from "effect-distributed-lock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -37,7 +38,6 @@ import * as os from "node:os"
 import * as readline from "node:readline"
 import { fileURLToPath } from "node:url"
 import { Semaphore } from "redis-semaphore"
-import { startRedisServer } from "../../packages/rate-limiter-redis/test/utils/redisServer.js"
 import { formatRatio, machineLine, markdownTable, median, readSection, textTable, writeSection } from "./lib/report.js"
 
 const IN_FLIGHT = 64

@@ -17,7 +17,7 @@ import * as Exit from "effect/Exit"
 import * as Scope from "effect/Scope"
 import { cpus, loadavg } from "node:os"
 // the same server helper the Redis store's tests use: one place that knows how to start Redis
-import { startRedisServer } from "../../packages/rate-limiter-redis/test/utils/redisServer.js"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import { fiberLoops } from "./lib/fiberLoops.js"
 import { formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 

@@ -1,13 +1,12 @@
-import * as path from "node:path"
 import { mergeConfig, type ViteUserConfig } from "vitest/config"
 import shared from "../../vitest.shared.js"
 
 const config: ViteUserConfig = {
   test: {
     include: ["test/**/*.test.ts"],
-    // @sluice/redis's test setup: a real redis-server on a free loopback port (and a failed run if
+    // The Redis packages' shared test setup: a real redis-server on a free loopback port (and a failed run if
     // there is none), its URL given to the tests as inject("redisUrl").
-    globalSetup: [path.join(import.meta.dirname, "..", "redis", "test", "globalSetup.ts")],
+    globalSetup: ["@sluice/test-utils/redisGlobalSetup"],
     // One file at a time: the multi-process tests load every core for seconds, and the contract
     // suite's TestClock must not advance before a Redis reply is back (see README, "Testing").
     fileParallelism: false,

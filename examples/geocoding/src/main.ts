@@ -1,78 +1,25 @@
 /**
- * The entry point: `tsx src/main.ts [run|serve|tune] [options]`; `run` with no arguments geocodes
- * the built-in sample offline against stand-in providers. Started with `Child.ROLE_VARIABLE` set
- * (by `run` or `tune`, see stand-ins/Child.ts), it serves their stand-ins instead.
+ * The entry point: `tsx src/main.ts [run] --input FILE [options]` geocodes the file across the
+ * providers, each at its `--url`, else at the real service. The offline demo's entry, with
+ * stand-ins, `serve` and `tune`, is harness/main.ts.
  */
-import * as ValidationError from "@effect/cli/ValidationError"
 import * as NodeContext from "@effect/platform-node/NodeContext"
-import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import { defaultTeardown, type Teardown } from "@effect/platform/Runtime"
-import * as Cause from "effect/Cause"
-import * as Console from "effect/Console"
-import * as Data from "effect/Data"
 import * as Effect from "effect/Effect"
-import * as Exit from "effect/Exit"
-import * as Option from "effect/Option"
-import * as Child from "../stand-ins/Child.js"
 import { cli } from "./Cli.js"
+import * as Program from "./Program.js"
 
-/** A failure already told the user in one line: the exit code says the rest. */
-class Reported extends Data.TaggedError("Reported")<{ readonly error: { readonly message: string } }> {}
-
-const oneLine = <E extends { readonly message: string }>(error: E) =>
-  Effect.zipRight(Console.error(`error: ${error.message}`), Effect.fail(new Reported({ error })))
-
-/**
- * Anything else that ends the program in failure is logged whole, with its trace; an interruption
- * is not a failure, and @effect/cli prints its own usage errors.
- */
-const reportUnexpected = <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.tapErrorCause(effect, (cause) =>
-    Cause.isInterruptedOnly(cause) ||
-      Option.exists(Cause.failureOption(cause), (e) => e instanceof Reported || ValidationError.isValidationError(e))
-      ? Effect.void
-      : Effect.logError(cause))
-
-const program = process.env[Child.ROLE_VARIABLE] !== undefined
-  ? reportUnexpected(Child.serveParent)
-  : cli(process.argv).pipe(
-    // the errors a user can fix are one line naming the provider, the file, the flag or the process
+Program.runMain(
+  cli(process.argv).pipe(
+    // the errors a user can fix are one line naming the provider, the file or the flag
     Effect.catchTags({
-      UsageError: oneLine,
-      ProviderUnreachable: oneLine,
-      InputError: oneLine,
-      OutputError: oneLine,
-      StandInsFailed: oneLine,
-      ListenFailed: oneLine,
-      InvalidSizing: oneLine,
-      RowsFailed: oneLine
+      UsageError: Program.oneLine,
+      ProviderUnreachable: Program.oneLine,
+      InputError: Program.oneLine,
+      OutputError: Program.oneLine,
+      InvalidSizing: Program.oneLine,
+      RowsFailed: Program.oneLine
     }),
-    reportUnexpected,
+    Program.reportUnexpected,
     Effect.provide(NodeContext.layer)
   )
-
-/**
- * `runMain` interrupts the program on the first SIGINT or SIGTERM (the run then stops admitting
- * rows, writes what completed, and the scopes stop the stand-ins) and leaves the next signal to
- * Node, which ends the process at once. The exit code says which signal stopped the run, as a shell
- * reports it: 128 + its number (130 for SIGINT, 143 for SIGTERM). Which one arrived is all this
- * listener records; it leaves with the first signal, so that the second is Node's again.
- */
-const signals = { SIGINT: 130, SIGTERM: 143 } as const
-let stoppedBy: number | undefined
-const record = (signal: keyof typeof signals) => {
-  stoppedBy ??= signals[signal]
-  process.off("SIGINT", onSigint)
-  process.off("SIGTERM", onSigterm)
-}
-const onSigint = () => record("SIGINT")
-const onSigterm = () => record("SIGTERM")
-process.on("SIGINT", onSigint)
-process.on("SIGTERM", onSigterm)
-
-const teardown: Teardown = (exit, onExit) =>
-  Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause) && stoppedBy !== undefined
-    ? onExit(stoppedBy)
-    : defaultTeardown(exit, onExit)
-
-NodeRuntime.runMain(program, { disableErrorReporting: true, teardown })
+)

@@ -5,11 +5,11 @@
  * log together, so the server counted arrivals bunched by `rate × stall` that the client never
  * started bunched. A real provider's server runs elsewhere; so do these.
  *
- * The child is the CLI's own entry file, started with `ROLE_VARIABLE` set (see main.ts). The two
- * talk over Node's IPC channel: the child says when it listens (a message that reaches a child
- * before its listener is lost, and loading the entry file takes the event loop through many turns),
- * the parent then sends the stand-ins' options, the child answers with their URLs, then with their
- * figures or fault changes on request. The child exits when the channel closes, so a client killed
+ * The child is the CLI's own entry file, started with `ROLE_VARIABLE` set (see harness/main.ts).
+ * The two talk over Node's IPC channel: the child says when it listens (a message that reaches a
+ * child before its listener is lost, and loading the entry file takes the event loop through many
+ * turns), the parent then sends the stand-ins' options, the child answers with their URLs, then
+ * with their figures or fault changes on request. The child exits when the channel closes, so a client killed
  * with SIGKILL leaves no server behind; the parent's scope stops it too.
  */
 import * as Data from "effect/Data"
@@ -20,7 +20,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { Gazetteer } from "./Gazetteer.js"
 import * as StandIn from "./StandIn.js"
 
-/** Set in the child's environment: main.ts serves stand-ins instead of running the CLI. */
+/** Set in the child's environment: harness/main.ts serves stand-ins instead of running the CLI. */
 export const ROLE_VARIABLE = "SLUICE_GEOCODING_STAND_INS"
 
 type ToChild =
@@ -61,7 +61,7 @@ export interface Entry {
   readonly execArgv: ReadonlyArray<string>
 }
 
-/** This process's own entry, for a CLI whose main module is main.ts. */
+/** This process's own entry, for a CLI whose main module is harness/main.ts. */
 export const thisEntry = (): Entry => ({ file: process.argv[1], execArgv: process.execArgv })
 
 /**
@@ -296,7 +296,7 @@ const serve = Effect.gen(function*() {
 
 /**
  * The child's side: wait for the parent's options, serve them, answer until the parent is gone.
- * Run by main.ts when `ROLE_VARIABLE` is set.
+ * Run by harness/main.ts when `ROLE_VARIABLE` is set.
  */
 export const serveParent: Effect.Effect<void> = Effect.zipRight(
   watchParent,

@@ -9,11 +9,11 @@
  * the README says) instead of failing every row.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import * as Effect from "effect/Effect"
 import * as Fs from "node:fs"
 import * as Net from "node:net"
 import * as Path from "node:path"
-import { startRedisServer } from "../../../packages/rate-limiter-redis/test/utils/redisServer.js"
 import * as Offline from "../harness/Offline.js"
 import { Gazetteer } from "../stand-ins/Gazetteer.js"
 import * as StandIns from "../stand-ins/StandIns.js"

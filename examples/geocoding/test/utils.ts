@@ -49,7 +49,10 @@ export const runInProcess = (config: Offline.Config, batch: Partial<Run.BatchCon
   }, { json: true, quiet: true }).pipe(Effect.provide(NodeContext.layer), Effect.runPromise)
 
 /** The CLI's entry through tsx: what `run` starts its stand-ins' process from. */
-export const testEntry: Child.Entry = { file: Path.join(exampleDir, "src", "main.ts"), execArgv: ["--import", "tsx"] }
+export const testEntry: Child.Entry = {
+  file: Path.join(exampleDir, "harness", "main.ts"),
+  execArgv: ["--import", "tsx"]
+}
 
 /** Whether a process is still running (signal 0 checks without sending anything). */
 export const isAlive = (pid: number): boolean => {
@@ -70,7 +73,7 @@ export const spawnCli = (
   args: ReadonlyArray<string>,
   options: { readonly detached?: boolean; readonly env?: NodeJS.ProcessEnv } = {}
 ): ChildProcess =>
-  spawn(process.execPath, ["--import", "tsx", "src/main.ts", ...args], {
+  spawn(process.execPath, ["--import", "tsx", "harness/main.ts", ...args], {
     cwd: exampleDir,
     stdio: ["ignore", "pipe", "pipe"],
     detached: options.detached ?? false,

@@ -5,8 +5,8 @@
  * answers no 429 and sees at most `limit + burst` in any window of each dimension.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import * as Effect from "effect/Effect"
-import { startRedisServer } from "../../../packages/rate-limiter-redis/test/utils/redisServer.js"
 import * as Run from "../src/Run.js"
 import * as Child from "../src/stand-in/Child.js"
 import { jsonOf, quotaArgs, QUOTAS, runCli, testEntry } from "./utils.js"

@@ -5,8 +5,8 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { RedisConnection } from "@sluice/redis"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import { Effect } from "effect"
-import { startRedisServer } from "../../redis/test/utils/redisServer.js"
 import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,

@@ -6,9 +6,9 @@
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
 import { RedisConnection } from "@sluice/redis"
+import { clusterClient, clusterInspector } from "@sluice/test-utils/clients"
+import { type RedisCluster, startCluster } from "@sluice/test-utils/cluster"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
-import { clusterClient, clusterInspector } from "../../redis/test/utils/clients.js"
-import { type RedisCluster, startCluster } from "../../redis/test/utils/cluster.js"
 import { RedisBulkhead } from "../src/index.js"
 import { bulkheadOn, eventually, expectClean, hold, probe, stateOf, uniqueName, waitingIs } from "./utils/helpers.js"
 

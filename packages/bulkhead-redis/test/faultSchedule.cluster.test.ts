@@ -13,8 +13,8 @@
  * - strict FIFO: the grants, as the shard's two nodes ran them (MONITOR on both), in ticket order.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { startCluster } from "@sluice/test-utils/cluster"
 import { Effect } from "effect"
-import { startCluster } from "../../redis/test/utils/cluster.js"
 import { RedisBulkhead } from "../src/index.js"
 import { generator, grantLog, PROCESSES, seedOf, startFleet, STARVED, TTL } from "./utils/faultSchedule.js"
 import { uniqueName } from "./utils/helpers.js"

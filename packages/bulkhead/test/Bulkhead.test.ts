@@ -15,7 +15,7 @@ import {
   Stream,
   TestClock
 } from "effect"
-import { expectIdle, hold, metricOf, settle, uniqueName } from "./utils.js"
+import { expectIdle, hold, metricOf, uniqueName, yieldTurns } from "./utils.js"
 
 describe("Bulkhead", () => {
   describe("order", () => {
@@ -38,10 +38,10 @@ describe("Bulkhead", () => {
         })
         // finish the holders out of order: the permits still go to the oldest waiters
         yield* Deferred.succeed(calls[1].finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.deepStrictEqual(log, ["a", "b", "c"])
         yield* Deferred.succeed(calls[0].finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.deepStrictEqual(log, ["a", "b", "c", "d"])
         for (const call of calls) yield* Deferred.succeed(call.finish, undefined)
         for (const call of calls) yield* Fiber.join(call.fiber)
@@ -59,13 +59,13 @@ describe("Bulkhead", () => {
         assert.deepStrictEqual(log, ["a"])
         assert.include(yield* bulkhead.stats, { inFlight: 3, waiting: 2, waitingPermits: 3 })
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         // b (2) and then c (1) fit into the 4 permits, in that order
         assert.deepStrictEqual(log, ["a", "b", "c"])
         assert.include(yield* bulkhead.stats, { inFlight: 3, holders: 2, waiting: 0 })
         yield* Deferred.succeed(b.finish, undefined)
         yield* Deferred.succeed(c.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -79,7 +79,7 @@ describe("Bulkhead", () => {
         yield* Scope.close(scope, Exit.void)
         const newcomer = yield* bulkhead.run(Effect.void, { maxWait: 0 }).pipe(Effect.flip)
         assert.strictEqual(newcomer._tag, "PermitWaitTimeout")
-        yield* settle()
+        yield* yieldTurns()
         assert.isTrue(yield* waiter.hasStarted)
         yield* Deferred.succeed(waiter.finish, undefined)
         yield* Fiber.join(waiter.fiber)
@@ -94,7 +94,7 @@ describe("Bulkhead", () => {
         for (const id of ["a", "b", "c", "d"]) calls.push(yield* hold(bulkhead, id, undefined, log))
         for (const call of calls) {
           yield* Deferred.succeed(call.finish, undefined)
-          yield* settle()
+          yield* yieldTurns()
         }
         assert.deepStrictEqual(log, ["a", "d", "c", "b"])
         yield* expectIdle(bulkhead)
@@ -124,7 +124,7 @@ describe("Bulkhead", () => {
           1
         )
         for (const call of [a, b, c]) yield* Deferred.succeed(call.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -135,7 +135,7 @@ describe("Bulkhead", () => {
         const error = yield* bulkhead.run(Effect.void).pipe(Effect.flip)
         assert.strictEqual(error._tag, "BulkheadFull")
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -166,7 +166,7 @@ describe("Bulkhead", () => {
         const rejected = yield* metricOf(Bulkhead.rejectedTotal, name, { reason: "timeout" })
         assert.strictEqual(rejected.count, 2)
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -180,7 +180,7 @@ describe("Bulkhead", () => {
         yield* TestClock.adjust("100 millis")
         assert.strictEqual((yield* Fiber.join(short))._tag, "PermitWaitTimeout")
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -191,7 +191,7 @@ describe("Bulkhead", () => {
         const b = yield* hold(bulkhead, "b")
         yield* TestClock.adjust("1500 millis")
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.isTrue(yield* b.hasStarted)
         yield* TestClock.adjust("10 seconds")
         yield* Deferred.succeed(b.finish, undefined)
@@ -245,11 +245,11 @@ describe("Bulkhead", () => {
         assert.include(yield* bulkhead.stats, { waiting: 2, waitingPermits: 3 })
         // the heavy head leaves: the light waiter behind it now fits in the free permit
         yield* Fiber.interrupt(heavy.fiber)
-        yield* settle()
+        yield* yieldTurns()
         assert.deepStrictEqual(log, ["a", "light"])
         assert.isFalse(yield* heavy.hasStarted)
         for (const call of [a, light]) yield* Deferred.succeed(call.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -274,21 +274,21 @@ describe("Bulkhead", () => {
         for (const id of ["a", "b", "c", "d", "e"]) calls.push(yield* hold(bulkhead, id, undefined, log))
         assert.deepStrictEqual(log, ["a", "b"])
         yield* bulkhead.resize(4)
-        yield* settle()
+        yield* yieldTurns()
         assert.deepStrictEqual(log, ["a", "b", "c", "d"])
         assert.strictEqual(yield* metricOf(Bulkhead.permits, name).pipe(Effect.map((g) => g.value)), 4)
         // shrink to 1 with 4 in flight: nobody is interrupted, and e waits until fewer than 1 is held
         yield* bulkhead.resize(1)
         assert.include(yield* bulkhead.stats, { permits: 1, inFlight: 4, waiting: 1 })
         for (const call of calls.slice(0, 3)) yield* Deferred.succeed(call.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.deepStrictEqual(log, ["a", "b", "c", "d"])
         assert.include(yield* bulkhead.stats, { inFlight: 1, waiting: 1 })
         yield* Deferred.succeed(calls[3].finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.deepStrictEqual(log, ["a", "b", "c", "d", "e"])
         yield* Deferred.succeed(calls[4].finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -298,10 +298,10 @@ describe("Bulkhead", () => {
         const big = yield* hold(bulkhead, "big", { permits: 3 })
         assert.isFalse(yield* big.hasStarted)
         yield* bulkhead.resize(3)
-        yield* settle()
+        yield* yieldTurns()
         assert.isTrue(yield* big.hasStarted)
         yield* Deferred.succeed(big.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
   })
@@ -404,7 +404,7 @@ describe("Bulkhead", () => {
         const bulkhead = yield* Bulkhead.make({ name, permits: 1, maxWaiting: 1, maxWait: "1 second" })
         const a = yield* hold(bulkhead, "a")
         const waiter = yield* Effect.fork(bulkhead.run(Effect.void))
-        yield* settle()
+        yield* yieldTurns()
         const full = yield* bulkhead.run(Effect.void).pipe(Effect.flip)
         yield* TestClock.adjust("1 second")
         const timeout = yield* Fiber.join(waiter).pipe(Effect.flip)
@@ -415,7 +415,7 @@ describe("Bulkhead", () => {
         ]])
         for (const e of errors) assert.include(e.message, `bulkhead "${name}"`)
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         yield* expectIdle(bulkhead)
       }))
 
@@ -461,7 +461,7 @@ describe("Bulkhead", () => {
         assert.strictEqual((yield* metricOf(Bulkhead.waiting, name)).value, 1)
         yield* TestClock.adjust("3 seconds")
         yield* Deferred.succeed(a.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.strictEqual((yield* metricOf(Bulkhead.waiting, name)).value, 0)
         const histogram = yield* metricOf(Bulkhead.permitWaitSeconds, name)
         // a waited 0 s, b waited 3 s
@@ -469,7 +469,7 @@ describe("Bulkhead", () => {
         assert.strictEqual(histogram.sum, 3)
         assert.strictEqual(histogram.max, 3)
         yield* Deferred.succeed(b.finish, undefined)
-        yield* settle()
+        yield* yieldTurns()
         assert.strictEqual((yield* metricOf(Bulkhead.inFlight, name)).value, 0)
       }))
 
@@ -478,7 +478,7 @@ describe("Bulkhead", () => {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("span"), permits: 1 })
         const a = yield* hold(bulkhead, "a")
         const fiber = yield* bulkhead.run(Effect.currentSpan).pipe(Effect.withSpan("call"), Effect.fork)
-        yield* settle()
+        yield* yieldTurns()
         yield* TestClock.adjust("250 millis")
         yield* Deferred.succeed(a.finish, undefined)
         const span = yield* Fiber.join(fiber)

@@ -5,7 +5,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
 import { Cause, Deferred, type Duration, Effect, Exit, FastCheck as fc, Fiber, Option, TestClock } from "effect"
-import { expectIdle, metricOf, settle, uniqueName } from "./utils.js"
+import { expectIdle, metricOf, uniqueName, yieldTurns } from "./utils.js"
 
 type Outcome = "succeed" | "fail" | "die"
 
@@ -51,7 +51,7 @@ describe("interruption sweep", () => {
         fibers.push(yield* Effect.fork(bulkhead.run(call, { permits: costs[i] })))
       }
       // k scheduler turns: the fibers are somewhere in acquiring, holding or releasing
-      yield* settle(k)
+      yield* yieldTurns(k)
       if (target === "all") {
         yield* Fiber.interruptAll(fibers)
       } else {
@@ -89,15 +89,15 @@ describe("interruption sweep", () => {
       const bulkhead = yield* Bulkhead.make({ name, permits: 1, maxWait: "1 second" })
       const holder = yield* Deferred.make<void>()
       const first = yield* Effect.fork(bulkhead.run(Deferred.await(holder)))
-      yield* settle(3)
+      yield* yieldTurns(3)
       const letGo = Effect.zipRight(Effect.sleep("1 second"), Deferred.succeed(holder, undefined))
       // the release's sleep begun before the waiter's budget wakes after it, and the reverse
       if (!releaseFirst) yield* Effect.fork(letGo)
-      yield* settle(3)
+      yield* yieldTurns(3)
       const waiter = yield* Effect.fork(bulkhead.run(Effect.succeed("ran")))
-      yield* settle(3)
+      yield* yieldTurns(3)
       if (releaseFirst) yield* Effect.fork(letGo)
-      yield* settle(k)
+      yield* yieldTurns(k)
       yield* TestClock.adjust("1 second")
       yield* Fiber.await(first)
       const exit = yield* Fiber.await(waiter)
@@ -225,10 +225,10 @@ describe("property", () => {
               yield* bulkhead.resize(cmd.permits)
               break
             case "yield":
-              yield* settle(cmd.turns)
+              yield* yieldTurns(cmd.turns)
               break
           }
-          yield* settle(10)
+          yield* yieldTurns(10)
           monitor.ceiling = permits
         }
         for (const call of calls) yield* Fiber.interrupt(call.fiber)

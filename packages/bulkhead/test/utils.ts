@@ -1,13 +1,10 @@
 import type { Bulkhead } from "@sluice/bulkhead"
+import { yieldTurns } from "@sluice/test-utils/turns"
 import type { Fiber } from "effect"
-import { Deferred, Effect, Metric, MetricLabel } from "effect"
+import { Deferred, Effect } from "effect"
 
-let counter = 0
-/** A name (of a bulkhead, a provider) no other test uses: metrics live in one global registry. */
-export const uniqueName = (prefix: string): string => `${prefix}-${++counter}-${Math.random().toString(36).slice(2, 8)}`
-
-/** Lets every runnable fiber take `turns` scheduler turns. */
-export const settle = (turns = 20): Effect.Effect<void> => Effect.repeatN(Effect.yieldNow(), turns)
+export { metricOf, uniqueName } from "@sluice/test-utils/metrics"
+export { yieldTurns } from "@sluice/test-utils/turns"
 
 /**
  * A call that records when it starts and ends, and holds its permits until told to finish: the
@@ -41,22 +38,9 @@ export const hold = (
       options
     ).pipe(Effect.fork)
     // let the new fiber reach the bulkhead, so that arrival order is the order of `hold` calls
-    yield* settle(5)
+    yield* yieldTurns(5)
     return { id, started, finish, fiber, hasStarted: Deferred.isDone(started) }
   })
-
-/** The value of a metric for one bulkhead or provider, by its `name` label (and optional extra labels). */
-export const metricOf = <Type, In, Out>(
-  metric: Metric.Metric<Type, In, Out>,
-  name: string,
-  extra: Record<string, string> = {}
-): Effect.Effect<Out> =>
-  Metric.value(
-    Metric.taggedWithLabels(metric, [
-      MetricLabel.make("name", name),
-      ...Object.entries(extra).map(([k, v]) => MetricLabel.make(k, v))
-    ])
-  )
 
 /** Asserts that a bulkhead is back to rest: nothing held, nobody queued, every permit usable. */
 export const expectIdle = (bulkhead: Bulkhead.Bulkhead): Effect.Effect<Bulkhead.Stats> =>

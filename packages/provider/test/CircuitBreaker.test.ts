@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { CircuitBreaker, Provider, RetryBudget } from "@sluice/provider"
 import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
-import { metricOf, settle, uniqueName } from "./utils.js"
+import { metricOf, uniqueName, yieldTurns } from "./utils.js"
 
 class Down {
   readonly _tag = "Down"
@@ -41,7 +41,7 @@ describe("CircuitBreaker on its own, around any effect", () => {
       const probe = yield* Effect.fork(
         Effect.zipRight(Deferred.await(gate), Effect.succeed("ok")).pipe(CircuitBreaker.withCircuitBreaker(breaker))
       )
-      yield* settle()
+      yield* yieldTurns()
       const during = yield* Effect.flip(upstream)
       assert.isTrue(during._tag === "CircuitOpen" && during.state === "half-open")
       yield* Deferred.succeed(gate, undefined)
@@ -62,7 +62,7 @@ describe("CircuitBreaker on its own, around any effect", () => {
       assert.strictEqual((yield* breaker.stats).state, "open")
       yield* TestClock.adjust("1 second")
       const probe = yield* Effect.fork(CircuitBreaker.withCircuitBreaker(Effect.never, breaker))
-      yield* settle()
+      yield* yieldTurns()
       assert.strictEqual((yield* breaker.stats).state, "half-open")
       yield* Fiber.interrupt(probe)
       // the next call is the probe; a failure that does not count closes the circuit

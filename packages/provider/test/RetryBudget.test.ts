@@ -1,7 +1,7 @@
 import { assert, describe, it } from "@effect/vitest"
 import { RetryBudget } from "@sluice/provider"
 import { Duration, Effect, Fiber, Schedule, TestClock } from "effect"
-import { settle, uniqueName } from "./utils.js"
+import { uniqueName, yieldTurns } from "./utils.js"
 
 class Flaky {
   readonly _tag = "Flaky"
@@ -59,7 +59,7 @@ describe("RetryBudget on its own, around any effect", () => {
           { schedule: Schedule.spaced("1 second"), while: (e) => e instanceof Flaky }
         )
       )
-      yield* settle()
+      yield* yieldTurns()
       assert.strictEqual(runs, 1)
       yield* TestClock.adjust("1 second")
       assert.strictEqual(runs, 2)

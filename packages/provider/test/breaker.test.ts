@@ -3,7 +3,7 @@ import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Exit, Fiber, Scope, TestClock } from "effect"
-import { expectIdle, settle, uniqueName } from "./utils.js"
+import { expectIdle, uniqueName, yieldTurns } from "./utils.js"
 
 class Down {
   readonly _tag = "Down"
@@ -36,13 +36,13 @@ const sweep = (phase: Phase, ending: Ending) =>
     const gate = yield* Deferred.make<void>()
     const holder = phase === "permit_wait" ? yield* Effect.fork(bulkhead.run(Deferred.await(gate))) : undefined
     if (phase === "call") yield* TestClock.adjust("1 minute")
-    yield* settle()
+    yield* yieldTurns()
     // in the limiter, a total shorter than the sleep is refused at once: it ends as the token comes
     const total = phase === "limiter_wait" ? "59 seconds" : "5 seconds"
     const probe = yield* Effect.fork(
       Effect.exit(provider.call(Effect.never, ending === "total timeout" ? { totalTimeout: total } : {}))
     )
-    yield* settle()
+    yield* yieldTurns()
     assert.strictEqual((yield* provider.stats).circuit, "half-open")
     if (ending === "caller interrupted") yield* Fiber.interrupt(probe)
     else if (ending === "total timeout") {
@@ -51,7 +51,7 @@ const sweep = (phase: Phase, ending: Ending) =>
       assert.isTrue(Exit.isFailure(exit) && String(exit.cause).includes("TotalTimeout"), String(exit))
     } else {
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(closing)
       yield* Fiber.join(probe)
@@ -90,7 +90,7 @@ describe("circuit breaker: a probe ended from outside proves nothing", () => {
       yield* TestClock.adjust("1 second")
       // the probe times out (a failure: open again), and its retry is refused at once
       const probe = yield* Effect.fork(Effect.exit(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       assert.strictEqual((yield* provider.stats).circuit, "open")
       yield* Fiber.interrupt(probe)

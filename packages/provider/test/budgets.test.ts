@@ -3,7 +3,7 @@ import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
-import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
+import { expectIdle, metricOf, now, uniqueName, yieldTurns } from "./utils.js"
 
 const memory = Effect.provide(RateLimiterStore.layerMemory)
 
@@ -17,9 +17,9 @@ describe("budgets: each fires with its own tag and no other", () => {
         attemptTimeout: "5 seconds"
       })
       const holder = yield* Effect.fork(provider.call(Effect.sleep("3 seconds")))
-      yield* settle()
+      yield* yieldTurns()
       const fast = yield* Effect.fork(Effect.flip(provider.call(Effect.succeed("fast"))))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       const error = yield* Fiber.join(fast)
       assert.strictEqual(error._tag, "PermitWaitTimeout")
@@ -42,7 +42,7 @@ describe("budgets: each fires with its own tag and no other", () => {
         attemptTimeout: "2 seconds"
       })
       const slow = yield* Effect.fork(Effect.flip(provider.call(Effect.sleep("5 seconds"))))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("2 seconds")
       const error = yield* Fiber.join(slow)
       assert.strictEqual(error._tag, "CallTimeout")
@@ -63,7 +63,7 @@ describe("budgets: each fires with its own tag and no other", () => {
         retry: { maxAttempts: 3, backoff: { initial: "500 millis", jitter: 0 }, budget: false }
       })
       const slow = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       // attempt 1 timed out at 1 s: during the backoff nothing is held
       assert.strictEqual((yield* provider.bulkhead.stats).inFlight, 0)
@@ -96,7 +96,7 @@ describe("budgets: each fires with its own tag and no other", () => {
         retry: { maxAttempts: 5, backoff: { initial: "100 millis", factor: 1, jitter: 0 }, budget: false }
       })
       const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("2499 millis")
       assert.isNull(fiber.unsafePoll())
       yield* TestClock.adjust("1 millis")
@@ -119,7 +119,7 @@ describe("budgets: each fires with its own tag and no other", () => {
         retry: { maxAttempts: 3, backoff: { initial: "1 second", jitter: 0 }, budget: false }
       })
       const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TotalTimeout")
@@ -141,7 +141,7 @@ describe("budgets: each fires with its own tag and no other", () => {
         () => Effect.fork(Effect.flip(provider.call(Effect.never))),
         { concurrency: 1 }
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("2 seconds")
       // permits: 1, so only the first reached its call; the others waited for the permit until the total ran out
       const errors = yield* Effect.forEach(fibers, Fiber.join)
@@ -160,9 +160,9 @@ describe("budgets: each fires with its own tag and no other", () => {
         const bulkhead = given === "settings" ? settings : yield* Bulkhead.make({ name, ...settings })
         const provider = yield* Provider.make({ name, bulkhead, totalTimeout: "1 second" })
         const holder = yield* Effect.fork(provider.call(Effect.never, { totalTimeout: "1 minute" }))
-        yield* settle()
+        yield* yieldTurns()
         const waiter = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
-        yield* settle()
+        yield* yieldTurns()
         yield* TestClock.adjust("1 second")
         assert.strictEqual((yield* Fiber.join(waiter))._tag, "PermitWaitTimeout")
         yield* Fiber.interrupt(holder)
@@ -188,7 +188,7 @@ describe("budgets: each fires with its own tag and no other", () => {
       assert.strictEqual(yield* now, 0)
       // with more time left the same call waits for its token instead
       const waited = yield* Effect.fork(provider.call(now, { totalTimeout: "1 minute" }))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("10 seconds")
       assert.strictEqual(yield* Fiber.join(waited), 10_000)
       yield* expectIdle(provider.bulkhead)
@@ -239,7 +239,7 @@ describe("budgets: each fires with its own tag and no other", () => {
       })
       const held = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(provider.call(Deferred.await(held)))
-      yield* settle()
+      yield* yieldTurns()
       const error = yield* Effect.flip(provider.call(Effect.void))
       assert.strictEqual(error._tag, "BulkheadFull")
       assert.strictEqual((yield* provider.stats).attempts, 2)
@@ -258,7 +258,7 @@ describe("budgets: each fires with its own tag and no other", () => {
       const fiber = yield* Effect.fork(
         Effect.flip(provider.call(Effect.never, { attemptTimeout: "1 second", retry: false }))
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "CallTimeout")
@@ -275,7 +275,7 @@ describe("budgets: each fires with its own tag and no other", () => {
         totalTimeout: "1 second"
       })
       const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "TotalTimeout")

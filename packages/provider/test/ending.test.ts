@@ -3,7 +3,7 @@ import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Exit, Fiber, FiberRef, RuntimeFlags, RuntimeFlagsPatch, Scope, TestClock } from "effect"
-import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
+import { expectIdle, metricOf, now, uniqueName, yieldTurns } from "./utils.js"
 
 describe("ending a call from outside: budgets, shutdown and interruption", () => {
   it.scoped("a call that times out is interrupted, its finalizers done, before CallTimeout is seen", () =>
@@ -17,7 +17,7 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       const fiber = yield* Effect.fork(
         Effect.flip(provider.call(Effect.onInterrupt(Effect.never, () => Effect.sync(() => finalized++))))
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       const error = yield* Fiber.join(fiber)
       assert.strictEqual(error._tag, "CallTimeout")
@@ -33,7 +33,7 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       const fiber = yield* Effect.fork(
         provider.call(Effect.onInterrupt(Effect.never, () => Effect.sync(() => finalized++)))
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(finalized, 1)
       yield* expectIdle(provider.bulkhead)
@@ -53,7 +53,7 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
         totalTimeout: "5 seconds"
       })
       const fiber = yield* Effect.fork(provider.call(Effect.never))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       yield* Fiber.interrupt(fiber)
       yield* TestClock.adjust("10 seconds")
@@ -88,15 +88,15 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       }).pipe(Scope.extend(scope))
       // times out at 1 s, then waits a minute before its retry
       const backingOff = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       const inCall = yield* Effect.fork(Effect.flip(provider.call(Effect.never, { attemptTimeout: "1 hour" })))
-      yield* settle()
+      yield* yieldTurns()
       const queued = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
-      yield* settle()
+      yield* yieldTurns()
       assert.deepInclude(yield* provider.bulkhead.stats, { inFlight: 1, waiting: 1 })
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("5 seconds")
       for (const fiber of [backingOff, inCall, queued]) {
         const error = yield* Fiber.join(fiber)
@@ -121,9 +121,9 @@ describe("ending a call from outside: budgets, shutdown and interruption", () =>
       }).pipe(Scope.extend(scope))
       const gate = yield* Deferred.make<void>()
       const fiber = yield* Effect.fork(Effect.either(provider.call(Deferred.await(gate))))
-      yield* settle()
+      yield* yieldTurns()
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
+      yield* yieldTurns()
       yield* Deferred.succeed(gate, undefined)
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(closing)
@@ -221,7 +221,7 @@ describe("the call runs as if in its caller", () => {
           FiberRef.get(ref)
         )
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("10 millis")
       assert.strictEqual(yield* Fiber.join(fiber), 2)
     }))

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Provider, ProviderError } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Config, ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Layer } from "effect"
-import { settle, uniqueName } from "./utils.js"
+import { uniqueName, yieldTurns } from "./utils.js"
 
 /** A store that never decides: every take fails as Redis out of reach would make it fail. */
 const storeDown = Layer.succeed(RateLimiterStore.RateLimiterStore, {
@@ -29,7 +29,7 @@ describe("one import gives every error of a provider, as values", () => {
       const provider = yield* Provider.make({ name: uniqueName("errors"), bulkhead: { permits: 1, maxWaiting: 0 } })
       const gate = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(provider.call(Deferred.await(gate)))
-      yield* settle()
+      yield* yieldTurns()
       const full = yield* Effect.flip(provider.call(Effect.void))
       assert.isTrue(full instanceof Provider.BulkheadFull)
       assert.isTrue(full instanceof ProviderError.BulkheadFull)
@@ -48,7 +48,7 @@ describe("one import gives every error of a provider, as values", () => {
       const provider = yield* Provider.make({ name: uniqueName("pwt"), bulkhead: { permits: 1, maxWait: 0 } })
       const gate = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(provider.call(Deferred.await(gate)))
-      yield* settle()
+      yield* yieldTurns()
       const error = yield* Effect.flip(provider.call(Effect.void))
       assert.isTrue(error instanceof Provider.PermitWaitTimeout)
       assert.isTrue(Provider.isProviderError(error))

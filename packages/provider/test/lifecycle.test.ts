@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Duration, Effect, Exit, Fiber, Option, Scope, TestClock, Tracer } from "effect"
-import { expectIdle, metricOf, now, settle, uniqueName } from "./utils.js"
+import { expectIdle, metricOf, now, uniqueName, yieldTurns } from "./utils.js"
 
 const memory = Effect.provide(RateLimiterStore.layerMemory)
 
@@ -17,13 +17,13 @@ describe("interruption releases everything and records the phase", () => {
       })
       // the call phase: holds a permit, its token taken
       const inCall = yield* Effect.fork(provider.call(Effect.never))
-      yield* settle()
+      yield* yieldTurns()
       // the limiter phase: holds the second permit, asleep until the next token in 10 s
       const inLimiter = yield* Effect.fork(provider.call(Effect.void))
-      yield* settle()
+      yield* yieldTurns()
       // the permit phase: queued behind both
       const inQueue = yield* Effect.fork(provider.call(Effect.void))
-      yield* settle()
+      yield* yieldTurns()
       assert.deepInclude(yield* provider.bulkhead.stats, { inFlight: 2, waiting: 1 })
 
       yield* Fiber.interrupt(inQueue)
@@ -56,7 +56,7 @@ describe("interruption releases everything and records the phase", () => {
           return Effect.never
         }))
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* Fiber.interrupt(fiber)
       assert.strictEqual(spans.length, 1)
       const span = spans[0]
@@ -117,7 +117,7 @@ describe("interruption releases everything and records the phase", () => {
         retry: { maxAttempts: 3, backoff: { initial: "5 seconds", jitter: 0 }, budget: false }
       })
       const fiber = yield* Effect.fork(provider.call(Effect.never))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       yield* Fiber.interrupt(fiber)
       yield* expectIdle(provider.bulkhead)
@@ -163,7 +163,7 @@ describe("circuit breaker", () => {
       healthy = true
       const probeGate = yield* Deferred.make<void>()
       const probe = yield* Effect.fork(provider.call(Effect.zipRight(Deferred.await(probeGate), upstream)))
-      yield* settle()
+      yield* yieldTurns()
       const duringProbe = yield* Effect.flip(provider.call(upstream))
       assert.strictEqual(duringProbe._tag, "CircuitOpen")
       if (duringProbe._tag === "CircuitOpen") assert.strictEqual(duringProbe.state, "half-open")
@@ -183,7 +183,7 @@ describe("circuit breaker", () => {
       })
       const gate = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(provider.call(Deferred.await(gate)))
-      yield* settle()
+      yield* yieldTurns()
       // three BulkheadFull refusals: the upstream was never reached, the circuit stays closed
       for (let i = 0; i < 3; i++) {
         assert.strictEqual((yield* Effect.flip(provider.call(Effect.void)))._tag, "BulkheadFull")
@@ -229,9 +229,9 @@ describe("shutdown", () => {
       }).pipe(Scope.extend(scope))
       const quick = yield* Effect.fork(provider.call(Effect.as(Effect.sleep("2 seconds"), "done")))
       const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
+      yield* yieldTurns()
       const refused = yield* Effect.flip(provider.call(Effect.void))
       assert.strictEqual(refused._tag, "ProviderClosed")
       if (refused._tag === "ProviderClosed") assert.strictEqual(refused.reason, "closing")
@@ -261,9 +261,9 @@ describe("shutdown", () => {
       }).pipe(Scope.extend(scope))
       const gate = yield* Deferred.make<void>()
       const running = yield* Effect.fork(provider.call(Effect.as(Deferred.await(gate), "done")))
-      yield* settle()
+      yield* yieldTurns()
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 day")
       assert.isNull(closing.unsafePoll())
       yield* Deferred.succeed(gate, undefined)

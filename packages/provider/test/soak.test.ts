@@ -3,7 +3,7 @@ import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Effect, Exit, Fiber, Supervisor, TestClock } from "effect"
 import { Flaky, seeded } from "./chaos.js"
-import { expectIdle, settle, uniqueName } from "./utils.js"
+import { expectIdle, uniqueName, yieldTurns } from "./utils.js"
 
 const CALLS = Number(process.env.SOAK_CALLS ?? 10_000)
 const WAVE = 100
@@ -62,11 +62,11 @@ describe("soak", () => {
             const fiber = yield* Effect.fork(Effect.supervised(effect, tracker))
             calls.push({ fiber, interruptAt: random() < 0.15 ? Math.floor(random() * TICKS) : -1 })
           }
-          yield* settle(5)
+          yield* yieldTurns(5)
           for (let tick = 0; tick < TICKS; tick++) {
             for (const call of calls) if (call.interruptAt === tick) yield* Fiber.interruptFork(call.fiber)
             yield* TestClock.adjust(TICK_MILLIS)
-            yield* settle(2)
+            yield* yieldTurns(2)
           }
           yield* TestClock.adjust("10 seconds")
           for (const { fiber } of calls) {
@@ -76,7 +76,7 @@ describe("soak", () => {
             else outcomes.failure++
           }
         }
-        yield* settle()
+        yield* yieldTurns()
         // every permit free, no call in flight, no fiber left alive
         yield* expectIdle(provider.bulkhead)
         const stats = yield* provider.stats

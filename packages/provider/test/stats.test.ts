@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { ConfigProvider, Effect, Fiber, Layer, TestClock } from "effect"
-import { now, settle, uniqueName } from "./utils.js"
+import { now, uniqueName, yieldTurns } from "./utils.js"
 
 const memory = Effect.provide(RateLimiterStore.layerMemory)
 
@@ -22,7 +22,7 @@ describe("verdict", () => {
         rateLimiter: { limit: 10, window: "1 second" }
       })
       const fiber = yield* Effect.fork(batch(provider, 40, Effect.sleep("50 millis")))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("10 seconds")
       yield* Fiber.join(fiber)
       const stats = yield* provider.stats
@@ -45,7 +45,7 @@ describe("verdict", () => {
         rateLimiter: { limit: 10, window: "1 second", burst: 3 }
       })
       const fiber = yield* Effect.fork(batch(provider, 60, Effect.sleep("200 millis")))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("10 seconds")
       yield* Fiber.join(fiber)
       const stats = yield* provider.stats
@@ -63,7 +63,7 @@ describe("verdict", () => {
         rateLimiter: { limit: 1000, window: "1 second", burst: 1000 }
       })
       const fiber = yield* Effect.fork(batch(provider, 20, Effect.sleep("1 second")))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("10 seconds")
       yield* Fiber.join(fiber)
       const stats = yield* provider.stats
@@ -87,7 +87,7 @@ describe("verdict", () => {
       })
       // as many calls as permits: nobody waits
       const fiber = yield* Effect.fork(batch(provider, 8, Effect.sleep("10 millis")))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)
       assert.strictEqual((yield* provider.stats).verdict.binding, "none")
@@ -169,14 +169,14 @@ describe("isolation", () => {
       const stuck = yield* Provider.make({ name: uniqueName("stuck"), bulkhead: { permits: 2 } })
       const healthy = yield* Provider.make({ name: uniqueName("healthy"), bulkhead: { permits: 2 } })
       const hung = yield* Effect.forEach([1, 2, 3, 4, 5], () => Effect.fork(stuck.call(Effect.never)))
-      yield* settle()
+      yield* yieldTurns()
       assert.deepInclude(yield* stuck.bulkhead.stats, { inFlight: 2, waiting: 3 })
       const done = yield* Effect.fork(
         Effect.forEach([1, 2, 3, 4], () => healthy.call(Effect.zipRight(Effect.sleep("100 millis"), now)), {
           concurrency: "unbounded"
         })
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("200 millis")
       assert.deepStrictEqual(yield* Fiber.join(done), [100, 100, 200, 200])
       yield* Fiber.interruptAll(hung)
@@ -210,7 +210,7 @@ describe("layers", () => {
           Effect.provide(SharedGeo.layer({ bulkhead: { permits: 3 } }))
         )
       )
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 second")
       yield* Fiber.join(fiber)
       assert.strictEqual(gauge.peak, 3)
@@ -227,7 +227,7 @@ describe("layers", () => {
         assert.isDefined(provider.rateLimiter)
         assert.strictEqual((yield* provider.bulkhead.stats).permits, 3)
         const fiber = yield* Effect.fork(Effect.flip(provider.call(Effect.never)))
-        yield* settle()
+        yield* yieldTurns()
         yield* TestClock.adjust("2 seconds")
         return yield* Fiber.join(fiber)
       }).pipe(Effect.provide(layer))

@@ -2,7 +2,7 @@ import { assert, describe, it } from "@effect/vitest"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Effect, Fiber, Supervisor, TestClock } from "effect"
-import { expectIdle, now, settle, uniqueName } from "./utils.js"
+import { expectIdle, now, uniqueName, yieldTurns } from "./utils.js"
 
 /** Each call's budgets run on its own clock: the attempt's from its call's start, the total's from the call's. */
 describe("the budgets of every call, each on its own instant", () => {
@@ -11,14 +11,14 @@ describe("the budgets of every call, each on its own instant", () => {
       const provider = yield* Provider.make({ name: uniqueName("wd-permit"), bulkhead: { permits: 1 } })
       const gate = yield* Deferred.make<void>()
       const holder = yield* Effect.fork(provider.call(Deferred.await(gate)))
-      yield* settle()
+      yield* yieldTurns()
       const slow = yield* Effect.fork(Effect.flip(provider.call(Effect.never, { attemptTimeout: "1 second" })))
-      yield* settle()
+      yield* yieldTurns()
       // at 1 s the call has not started: its budget has not begun
       yield* TestClock.adjust("2500 millis")
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(holder)
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("999 millis")
       assert.isNull(slow.unsafePoll())
       yield* TestClock.adjust("1 millis")
@@ -43,7 +43,7 @@ describe("the budgets of every call, each on its own instant", () => {
         Effect.flatMap(now, (t) => Effect.sync(() => started.push(t))),
         Effect.never
       ))))
-      yield* settle()
+      yield* yieldTurns()
       // asleep in the limiter until 3 s, the call until 4 s; a backoff to 4.5 s, the limiter until 6 s
       yield* TestClock.adjust("7 seconds")
       const error = yield* Fiber.join(fiber)
@@ -83,10 +83,10 @@ describe("the budgets of every call, each on its own instant", () => {
           )
         )
       const long = yield* track("long")
-      yield* settle()
+      yield* yieldTurns()
       const short = yield* track("short", { totalTimeout: "1 second" })
       const attempt = yield* track("attempt", { attemptTimeout: "2500 millis" })
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("10 seconds")
       const errors = [yield* Fiber.join(short), yield* Fiber.join(attempt), yield* Fiber.join(long)]
       assert.deepStrictEqual(errors.map((e) => e._tag), ["TotalTimeout", "CallTimeout", "TotalTimeout"])
@@ -105,7 +105,7 @@ describe("the budgets of every call, each on its own instant", () => {
         })
         yield* provider.call(Effect.void)
       })).pipe(Effect.supervised(tracker))
-      yield* settle()
+      yield* yieldTurns()
       const alive = (yield* tracker.value).filter((fiber) => fiber.unsafePoll() === null)
       assert.deepStrictEqual(alive, [])
     }))

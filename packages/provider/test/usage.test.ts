@@ -8,7 +8,7 @@ import { Provider, ProviderStats } from "@sluice/provider"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Deferred, Duration, Effect, Exit, Fiber, TestClock } from "effect"
-import { room, settle, uniqueName } from "./utils.js"
+import { room, uniqueName, yieldTurns } from "./utils.js"
 
 const make = (
   options: { readonly totalTimeout?: Duration.DurationInput; readonly attemptTimeout?: Duration.DurationInput } = {}
@@ -39,7 +39,7 @@ const waitingInTheLimiter = <Err>(provider: Provider.Provider<Err>) =>
         return undefined
       }
     }))
-    yield* settle()
+    yield* yieldTurns()
     return { asked, fiber }
   })
 
@@ -160,7 +160,7 @@ describe("reserve, then settle, per attempt", () => {
           usage: (exit) => Exit.isSuccess(exit) ? { tokens: 50 } : "release"
         }
       ))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("1 millis")
       yield* Fiber.join(fiber)
       assert.strictEqual(attempts, 2)
@@ -251,7 +251,7 @@ describe("the verdict names the binding dimension", () => {
       )
       const fiber = yield* Effect.fork(calls)
       for (let i = 0; i < 20; i++) {
-        yield* settle()
+        yield* yieldTurns()
         yield* TestClock.adjust("10 seconds")
       }
       yield* Fiber.join(fiber)

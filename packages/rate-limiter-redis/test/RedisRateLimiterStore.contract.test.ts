@@ -2,8 +2,8 @@
  * The rate limiter's store contract, against a real Redis, with the caller's clock (TestClock)
  * injected into the Lua scripts: every decision must match the memory store's to the millisecond.
  */
+import { storeContract } from "@sluice/test-utils/storeContract"
 import { describe, inject } from "vitest"
-import { storeContract } from "../../rate-limiter/test/contract/storeContract.js"
 import { RedisRateLimiterStore } from "../src/index.js"
 
 // The suite waits for each taker's decision to come back from Redis before it moves the TestClock

@@ -1,4 +1,4 @@
+import { storeContract } from "@sluice/test-utils/storeContract"
 import { RateLimiterStore } from "../src/index.js"
-import { storeContract } from "./contract/storeContract.js"
 
 storeContract("memory", RateLimiterStore.layerMemory)

@@ -3,11 +3,11 @@
  * must only point at paths the package exports: `./internal/*` is blocked, so a `.d.ts` importing
  * `@sluice/rate-limiter/internal/...` breaks the library's own users with TS2307.
  *
- * The check itself is shared: `packages/options/test/utils/declarations.ts`.
+ * The check itself is shared: `@sluice/test-utils/declarations` (test-utils/src/declarations.ts).
  */
 import { describe, expect, it } from "@effect/vitest"
+import { consumerDeclarations } from "@sluice/test-utils/declarations"
 import * as path from "node:path"
-import { consumerDeclarations } from "../../options/test/utils/declarations.js"
 import { RateLimiter, RateLimiterError, RateLimiterStore } from "../src/index.js"
 
 const packageDir = path.resolve(import.meta.dirname, "..")

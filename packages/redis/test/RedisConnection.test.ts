@@ -5,12 +5,12 @@
  * is down, and invalid options are refused naming the option and the value.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
+import { closed, inspector } from "@sluice/test-utils/clients"
+import { startRedisServer } from "@sluice/test-utils/redisServer"
 import { Config, ConfigProvider, Context, Effect, Either, Exit, Layer, Logger, Redacted, Scope } from "effect"
 import { Redis } from "ioredis"
 import { inject } from "vitest"
 import { RedisConnection } from "../src/index.js"
-import { closed, inspector } from "./utils/clients.js"
-import { startRedisServer } from "./utils/redisServer.js"
 
 const url = inject("redisUrl")
 

@@ -5,11 +5,11 @@
  * master has no script cache (NOSCRIPT, answered by EVAL) and ioredis follows the MOVED replies.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { closed, clusterClient, clusterInspector, inspector } from "@sluice/test-utils/clients"
+import { type RedisCluster, startCluster } from "@sluice/test-utils/cluster"
 import { Effect, Exit, Scope } from "effect"
 import { Cluster } from "ioredis"
 import { RedisConnection } from "../src/index.js"
-import { closed, clusterClient, clusterInspector, inspector } from "./utils/clients.js"
-import { type RedisCluster, startCluster } from "./utils/cluster.js"
 
 let cluster: RedisCluster
 beforeAll(async () => {

@@ -6,10 +6,10 @@
  * tests run concurrently, and a failover of theirs would move this test's shard too.
  */
 import { afterAll, assert, beforeAll, describe, it } from "@effect/vitest"
+import { inspector } from "@sluice/test-utils/clients"
+import { type RedisCluster, startCluster } from "@sluice/test-utils/cluster"
 import { Effect } from "effect"
 import { RedisConnection } from "../src/index.js"
-import { inspector } from "./utils/clients.js"
-import { type RedisCluster, startCluster } from "./utils/cluster.js"
 
 let cluster: RedisCluster
 beforeAll(async () => {

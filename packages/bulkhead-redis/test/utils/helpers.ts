@@ -1,9 +1,9 @@
 import type { Bulkhead } from "@sluice/bulkhead"
 import { RedisConnection } from "@sluice/redis"
+import { type RedisServer, startRedisServer } from "@sluice/test-utils/redisServer"
 import type { Fiber, Scope } from "effect"
 import { Deferred, Effect, Layer, Logger, Metric } from "effect"
 import { type Cluster, Redis } from "ioredis"
-import { type RedisServer, startRedisServer } from "../../../redis/test/utils/redisServer.js"
 import { RedisBulkhead } from "../../src/index.js"
 
 let counter = 0

@@ -1,9 +1,9 @@
 import type * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import { type RedisServer, startRedisServer } from "@sluice/test-utils/redisServer"
 import type { Scope } from "effect"
 import { Effect, Logger, Metric } from "effect"
 import { Redis } from "ioredis"
 import { RedisRateLimiterStore } from "../../src/index.js"
-import { type RedisServer, startRedisServer } from "./redisServer.js"
 
 /** A key prefix no other test uses: tests in a file run concurrently on one Redis. */
 export const uniquePrefix = (label: string): string => `t-${label}-${globalThis.crypto.randomUUID().slice(0, 8)}:`

@@ -2,8 +2,7 @@
  * The declarations check of the packages' `declarations.test.ts`: a library built on a sluice
  * package emits declarations that name its types, and they must only point at paths the package
  * exports (`./internal/*` is blocked, so a `.d.ts` importing `@sluice/x/internal/...` breaks the
- * library's own users with TS2307). Here because every package depends on `@sluice/options`, never
- * the other way: each package's test imports it without tying two packages' tests together.
+ * library's own users with TS2307).
  */
 import * as fs from "node:fs"
 import { createRequire } from "node:module"

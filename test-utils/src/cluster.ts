@@ -2,8 +2,7 @@
  * A real Redis Cluster for the tests: masters (three by default) with a replica each, on free
  * loopback ports, started from `redis-server --cluster-enabled yes` and joined by `redis-cli
  * --cluster create`, stopped (and their files removed) afterwards. A missing `redis-server` or
- * `redis-cli` is an error, never a skip. The tests of every Redis package of sluice use it (their
- * tsconfig.test.json includes this folder).
+ * `redis-cli` is an error, never a skip. The tests of every Redis package of sluice use it.
  */
 import { type ChildProcess, execFile, spawn, spawnSync } from "node:child_process"
 import * as fs from "node:fs"

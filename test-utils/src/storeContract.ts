@@ -8,9 +8,9 @@
  * store needs no cleaning between tests.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
+import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import type { Layer } from "effect"
 import { Clock, Duration, Effect, Exit, FastCheck, Fiber, Logger, Option, TestClock } from "effect"
-import { RateLimiter, RateLimiterStore } from "../../src/index.js"
 
 /**
  * @param label shown in the suite's name
