@@ -170,7 +170,7 @@ describe("under gracePeriod: Infinity a call runs in its caller's fiber", () => 
       // a fiber the call forks lives on after it, a child of the caller's
       const gate = yield* Deferred.make<void>()
       const child = yield* provider.call(Effect.fork(Deferred.await(gate)))
-      yield* settle()
+      yield* yieldTurns()
       assert.isNull(child.unsafePoll())
       yield* Deferred.succeed(gate, undefined)
       yield* Fiber.join(child)
@@ -190,9 +190,9 @@ describe("the grace period ends a call wherever it is stuck", () => {
         gracePeriod: "5 seconds"
       }).pipe(Scope.extend(scope))
       const stuck = yield* Effect.fork(Effect.flip(provider.call(Effect.void)))
-      yield* settle()
+      yield* yieldTurns()
       const closing = yield* Effect.fork(Scope.close(scope, Exit.void))
-      yield* settle()
+      yield* yieldTurns()
       yield* TestClock.adjust("5 seconds")
       const error = yield* Fiber.join(stuck)
       assert.strictEqual(error._tag, "ProviderClosed")
