@@ -19,11 +19,13 @@
  *
  * @since 0.3.0
  */
+import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as Provider from "@sluice/provider/Provider"
 import type * as Context from "effect/Context"
+import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Option from "effect/Option"
@@ -31,15 +33,114 @@ import type * as Scope from "effect/Scope"
 import type * as HttpPool from "./HttpPool.js"
 import * as internal from "./internal/middleware.js"
 import type * as ProviderHttpClient from "./ProviderHttpClient.js"
+import type * as RateLimitHeaders from "./RateLimitHeaders.js"
 
 /**
- * The options of `ProviderHttpClient` (base URL, user agent, headers, body bounds, `Retry-After`,
+ * What `Options.usage` reads: the response's status and headers, and its body as read inside the
+ * permit (see `Options.usage`).
+ *
+ * @since 0.3.0
+ * @category models
+ */
+export interface UsageResponse {
+  readonly status: number
+  readonly headers: Headers.Headers
+  readonly body: unknown
+}
+
+/**
+ * The provider's HTTP settings (base URL, user agent, headers, body bounds, `Retry-After`,
  * `estimate`, `usage`, `rateLimitHeaders`, ...) and how requests are told apart.
  *
  * @since 0.3.0
  * @category models
  */
-export interface Options extends ProviderHttpClient.Options {
+export interface Options {
+  /** The provider's base URL; request URLs are appended to it. Its origin is what the pool reserves on. */
+  readonly baseUrl: string
+  /**
+   * Sent with every request. Third-party APIs expect to know who calls them (Nominatim's usage
+   * policy requires it): set it to your application and a contact. Default `sluice-http/0.1.0`.
+   */
+  readonly userAgent?: string | undefined
+  /** Headers sent with every request (an API key header, say). */
+  readonly headers?: Readonly<Record<string, string>> | undefined
+  /** The most bytes a response body may have, counted as they arrive. Default 8 MiB. */
+  readonly maxBodySize?: number | undefined
+  /** How much of an error body is read (and so the connection kept) before aborting. Default 64 KiB. */
+  readonly errorBodyLimit?: number | undefined
+  /**
+   * How a `Retry-After` is obeyed: the pause used when it is missing or unreadable (`fallback`,
+   * default 1 s), and the bounds it is clamped to (`min` default 100 ms, `max` default 5 minutes).
+   */
+  readonly retryAfter?: {
+    readonly fallback?: Duration.DurationInput | undefined
+    readonly min?: Duration.DurationInput | undefined
+    readonly max?: Duration.DurationInput | undefined
+  } | undefined
+  /** Streams fail with `StreamIdleTimeout` after this long without a chunk. Default 30 seconds. */
+  readonly streamIdleTimeout?: Duration.DurationInput | undefined
+  /**
+   * Send `traceparent`/`b3` headers. Default `false`: a third party has no use for your trace ids,
+   * and some reject unknown headers.
+   */
+  readonly tracePropagation?: boolean | undefined
+  /**
+   * Open the bulkhead's `maxPermits` connections when the client is built, instead of one by one
+   * as the first calls need them (a TCP handshake each, and a TLS one for https). The first calls
+   * of a batch then start on the rate limiter's schedule rather than a handshake later. Building
+   * the client waits for them (at most the pool's `connectTimeout`). Connections not used within
+   * the pool's `keepAliveTimeout` close, as idle ones do; one that cannot open is logged as a
+   * warning and left to the call that needs it. Only the pool's own `HttpClient` uses them.
+   * Default `false`.
+   */
+  readonly preconnect?: boolean | undefined
+  /**
+   * Where a call's fibers run, from its permit wait to its body's last byte. `"check-phase"`
+   * (default): from the event loop's check phase, each wake-up a `setImmediate`, whatever the
+   * caller set. undici writes a request on a kept-alive connection from a `setImmediate` (it first
+   * lets the socket show whether the server closed it), and under Effect's default scheduler the
+   * work each response resumes runs before that, in the turn's poll phase: the write waits for all
+   * of it, and requests the rate limiter spaced reach the provider bunched. From the check phase,
+   * the writes go first. `"caller"`: the caller's scheduler (for `Effect.runSync`). Under the
+   * `TestClock` calls stay on the caller's scheduler whatever this says: a test that makes many
+   * calls before a sleep could register its sleep after the clock moved.
+   *
+   * @since 0.2.0
+   */
+  readonly scheduler?: "check-phase" | "caller" | undefined
+  /**
+   * The cost of a request on the provider's limiter, before it is sent: with `usage`, an estimate
+   * that each attempt reserves and settles with what the upstream reports (say prompt tokens plus
+   * `max_tokens`: `{ requests: 1, tokens: n }`). A request's own `cost` option wins. Default: the
+   * provider's (1).
+   *
+   * @since 0.2.0
+   */
+  readonly estimate?: ((request: HttpClientRequest.HttpClientRequest) => Provider.Cost) | undefined
+  /**
+   * The actual usage a response reports, e.g. OpenAI's
+   * `({ body }) => ({ tokens: body.usage.total_tokens })`. Given, every attempt reserves its
+   * estimate and settles it inside the permit, before the release, with what this returns
+   * (`undefined`: the estimate stands). The body is the one read inside the permit: parsed JSON
+   * for a JSON content type, text for `text/*`, the bytes otherwise; for a streamed response, the
+   * text that arrived (its final usage event included). An attempt that never reached the upstream (the connection refused)
+   * releases its reservation; one that failed after keeps its estimate. An exception thrown here
+   * is logged and keeps the estimate.
+   *
+   * @since 0.2.0
+   */
+  readonly usage?: ((response: UsageResponse) => Provider.Cost | undefined) | undefined
+  /**
+   * Read every response's rate-limit headers with this profile (`RateLimitHeaders.openai`, …) and
+   * tighten the provider's limiter with what they say: a `remaining` below its own view moves its
+   * state down, `remaining: 0` holds the dimension until the reset; a header never raises a
+   * configured limit. Observations of dimensions the limiter does not have are ignored (map names
+   * with `RateLimitHeaders.rename`); unreadable values are logged with the header and the value.
+   *
+   * @since 0.2.0
+   */
+  readonly rateLimitHeaders?: RateLimitHeaders.Profile | undefined
   /**
    * Whether a request may be sent again after a failed attempt. Default: by method (GET, HEAD,
    * OPTIONS, PUT, DELETE, TRACE) or an `Idempotency-Key` header. An LLM API answering 429 did not

@@ -1,19 +1,12 @@
 /**
- * An HTTP client per provider, on `@effect/platform`'s `HttpClient`.
- *
- * Every request runs through its provider (circuit breaker, then per attempt bulkhead → rate
- * limiter → attempt timeout → the request **and the reading of its body** → release), so the permit
- * is held until the body has been read and decoded, or the request aborted. Every response body,
- * error responses and responses that will be retried included, is drained (up to a bound) or
- * aborted before the permit is released: an unread body keeps its connection busy, and a
- * connection held without a permit is exactly the concurrency a bulkhead exists to prevent.
- *
- * A 429 (or a 503 with `Retry-After`) pauses the provider's limiter for everyone, then the call is
- * retried through bulkhead and limiter again, within the provider's retry budget.
+ * A provider's HTTP client as a service with typed methods: sugar over `Middleware`, whose calls
+ * it makes (the same permit held to the body's last byte, the same 429 pause, bounds and metering).
+ * What it adds: error statuses fail as `UpstreamRateLimited` / `UpstreamStatus` (their bodies
+ * drained first) instead of being handed back, `json` decodes with a schema, per-request provider
+ * options, and a service tag per provider.
  *
  * @since 0.1.0
  */
-import type * as Headers from "@effect/platform/Headers"
 import type * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientError from "@effect/platform/HttpClientError"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -33,7 +26,7 @@ import type * as HttpPool from "./HttpPool.js"
 import * as internalConfig from "./internal/config.js"
 import * as errors from "./internal/errors.js"
 import * as internal from "./internal/providerHttpClient.js"
-import type * as RateLimitHeaders from "./RateLimitHeaders.js"
+import type * as Middleware from "./Middleware.js"
 
 /**
  * @since 0.1.0
@@ -48,109 +41,22 @@ export const TypeId: unique symbol = internal.TypeId
 export type TypeId = typeof TypeId
 
 /**
+ * The middleware's options (`Middleware.Options`) but for how requests are told apart: here the
+ * method chooses (`stream` streams, the others read the body whole) and `RequestOptions.idempotent`
+ * lets a request be retried.
+ *
  * @since 0.1.0
  * @category models
  */
-export interface Options {
-  /** The provider's base URL; request URLs are appended to it. Its origin is what the pool reserves on. */
-  readonly baseUrl: string
-  /**
-   * Sent with every request. Third-party APIs expect to know who calls them (Nominatim's usage
-   * policy requires it): set it to your application and a contact. Default `sluice-http/0.1.0`.
-   */
-  readonly userAgent?: string | undefined
-  /** Headers sent with every request (an API key header, say). */
-  readonly headers?: Readonly<Record<string, string>> | undefined
-  /** The most bytes a response body may have, counted as they arrive. Default 8 MiB. */
-  readonly maxBodySize?: number | undefined
-  /** How much of an error body is read (and so the connection kept) before aborting. Default 64 KiB. */
-  readonly errorBodyLimit?: number | undefined
-  /**
-   * How a `Retry-After` is obeyed: the pause used when it is missing or unreadable (`fallback`,
-   * default 1 s), and the bounds it is clamped to (`min` default 100 ms, `max` default 5 minutes).
-   */
-  readonly retryAfter?: {
-    readonly fallback?: Duration.DurationInput | undefined
-    readonly min?: Duration.DurationInput | undefined
-    readonly max?: Duration.DurationInput | undefined
-  } | undefined
-  /** Streams fail with `StreamIdleTimeout` after this long without a chunk. Default 30 seconds. */
-  readonly streamIdleTimeout?: Duration.DurationInput | undefined
-  /**
-   * Send `traceparent`/`b3` headers. Default `false`: a third party has no use for your trace ids,
-   * and some reject unknown headers.
-   */
-  readonly tracePropagation?: boolean | undefined
-  /**
-   * Open the bulkhead's `maxPermits` connections when the client is built, instead of one by one
-   * as the first calls need them (a TCP handshake each, and a TLS one for https). The first calls
-   * of a batch then start on the rate limiter's schedule rather than a handshake later. Building
-   * the client waits for them (at most the pool's `connectTimeout`). Connections not used within
-   * the pool's `keepAliveTimeout` close, as idle ones do; one that cannot open is logged as a
-   * warning and left to the call that needs it. Only the pool's own `HttpClient` uses them.
-   * Default `false`.
-   */
-  readonly preconnect?: boolean | undefined
-  /**
-   * Where a call's fibers run, from its permit wait to its body's last byte. `"check-phase"`
-   * (default): from the event loop's check phase, each wake-up a `setImmediate`, whatever the
-   * caller set. undici writes a request on a kept-alive connection from a `setImmediate` (it first
-   * lets the socket show whether the server closed it), and under Effect's default scheduler the
-   * work each response resumes runs before that, in the turn's poll phase: the write waits for all
-   * of it, and requests the rate limiter spaced reach the provider bunched. From the check phase,
-   * the writes go first. `"caller"`: the caller's scheduler (for `Effect.runSync`). Under the
-   * `TestClock` calls stay on the caller's scheduler whatever this says: a test that makes many
-   * calls before a sleep could register its sleep after the clock moved.
-   *
-   * @since 0.2.0
-   */
-  readonly scheduler?: "check-phase" | "caller" | undefined
-  /**
-   * The cost of a request on the provider's limiter, before it is sent: with `usage`, an estimate
-   * that each attempt reserves and settles with what the upstream reports (say prompt tokens plus
-   * `max_tokens`: `{ requests: 1, tokens: n }`). A request's own `cost` option wins. Default: the
-   * provider's (1).
-   *
-   * @since 0.2.0
-   */
-  readonly estimate?: ((request: HttpClientRequest.HttpClientRequest) => Provider.Cost) | undefined
-  /**
-   * The actual usage a response reports, e.g. OpenAI's
-   * `({ body }) => ({ tokens: body.usage.total_tokens })`. Given, every attempt reserves its
-   * estimate and settles it inside the permit, before the release, with what this returns
-   * (`undefined`: the estimate stands). The body is the one the call reads, read once: for `json`
-   * the parsed JSON before the schema decodes it, for `text` the text, for `execute` and `stream`
-   * none (headers only). An attempt that never reached the upstream (the connection refused)
-   * releases its reservation; one that failed after keeps its estimate. An exception thrown here
-   * is logged and keeps the estimate.
-   *
-   * @since 0.2.0
-   */
-  readonly usage?: ((response: UsageResponse) => Provider.Cost | undefined) | undefined
-  /**
-   * Read every response's rate-limit headers with this profile (`RateLimitHeaders.openai`, …) and
-   * tighten the provider's limiter with what they say: a `remaining` below its own view moves its
-   * state down, `remaining: 0` holds the dimension until the reset; a header never raises a
-   * configured limit. Observations of dimensions the limiter does not have are ignored (map names
-   * with `RateLimitHeaders.rename`); unreadable values are logged with the header and the value.
-   *
-   * @since 0.2.0
-   */
-  readonly rateLimitHeaders?: RateLimitHeaders.Profile | undefined
-}
+export interface Options extends Omit<Middleware.Options, "idempotent" | "streamed"> {}
 
 /**
- * What `Options.usage` reads: the response's status and headers, and its body when the call read
- * one (`json`: the parsed JSON; `text`: the text; `execute`, `stream`: `undefined`).
+ * What `Options.usage` reads (`Middleware.UsageResponse`).
  *
  * @since 0.2.0
  * @category models
  */
-export interface UsageResponse {
-  readonly status: number
-  readonly headers: Headers.Headers
-  readonly body: unknown
-}
+export type UsageResponse = Middleware.UsageResponse
 
 /**
  * Options of one request: the provider's per-call options, plus the retry opt-in for methods that
@@ -190,9 +96,10 @@ export interface ProviderHttpClient<out Err = Provider.ProviderError> {
   /** The origin the pool reserved the provider's `maxPermits` on. */
   readonly origin: string
   /**
-   * Sends `request` and runs `handle` on a successful (2xx) response while the permit is held; what
-   * `handle` leaves of the body is aborted before the release. Error statuses fail with
-   * `UpstreamRateLimited` or `UpstreamStatus`, their bodies drained first.
+   * Sends `request`, reads its body whole inside the permit (bounded by `maxBodySize`), and runs
+   * `handle` on a successful (2xx) response, from memory, after the release. Error statuses fail
+   * with `UpstreamRateLimited` or `UpstreamStatus`, their bodies drained first. For a body too
+   * large to hold, use `stream`.
    */
   readonly execute: <A, E, R, const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,
@@ -213,8 +120,10 @@ export interface ProviderHttpClient<out Err = Provider.ProviderError> {
   /**
    * The body as a stream of chunks. The permit is held until the stream ends (or its consumer
    * stops); instead of the attempt budget, the stream fails with `StreamIdleTimeout` after
-   * `streamIdleTimeout` without a chunk. A failure before the first chunk is retried like any
-   * call; after it, never (the consumer has seen part of the body), and the call counts as failed.
+   * `streamIdleTimeout` without a chunk (from the upstream, or read by the consumer). A failure
+   * before the headers is retried like any call; after them, never (the consumer may have part of
+   * the body), and the call counts as failed. An `attemptTimeout` of its own bounds the whole
+   * stream, one attempt only.
    */
   readonly stream: <const C extends RequestOptions = {}>(
     request: HttpClientRequest.HttpClientRequest,

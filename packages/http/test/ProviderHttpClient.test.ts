@@ -471,6 +471,18 @@ describe("budgets and bodies", () => {
       assert.strictEqual(server.counters.byStatus.get(500), 7)
     })))
 
+  it.live("a request to another origin fails with an error naming both, and is never sent", () =>
+    run(Effect.gen(function*() {
+      const server = yield* testServer({})
+      const provider = yield* Provider.make({ name: uniqueName("origin"), bulkhead: { permits: 1 } })
+      const client = yield* ProviderHttpClient.make(provider, { baseUrl: server.url })
+      const error = yield* Effect.flip(client.text(HttpClientRequest.get("http://example.invalid/x")))
+      assert.strictEqual(error._tag, "RequestError")
+      assert.include(error.message, server.url)
+      assert.include(error.message, "http://example.invalid")
+      assert.strictEqual(server.counters.requests, 0)
+    })))
+
   it.live("sends a real User-Agent and no trace headers", () =>
     run(Effect.gen(function*() {
       const server = yield* testServer({ "/echo": (req, res) => res.end(JSON.stringify(req.headers)) })
