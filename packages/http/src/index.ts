@@ -62,17 +62,11 @@ export * as Llm from "./Llm.js"
 export * as Middleware from "./Middleware.js"
 
 /**
- * An HTTP client per provider, on `@effect/platform`'s `HttpClient`.
- *
- * Every request runs through its provider (circuit breaker, then per attempt bulkhead → rate
- * limiter → attempt timeout → the request **and the reading of its body** → release), so the permit
- * is held until the body has been read and decoded, or the request aborted. Every response body,
- * error responses and responses that will be retried included, is drained (up to a bound) or
- * aborted before the permit is released: an unread body keeps its connection busy, and a
- * connection held without a permit is exactly the concurrency a bulkhead exists to prevent.
- *
- * A 429 (or a 503 with `Retry-After`) pauses the provider's limiter for everyone, then the call is
- * retried through bulkhead and limiter again, within the provider's retry budget.
+ * A provider's HTTP client as a service with typed methods: sugar over `Middleware`, whose calls
+ * it makes (the same permit held to the body's last byte, the same 429 pause, bounds and metering).
+ * What it adds: error statuses fail as `UpstreamRateLimited` / `UpstreamStatus` (their bodies
+ * drained first) instead of being handed back, `json` decodes with a schema, per-request provider
+ * options, and a service tag per provider.
  *
  * @since 0.1.0
  */
