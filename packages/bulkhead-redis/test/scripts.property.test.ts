@@ -427,15 +427,19 @@ describe("the Lua state machine", () => {
                           model.held.set(to, costOf(to))
                           state = 1
                         }
-                      } else if (model.held.has(to)) {
-                        state = 1
-                      } else if (!had && /^[^:]*:\d+:\d+:/.test(to)) {
-                        // neither there (a Redis that lost both): the heir is claimed, after the queue's grants
+                      } else if (/^[^:]*:\d+:\d+:/.test(to)) {
+                        // a dead lease ends first: never renewed
                         expireDead()
-                        grantsOf(model.grant())
-                        if (model.used + costOf(to) <= model.permits) {
-                          model.held.set(to, costOf(to))
+                        if (model.held.has(to)) {
+                          // granted meanwhile: its lease renewed from now
                           state = 1
+                        } else if (!had) {
+                          // neither there (a Redis that lost both): the heir is claimed, after the queue's grants
+                          grantsOf(model.grant())
+                          if (model.used + costOf(to) <= model.permits) {
+                            model.held.set(to, costOf(to))
+                            state = 1
+                          }
                         }
                       }
                       if (Number(answer[0]) !== state) fail(`${here}: state ${answer[0]}, model ${state}`)
@@ -577,7 +581,50 @@ describe("the Lua state machine", () => {
             await redis.del(...keys)
           }
         ),
-        { numRuns: 60 }
+        {
+          numRuns: 60,
+          examples: [
+            // found in CI: a hand-over to a waiter an abandon had just granted left the heir's lease
+            // at its waiting lease's deadline, while its instance counts it from the script
+            [1, [
+              { kind: "claim", expireFirst: null, members: [{ pick: 0, fresh: false, cost: 1 }] },
+              {
+                kind: "batch",
+                maxWaiting: 1,
+                ttl: "600000",
+                expireFirst: null,
+                abandons: [],
+                ops: [{ kind: "acquire", cost: 1, mayQueue: true, mine: false }]
+              },
+              { kind: "ageWaiting", pick: 0, leftMillis: 60000 },
+              {
+                kind: "batch",
+                maxWaiting: 0,
+                ttl: "600000",
+                expireFirst: null,
+                abandons: [{ pick: 0, fresh: false }],
+                ops: [{ kind: "handOver", from: 0, to: 0 }, { kind: "leave", pick: 0, keep: false }]
+              }
+            ]],
+            // and a hand-over to a holder whose lease had just ended must not bring it back
+            [2, [
+              {
+                kind: "claim",
+                expireFirst: 0,
+                members: [{ pick: 0, fresh: false, cost: 1 }, { pick: 0, fresh: true, cost: 1 }]
+              },
+              {
+                kind: "batch",
+                maxWaiting: 0,
+                ttl: "600000",
+                expireFirst: 1,
+                abandons: [],
+                ops: [{ kind: "handOver", from: 0, to: 1 }]
+              },
+              { kind: "expireHeld", pick: 0 }
+            ]]
+          ]
+        }
       )
     } finally {
       await redis.quit()

@@ -28,7 +28,8 @@ import { prelude } from "./scriptPrelude.js"
  *   queue's grants), as does a Redis that lost both (a restart); a waiter that does not fit K (a
  *   shrink) is not counted. Reply
  *   `{state, used, permits}`: state 1 the waiter holds its permits now (or was granted them
- *   meanwhile), 0 it holds none (or had left the queue: nothing is counted for it).
+ *   meanwhile: its lease is renewed, as the instance counts it from this script), 0 it holds none
+ *   (or had left the queue: nothing is counted for it).
  * - `a`, nonce, "": an acquire its caller gave up on (the command timed out while Redis was paused
  *   or slow, and the script ran after all): the lease or the queued ticket of that nonce ends. Every
  *   `a` runs before the batch's other operations, whatever its place, in one look at the held
@@ -115,16 +116,21 @@ local function handOver(from, to)
     -- it does not fit (a shrink this instance had not heard of yet, or the queue's grants took the
     -- permits of a holder whose lease had ended): it holds nothing
     if countIfFits(to, c, l) then state = 1 end
-  elseif redis.call("ZSCORE", heldKey, to) then
-    -- granted meanwhile by a release elsewhere: counted once
-    state = 1
-  elseif c and not had then
-    -- neither is here any more (a Redis that restarted empty, and the hand-over sent again): the
-    -- waiter is claimed as a holder through an outage is. (Had the holder been here, the waiter would
-    -- have left the queue itself: nothing is counted for it.)
+  elseif c then
+    -- a lease past its deadline is not renewed: it ends first
     expire()
-    grant()
-    if countIfFits(to, c, l) then state = 1 end
+    if redis.call("ZSCORE", heldKey, to) then
+      -- granted meanwhile by a release elsewhere: counted once, its lease renewed from now (the heir's
+      -- instance sent this script, and counts the lease from when it did)
+      redis.call("ZADD", heldKey, "XX", clock() + l, to)
+      state = 1
+    elseif not had then
+      -- neither is here any more (a Redis that restarted empty, and the hand-over sent again): the
+      -- waiter is claimed as a holder through an outage is. (Had the holder been here, the waiter would
+      -- have left the queue itself: nothing is counted for it.)
+      grant()
+      if countIfFits(to, c, l) then state = 1 end
+    end
   end
   if wanted > 0 or unknown then
     expire()
