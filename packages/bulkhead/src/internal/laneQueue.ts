@@ -36,6 +36,8 @@ export type TicketState = "queued" | "granted" | "held" | "gone"
 
 /** One caller's place in its lane. Extend it to carry what the caller needs to be woken. */
 export class LaneTicket {
+  /** Callers queued ahead of it in its lane when it arrived. */
+  aheadWhenQueued = 0
   state: TicketState = "queued"
   /** When it is due (`priority`: queued at + the lane's yield; `fairShare`: queued at). */
   due = 0
@@ -123,6 +125,7 @@ export class LaneQueue<T extends LaneTicket> {
    * that ranks ahead of a blocked head may be granted at once (`state === "granted"` on return).
    */
   enqueue(ticket: T, lane: Lane<T>, now: number): T {
+    ticket.aheadWhenQueued = lane.waiting
     ticket.state = "queued"
     ticket.lane = lane
     ticket.seq = this.seq++
@@ -157,14 +160,23 @@ export class LaneQueue<T extends LaneTicket> {
 
   /** Queued: it leaves (and what it blocked may go). Granted, not held: its permits go back. */
   abandon(ticket: T): void {
-    if (ticket.state === "queued" && ticket.lane !== undefined) {
-      ticket.state = "gone"
-      this.unlink(ticket, ticket.lane)
+    if (this.leave(ticket)) {
       this.dispatch()
     } else if (ticket.state === "granted") {
       ticket.state = "gone"
       this.release(ticket.cost)
     }
+  }
+
+  /**
+   * Takes a still queued ticket out of its lane without granting anything, so that its caller can
+   * be told before anyone else is woken; `dispatch` must follow. False if it was not queued.
+   */
+  leave(ticket: T): boolean {
+    if (ticket.state !== "queued" || ticket.lane === undefined) return false
+    ticket.state = "gone"
+    this.unlink(ticket, ticket.lane)
+    return true
   }
 
   /** Changes the number of permits. Growing grants at once; shrinking takes nothing back. */
