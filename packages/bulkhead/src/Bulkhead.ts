@@ -18,8 +18,11 @@ import type * as Metric from "effect/Metric"
 import type * as Schema from "effect/Schema"
 import type * as Scope from "effect/Scope"
 import * as BulkheadErrors from "./BulkheadError.js"
+import type * as BulkheadLanes from "./BulkheadLanes.js"
 import * as internal from "./internal/bulkhead.js"
 import * as internalConfig from "./internal/config.js"
+import * as layers from "./internal/layers.js"
+import * as metrics from "./internal/metrics.js"
 import * as validation from "./internal/validation.js"
 
 /**
@@ -95,8 +98,16 @@ export interface RunOptions {
    * `permits` is not given.
    */
   readonly cost?: number | undefined
-  /** Overrides the bulkhead's `maxWait` for this call. */
+  /** Overrides the bulkhead's `maxWait` (and its lane's) for this call. */
   readonly maxWait?: Duration.DurationInput | undefined
+  /**
+   * The call's lane, for a bulkhead with `lanes`: a lane it declares (priority) or any name (fair
+   * share). Default: the last lane (priority) or `"default"` (fair share). A bulkhead without
+   * lanes ignores it, so that one lane can be set for calls through several bulkheads.
+   *
+   * @since 0.4.0
+   */
+  readonly lane?: string | undefined
 }
 
 /**
@@ -133,8 +144,15 @@ export interface Settings {
    * no limit (a total timeout around the call still applies).
    */
   readonly maxWait?: Duration.DurationInput | undefined
-  /** Which waiter a released permit goes to. Default `"fifo"`. */
+  /** Which waiter a released permit goes to. Default `"fifo"`. Not taken with `lanes`. */
   readonly order?: Order | undefined
+  /**
+   * Several kinds of callers on the one pool: `BulkheadLanes.priority(...)` (interactive before
+   * batch, with aging) or `BulkheadLanes.fairShare(...)` (tenants by weight). Default: one queue.
+   *
+   * @since 0.4.0
+   */
+  readonly lanes?: BulkheadLanes.Lanes | undefined
 }
 
 /**
@@ -146,8 +164,8 @@ export interface Settings {
  * @category schemas
  */
 export const LimitsSchema: Schema.Schema<
-  Omit<Settings, "maxWait" | "order"> & { readonly maxWait?: Duration.Duration | undefined },
-  Omit<Settings, "order">
+  Omit<Settings, "maxWait" | "order" | "lanes"> & { readonly maxWait?: Duration.Duration | undefined },
+  Omit<Settings, "order" | "lanes">
 > = validation.Limits
 
 /**
@@ -178,6 +196,12 @@ export interface Stats {
   readonly waitingPermits: number
   /** The queue bound, `Infinity` when unbounded. */
   readonly maxWaiting: number
+  /**
+   * Each lane's counters, for a bulkhead with `lanes` (a fair-share lane once seen).
+   *
+   * @since 0.4.0
+   */
+  readonly lanes?: ReadonlyArray<BulkheadLanes.LaneStats> | undefined
 }
 
 /**
@@ -328,7 +352,7 @@ export interface TagClass<Self, Id extends string, E = never>
  * @since 0.1.0
  * @category tags
  */
-export const Tag: <const Id extends string>(id: Id) => <Self, E = never>() => TagClass<Self, Id, E> = internal.Tag
+export const Tag: <const Id extends string>(id: Id) => <Self, E = never>() => TagClass<Self, Id, E> = layers.Tag
 
 /**
  * A layer that builds a bulkhead once and provides it under `tag`.
@@ -336,8 +360,7 @@ export const Tag: <const Id extends string>(id: Id) => <Self, E = never>() => Ta
  * @since 0.1.0
  * @category layers
  */
-export const layer: <I, E = never>(tag: Context.Tag<I, Bulkhead<E>>, options: Options) => Layer.Layer<I> =
-  internal.layer
+export const layer: <I, E = never>(tag: Context.Tag<I, Bulkhead<E>>, options: Options) => Layer.Layer<I> = layers.layer
 
 /**
  * A layer that reads the options from `Config` and provides the bulkhead under `tag`.
@@ -348,7 +371,7 @@ export const layer: <I, E = never>(tag: Context.Tag<I, Bulkhead<E>>, options: Op
 export const layerConfig: <I, E = never>(
   tag: Context.Tag<I, Bulkhead<E>>,
   config: Config.Config<Options>
-) => Layer.Layer<I, ConfigError.ConfigError> = internal.layerConfig
+) => Layer.Layer<I, ConfigError.ConfigError> = layers.layerConfig
 
 /**
  * The options as `Config`, validated: `PERMITS` (required), `MAX_PERMITS`, `MAX_WAITING`,
@@ -371,7 +394,7 @@ export const config: Config.Config<Settings> = internalConfig.config
  * @since 0.1.0
  * @category metrics
  */
-export const permitWaitSeconds: Metric.Metric.Histogram<number> = internal.permitWaitSeconds
+export const permitWaitSeconds: Metric.Metric.Histogram<number> = metrics.permitWaitSeconds
 
 /**
  * `sluice_bulkhead_in_flight`: permits held right now, labelled `name`.
@@ -379,7 +402,7 @@ export const permitWaitSeconds: Metric.Metric.Histogram<number> = internal.permi
  * @since 0.1.0
  * @category metrics
  */
-export const inFlight: Metric.Metric.Gauge<number> = internal.inFlightGauge
+export const inFlight: Metric.Metric.Gauge<number> = metrics.inFlightGauge
 
 /**
  * `sluice_bulkhead_waiting`: callers queued right now, labelled `name`.
@@ -387,7 +410,7 @@ export const inFlight: Metric.Metric.Gauge<number> = internal.inFlightGauge
  * @since 0.1.0
  * @category metrics
  */
-export const waiting: Metric.Metric.Gauge<number> = internal.waitingGauge
+export const waiting: Metric.Metric.Gauge<number> = metrics.waitingGauge
 
 /**
  * `sluice_bulkhead_permits`: the current number of permits (it changes with `resize`), labelled `name`.
@@ -395,7 +418,7 @@ export const waiting: Metric.Metric.Gauge<number> = internal.waitingGauge
  * @since 0.1.0
  * @category metrics
  */
-export const permits: Metric.Metric.Gauge<number> = internal.permitsGauge
+export const permits: Metric.Metric.Gauge<number> = metrics.permitsGauge
 
 /**
  * `sluice_bulkhead_rejected_total`: calls refused, labelled `name` and `reason` (`full` or `timeout`).
@@ -406,7 +429,7 @@ export const permits: Metric.Metric.Gauge<number> = internal.permitsGauge
  * @since 0.2.0
  * @category metrics
  */
-export const rejectedTotal: Metric.Metric.Counter<number> = internal.rejectedTotal
+export const rejectedTotal: Metric.Metric.Counter<number> = metrics.rejectedTotal
 
 /**
  * @deprecated Use `rejectedTotal` (the same counter), named by the metric-export rule.

@@ -27,6 +27,8 @@ const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "
 
 const plural = (n: number): string => (n === 1 ? "" : "s")
 
+const lanePart = (lane: string | undefined): string => (lane === undefined ? "" : ` lane "${lane}"`)
+
 /**
  * The queue was at `maxWaiting` when the caller arrived; it failed at once and holds nothing.
  *
@@ -36,6 +38,13 @@ const plural = (n: number): string => (n === 1 ? "" : "s")
 export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
   /** The name of the bulkhead that refused. */
   readonly bulkhead: string
+  /**
+   * The call's lane, for a bulkhead with lanes; `waiting` and `maxWaiting` are then the lane's
+   * when its own bound refused, the whole queue's otherwise.
+   *
+   * @since 0.4.0
+   */
+  readonly lane?: string | undefined
   /** The permits the refused call asked for. */
   readonly requested: number
   /** @deprecated Use `requested` (the same number). */
@@ -54,9 +63,11 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
    * @since 0.2.0
    */
   override get message(): string {
-    return `bulkhead "${this.bulkhead}" is full: ${this.inFlight} of ${this.permits} permits in use and ${this.waiting} ` +
-      `caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call for ${this.requested} ` +
-      `permit${plural(this.requested)}`
+    return `bulkhead "${this.bulkhead}"${
+      lanePart(this.lane)
+    } is full: ${this.inFlight} of ${this.permits} permits in ` +
+      `use and ${this.waiting} caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call ` +
+      `for ${this.requested} permit${plural(this.requested)}`
   }
 }
 
@@ -70,6 +81,12 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
 export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
   /** The name of the bulkhead that refused. */
   readonly bulkhead: string
+  /**
+   * The call's lane, for a bulkhead with lanes; `aheadWhenQueued` then counts its lane.
+   *
+   * @since 0.4.0
+   */
+  readonly lane?: string | undefined
   readonly waited: Duration.Duration
   /** The permits the caller asked for. */
   readonly requested: number
@@ -88,12 +105,14 @@ export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
    * @since 0.2.0
    */
   override get message(): string {
-    return `bulkhead "${this.bulkhead}" gave up after waiting ${
+    return `bulkhead "${this.bulkhead}"${lanePart(this.lane)} gave up after waiting ${
       formatDuration(this.waited)
     } for ${this.requested} of ` +
       `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
         plural(this.aheadWhenQueued)
-      } ${this.aheadWhenQueued === 1 ? "was" : "were"} queued ahead of it when it arrived`
+      } ${this.aheadWhenQueued === 1 ? "was" : "were"} queued ahead of it${
+        this.lane === undefined ? "" : " in its lane"
+      } when it arrived`
   }
 }
 

@@ -29,3 +29,24 @@ export * as BulkheadBatch from "./BulkheadBatch.js"
  * @since 0.2.0
  */
 export * as BulkheadError from "./BulkheadError.js"
+
+/**
+ * Lanes: several kinds of callers on one bulkhead, one pool of permits. A call names its lane
+ * (`bulkhead.run(effect, { lane: "interactive" })`) and the bulkhead's policy decides which
+ * lane's waiter a released permit goes to:
+ *
+ * - `priority`: lanes listed highest first; a lower lane's waiter gives way for its lane's
+ *   `yieldFor`, then ranks with a caller of the first lane arriving now. A waiter's due time is
+ *   when it queued plus its lane's `yieldFor`, and the earliest due goes first: interactive calls
+ *   pass a batch's queue, and a batch call still waits a bounded time however many come.
+ * - `fairShare`: lanes are tenants, made on first sight; under contention each busy lane gets
+ *   permits in proportion to its weight (deficit round-robin), and an idle lane's share goes to
+ *   the others.
+ *
+ * Within a lane waiters are FIFO, and the waiter chosen next that does not fit the free permits
+ * stops every grant behind it, so a heavy call is never overtaken. The rules and their bounds:
+ * docs/semantics.md, "Lanes".
+ *
+ * @since 0.4.0
+ */
+export * as BulkheadLanes from "./BulkheadLanes.js"

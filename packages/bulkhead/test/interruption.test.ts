@@ -3,7 +3,7 @@
  * interruptions, failures, timeouts and resizes may leak, duplicate or reorder a permit.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Bulkhead } from "@sluice/bulkhead"
+import { Bulkhead, BulkheadLanes } from "@sluice/bulkhead"
 import { Cause, Deferred, type Duration, Effect, Exit, FastCheck as fc, Fiber, Option, TestClock } from "effect"
 import { expectIdle, metricOf, uniqueName, yieldTurns } from "./utils.js"
 
@@ -41,14 +41,23 @@ describe("interruption sweep", () => {
   const outcomes: ReadonlyArray<Outcome> = ["succeed", "fail", "die"]
   const turns = 40
 
-  const scenario = (target: number | "all", k: number, maxWait: Duration.DurationInput | undefined) =>
+  /** Without lanes, or with lanes and each call's lane. */
+  type Lanes = { readonly lanes: BulkheadLanes.Lanes; readonly laneOf: (i: number) => string } | undefined
+
+  const scenario = (target: number | "all", k: number, maxWait: Duration.DurationInput | undefined, lanes: Lanes) =>
     Effect.gen(function*() {
-      const bulkhead = yield* Bulkhead.make({ name: uniqueName("sweep"), permits: 3, maxWait })
+      const bulkhead = yield* Bulkhead.make({
+        name: uniqueName("sweep"),
+        permits: 3,
+        maxWait,
+        ...(lanes === undefined ? {} : { lanes: lanes.lanes })
+      })
       const monitor = new Monitor(3)
       const fibers: Array<Fiber.RuntimeFiber<void, unknown>> = []
       for (let i = 0; i < costs.length; i++) {
         const call = monitor.call(i, costs[i], 1 + (i % 3), outcomes[i % outcomes.length])
-        fibers.push(yield* Effect.fork(bulkhead.run(call, { permits: costs[i] })))
+        const lane = lanes === undefined ? {} : { lane: lanes.laneOf(i) }
+        fibers.push(yield* Effect.fork(bulkhead.run(call, { permits: costs[i], ...lane })))
       }
       // k scheduler turns: the fibers are somewhere in acquiring, holding or releasing
       yield* yieldTurns(k)
@@ -61,23 +70,39 @@ describe("interruption sweep", () => {
       assert.deepStrictEqual(monitor.violations, [], `target ${target}, k ${k}`)
       assert.isAtMost(monitor.peak, 3)
       assert.strictEqual(monitor.held, 0)
-      // starts follow arrival order: nobody overtook anybody
-      assert.deepStrictEqual(monitor.starts, [...monitor.starts].sort((a, b) => a - b), `target ${target}, k ${k}`)
+      // starts follow arrival order: nobody overtook anybody (lanes have orders of their own)
+      if (lanes === undefined) {
+        assert.deepStrictEqual(monitor.starts, [...monitor.starts].sort((a, b) => a - b), `target ${target}, k ${k}`)
+      }
       yield* expectIdle(bulkhead)
     })
 
-  for (const maxWait of [undefined, "1 minute"] as const) {
-    it.effect(`interrupting any one call at any turn leaks nothing (maxWait ${maxWait ?? "none"})`, () =>
-      Effect.gen(function*() {
-        for (let target = 0; target < costs.length; target++) {
-          for (let k = 0; k <= turns; k++) yield* scenario(target, k, maxWait)
-        }
-      }))
+  const laneVariants: ReadonlyArray<readonly [string, Lanes]> = [
+    ["no lanes", undefined],
+    ["priority lanes", {
+      lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 second" } }),
+      laneOf: (i) => (i % 2 === 0 ? "batch" : "interactive")
+    }],
+    ["fair-share lanes", {
+      lanes: BulkheadLanes.fairShare({ weights: { t0: 2 } }),
+      laneOf: (i) => `t${i % 3}`
+    }]
+  ]
 
-    it.effect(`interrupting every call at any turn leaks nothing (maxWait ${maxWait ?? "none"})`, () =>
-      Effect.gen(function*() {
-        for (let k = 0; k <= turns; k++) yield* scenario("all", k, maxWait)
-      }))
+  for (const [variant, lanes] of laneVariants) {
+    for (const maxWait of [undefined, "1 minute"] as const) {
+      it.effect(`interrupting any one call at any turn leaks nothing (${variant}, maxWait ${maxWait ?? "none"})`, () =>
+        Effect.gen(function*() {
+          for (let target = 0; target < costs.length; target++) {
+            for (let k = 0; k <= turns; k++) yield* scenario(target, k, maxWait, lanes)
+          }
+        }))
+
+      it.effect(`interrupting every call at any turn leaks nothing (${variant}, maxWait ${maxWait ?? "none"})`, () =>
+        Effect.gen(function*() {
+          for (let k = 0; k <= turns; k++) yield* scenario("all", k, maxWait, lanes)
+        }))
+    }
   }
 
   // A holder lets go at the very instant a waiter's budget ends. TestClock wakes the sleepers due at

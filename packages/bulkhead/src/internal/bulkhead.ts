@@ -1,23 +1,22 @@
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
-import * as Config from "effect/Config"
-import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
-import * as Layer from "effect/Layer"
-import * as Metric from "effect/Metric"
-import * as MetricBoundaries from "effect/MetricBoundaries"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../Bulkhead.js"
 import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
-import { PermitQueue, Ticket } from "./permitQueue.js"
+import type { Lane } from "./laneQueue.js"
+import { LaneQueue, LaneTicket } from "./laneQueue.js"
+import * as Lanes from "./lanes.js"
+import { inFlightGauge, permitsGauge, permitWaitSeconds, rejectedTotal, waitingGauge } from "./metrics.js"
+import { PermitQueue } from "./permitQueue.js"
 import { decodeRunOptions, decodeSettings, illegal, isPositiveInteger, show } from "./validation.js"
 
 /** @internal */
@@ -27,47 +26,14 @@ export const TypeId: Api.TypeId = Symbol.for("@sluice/bulkhead/Bulkhead") as Api
 export const isBulkhead = (u: unknown): u is Api.Bulkhead<unknown> => Predicate.hasProperty(u, TypeId)
 
 // ---------------------------------------------------------------------------------------------
-// metrics
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Buckets from 0.5 ms doubling to about 65 s: fine enough to see a permit wait appear under a
- * millisecond, wide enough for a batch queued for a minute.
- *
- * @internal
- */
-export const waitBoundaries = MetricBoundaries.exponential({ start: 0.0005, factor: 2, count: 19 })
-
-/** @internal */
-export const permitWaitSeconds = Metric.histogram(
-  "sluice_permit_wait_seconds",
-  waitBoundaries,
-  "Time a call waited for a bulkhead permit, in seconds (0 when a permit was free)"
-)
-/** @internal */
-export const inFlightGauge = Metric.gauge("sluice_bulkhead_in_flight", {
-  description: "Bulkhead permits held right now"
-})
-/** @internal */
-export const waitingGauge = Metric.gauge("sluice_bulkhead_waiting", {
-  description: "Callers queued for a bulkhead permit right now"
-})
-/** @internal */
-export const permitsGauge = Metric.gauge("sluice_bulkhead_permits", {
-  description: "The bulkhead's current number of permits"
-})
-/** @internal */
-export const rejectedTotal = Metric.counter("sluice_bulkhead_rejected_total", {
-  description: "Calls refused by a bulkhead, by reason (full: the queue was at maxWaiting; timeout: maxWait elapsed)",
-  incremental: true
-})
-
-// ---------------------------------------------------------------------------------------------
 // the bulkhead
 // ---------------------------------------------------------------------------------------------
 
-/** A queued caller: its place in the queue, and how to wake its fiber. */
-class Waiter extends Ticket {
+/**
+ * A queued caller: its place in the queue, and how to wake its fiber. A lane ticket, which has
+ * every field of the plain queue's ticket too, so that either queue takes it.
+ */
+class Waiter extends LaneTicket {
   /** Set once the caller's fiber suspends; a grant or an expiry before that finds it undefined. */
   resume: ((effect: Effect.Effect<void, PermitWaitTimeout>) => void) | undefined = undefined
   /** Set when the budget ran out, for a fiber that suspends after that. */
@@ -75,6 +41,26 @@ class Waiter extends Ticket {
 }
 
 const resumeWith: Effect.Effect<void> = Effect.void
+
+/**
+ * What the bulkhead asks of its queue: `PermitQueue` without lanes, `LaneQueue` with them. A
+ * plain queue ignores the lane and the time, which only a lane queue reads.
+ */
+interface Queue {
+  permits: number
+  readonly inFlight: number
+  readonly holders: number
+  readonly waiting: number
+  readonly waitingPermits: number
+  tryTake(cost: number, lane: Lane<Waiter> | undefined): boolean
+  enqueue(ticket: Waiter, lane: Lane<Waiter> | undefined, now: number): Waiter
+  hold(ticket: Waiter): void
+  release(cost: number): void
+  abandon(ticket: Waiter): void
+  leave(ticket: Waiter): boolean
+  resize(permits: number): void
+  dispatch(): void
+}
 
 class BulkheadImpl implements Api.Bulkhead {
   readonly [TypeId]: Api.TypeId = TypeId
@@ -85,7 +71,9 @@ class BulkheadImpl implements Api.Bulkhead {
   /** A call's own options, decoded only when it sets `maxWait`. */
   readonly decodeRunOptions: (options: Api.RunOptions) => { readonly maxWait?: Duration.Duration | undefined }
   /** Who holds permits and who is next: the pure core, which knows nothing of fibers. */
-  readonly queue: PermitQueue<Waiter>
+  readonly queue: Queue
+  /** The lanes, when the bulkhead has them (`lanes` option). */
+  readonly lanes: { readonly setup: Lanes.Setup; readonly queue: LaneQueue<Waiter> } | undefined
 
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -110,13 +98,33 @@ class BulkheadImpl implements Api.Bulkhead {
     this.labels = labels
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
-    this.queue = new PermitQueue<Waiter>(settings.permits, order, {
-      granted: (waiter) => {
-        if (waiter.resume !== undefined) waiter.resume(resumeWith)
-      },
-      inFlight: (n) => inFlightGauge.unsafeUpdate(n, labels),
-      waiting: (n) => waitingGauge.unsafeUpdate(n, labels)
-    })
+    const granted = (waiter: Waiter) => {
+      if (waiter.resume !== undefined) waiter.resume(resumeWith)
+    }
+    const inFlight = (n: number) => inFlightGauge.unsafeUpdate(n, labels)
+    if (options.lanes === undefined) {
+      this.lanes = undefined
+      this.queue = new PermitQueue<Waiter>(settings.permits, order, {
+        granted,
+        inFlight,
+        waiting: (n) => waitingGauge.unsafeUpdate(n, labels)
+      })
+    } else {
+      if (settings.order !== undefined) {
+        throw illegal(`bulkhead "${name}": lanes decide the order; order is not taken with them`)
+      }
+      const setup = Lanes.decode(name, options.lanes)
+      const queue: LaneQueue<Waiter> = new LaneQueue<Waiter>(settings.permits, setup.policy, {
+        granted,
+        inFlight,
+        waiting: (lane) => {
+          waitingGauge.unsafeUpdate(queue.waiting, labels)
+          waitingGauge.unsafeUpdate(lane.waiting, setup.limitsOf(lane.name).labels)
+        }
+      })
+      this.lanes = { setup, queue }
+      this.queue = queue
+    }
     this.releaseOne = releasing(this.queue, 1)
     permitsGauge.unsafeUpdate(settings.permits, labels)
     inFlightGauge.unsafeUpdate(0, labels)
@@ -124,6 +132,20 @@ class BulkheadImpl implements Api.Bulkhead {
   }
 
   // --- the effects ----------------------------------------------------------------------------
+
+  /** The lane a call goes to: the one it names, or the default one; an unknown lane is a defect. */
+  private laneOf(options: Api.RunOptions | undefined): Lane<Waiter> | undefined {
+    const lanes = this.lanes
+    if (lanes === undefined) return undefined
+    const name = options?.lane ?? lanes.setup.defaultLane
+    const lane = typeof name === "string" && name.length > 0 ? lanes.queue.laneOf(name) : undefined
+    if (lane === undefined) {
+      throw illegal(
+        `bulkhead "${this.name}": no lane ${show(name)} (its lanes: ${[...lanes.queue.lanes.keys()].join(", ")})`
+      )
+    }
+    return lane
+  }
 
   private costOf(options: Api.RunOptions | undefined): number {
     const cost = options?.permits ?? options?.cost ?? 1
@@ -149,40 +171,52 @@ class BulkheadImpl implements Api.Bulkhead {
   ): number | Effect.Effect<number, Api.BulkheadError> {
     let cost: number
     let maxWait: Duration.Duration
+    let lane: Lane<Waiter> | undefined
+    let limits: Lanes.LaneLimits | undefined
     try {
       cost = this.costOf(options)
-      maxWait = options?.maxWait === undefined ? this.maxWait : this.decodeRunOptions(options).maxWait ?? this.maxWait
+      lane = this.laneOf(options)
+      limits = lane === undefined ? undefined : this.lanes?.setup.limitsOf(lane.name)
+      const ownMaxWait = limits?.maxWait ?? this.maxWait
+      maxWait = options?.maxWait === undefined ? ownMaxWait : this.decodeRunOptions(options).maxWait ?? ownMaxWait
     } catch (defect) {
       return Effect.die(defect)
     }
     const queue = this.queue
-    if (queue.tryTake(cost)) {
-      permitWaitSeconds.unsafeUpdate(0, this.labels)
+    const labels = limits?.labels ?? this.labels
+    if (queue.tryTake(cost, lane)) {
+      permitWaitSeconds.unsafeUpdate(0, labels)
       annotate(fiber, 0)
       return cost
     }
-    if (queue.waiting >= this.maxWaiting) {
-      rejectedTotal.unsafeUpdate(1, this.fullLabels)
+    const laneWaiting = lane?.waiting ?? 0
+    const laneMaxWaiting = limits?.maxWaiting ?? Infinity
+    const laneFull = laneWaiting >= laneMaxWaiting
+    if (laneFull || queue.waiting >= this.maxWaiting) {
+      rejectedTotal.unsafeUpdate(1, limits?.fullLabels ?? this.fullLabels)
       return Effect.fail(
         new BulkheadFull({
           bulkhead: this.name,
+          ...(lane === undefined ? {} : { lane: lane.name }),
           requested: cost,
           cost,
           permits: queue.permits,
           inFlight: queue.inFlight,
-          waiting: queue.waiting,
-          maxWaiting: this.maxWaiting
+          waiting: laneFull ? laneWaiting : queue.waiting,
+          maxWaiting: laneFull ? laneMaxWaiting : this.maxWaiting
         })
       )
     }
     if (Duration.isZero(maxWait)) {
-      rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
-      return Effect.fail(this.timeoutError(cost, Duration.zero, queue.waiting))
+      rejectedTotal.unsafeUpdate(1, limits?.timeoutLabels ?? this.timeoutLabels)
+      return Effect.fail(
+        this.timeoutError(cost, Duration.zero, lane === undefined ? queue.waiting : lane.waiting, lane)
+      )
     }
     // the fiber's own Clock, so that TestClock drives the budget and the measured wait
     const clock = fiber === undefined ? Clock.make() : Context.get(fiber.currentDefaultServices, Clock.Clock)
     const start = clock.unsafeCurrentTimeNanos()
-    const waiter = queue.enqueue(new Waiter(cost))
+    const waiter = queue.enqueue(new Waiter(cost), lane, clock.unsafeCurrentTimeMillis())
     const wait = Effect.async<void, Api.PermitWaitTimeout>((resume) => {
       if (waiter.state === "queued") waiter.resume = resume
       else resume(waiter.timedOut ?? resumeWith)
@@ -191,7 +225,7 @@ class BulkheadImpl implements Api.Bulkhead {
       if (Exit.isSuccess(exit)) {
         queue.hold(waiter)
         const waited = Number(clock.unsafeCurrentTimeNanos() - start) / 1e9
-        permitWaitSeconds.unsafeUpdate(waited, this.labels)
+        permitWaitSeconds.unsafeUpdate(waited, labels)
         annotate(fiber, waited * 1000)
       } else {
         queue.abandon(waiter)
@@ -217,17 +251,25 @@ class BulkheadImpl implements Api.Bulkhead {
 
   /** The waiter's budget ran out while it was still queued: it leaves with PermitWaitTimeout. */
   private expire(waiter: Waiter, maxWait: Duration.Duration): void {
+    const lane = waiter.lane
     if (!this.queue.leave(waiter)) return
-    rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
-    waiter.timedOut = Effect.fail(this.timeoutError(waiter.cost, maxWait, waiter.aheadWhenQueued))
+    const limits = lane === undefined ? undefined : this.lanes?.setup.limitsOf(lane.name)
+    rejectedTotal.unsafeUpdate(1, limits?.timeoutLabels ?? this.timeoutLabels)
+    waiter.timedOut = Effect.fail(this.timeoutError(waiter.cost, maxWait, waiter.aheadWhenQueued, lane))
     if (waiter.resume !== undefined) waiter.resume(waiter.timedOut)
     // the waiter may have been a heavy head holding lighter ones back
     this.queue.dispatch()
   }
 
-  private timeoutError(cost: number, waited: Duration.Duration, ahead: number): PermitWaitTimeout {
+  private timeoutError(
+    cost: number,
+    waited: Duration.Duration,
+    ahead: number,
+    lane: Lane<Waiter> | undefined
+  ): PermitWaitTimeout {
     return new PermitWaitTimeout({
       bulkhead: this.name,
+      ...(lane === undefined ? {} : { lane: lane.name }),
       waited,
       requested: cost,
       cost,
@@ -294,7 +336,15 @@ class BulkheadImpl implements Api.Bulkhead {
       holders: queue.holders,
       waiting: queue.waiting,
       waitingPermits: queue.waitingPermits,
-      maxWaiting: this.maxWaiting
+      maxWaiting: this.maxWaiting,
+      ...(this.lanes === undefined ? {} : {
+        lanes: [...this.lanes.queue.lanes.values()].map((lane) => ({
+          name: lane.name,
+          waiting: lane.waiting,
+          waitingPermits: lane.waitingPermits,
+          granted: lane.granted
+        }))
+      })
     }))
   }
 }
@@ -305,7 +355,7 @@ interface Releasing {
 }
 
 /** Handlers that give back `cost` permits when a call ends, then pass its exit on. */
-const releasing = (queue: PermitQueue<Waiter>, cost: number): Releasing => ({
+const releasing = (queue: Queue, cost: number): Releasing => ({
   onFailure: (cause) => {
     queue.release(cost)
     return Effect.failCause(cause)
@@ -359,28 +409,3 @@ export const withBulkhead = dual<
     options?: Api.RunOptions | undefined
   ) => Effect.Effect<A, E | Api.BulkheadError | EB, R>
 >((args) => Effect.isEffect(args[0]), (self, bulkhead, options) => bulkhead.run(self, options))
-
-// ---------------------------------------------------------------------------------------------
-// services and layers
-// ---------------------------------------------------------------------------------------------
-
-/** @internal */
-export const layer = <I, E = never>(tag: Context.Tag<I, Api.Bulkhead<E>>, options: Api.Options): Layer.Layer<I> =>
-  Layer.effect(tag, make(options))
-
-/** @internal */
-export const layerConfig = <I, E = never>(
-  tag: Context.Tag<I, Api.Bulkhead<E>>,
-  config: Config.Config<Api.Options>
-): Layer.Layer<I, ConfigError.ConfigError> => Layer.effect(tag, Effect.flatMap(config, make))
-
-/** @internal */
-export const Tag = <const Id extends string>(id: Id) => <Self, E = never>(): Api.TagClass<Self, Id, E> => {
-  const tag = Context.Tag(`@sluice/bulkhead/${id}`)<Self, Api.Bulkhead<E>>()
-  return Object.assign(tag, {
-    id,
-    layer: (settings: Api.Settings) => layer(tag, { ...settings, name: id }),
-    layerConfig: (config: Config.Config<Api.Settings>) =>
-      layerConfig(tag, Config.map(config, (options) => ({ ...options, name: id })))
-  })
-}

@@ -1,0 +1,119 @@
+/**
+ * A bulkhead's lanes decoded once: the pure queue's policy, and each lane's limits and metric
+ * labels, made when the lane is first seen.
+ *
+ * @internal
+ */
+import { OptionSchema } from "@sluice/options"
+import * as Duration from "effect/Duration"
+import * as MetricLabel from "effect/MetricLabel"
+import * as Schema from "effect/Schema"
+import type * as Lanes from "../BulkheadLanes.js"
+import type { Policy } from "./laneQueue.js"
+import { illegal, show } from "./validation.js"
+
+const MaxWait = OptionSchema.duration({ zero: true, infinite: true })
+
+const Limits = Schema.Struct({
+  maxWaiting: Schema.optional(OptionSchema.integer({ min: 0, infinite: true })),
+  maxWait: Schema.optional(MaxWait)
+})
+
+const PriorityLane = Schema.extend(
+  Limits,
+  Schema.Struct({ yieldFor: Schema.optional(OptionSchema.duration({ zero: true, infinite: false })) })
+)
+
+const FairShare = Schema.extend(
+  Limits,
+  Schema.Struct({
+    weights: Schema.optional(Schema.Record({ key: Schema.String, value: OptionSchema.positive })),
+    defaultWeight: Schema.optional(OptionSchema.positive)
+  })
+)
+
+/** What a lane's calls are held to, and the labels they are counted under. */
+export interface LaneLimits {
+  readonly maxWaiting: number
+  readonly maxWait: Duration.Duration | undefined
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
+}
+
+/** A bulkhead's lanes: the policy for the queue, and what each lane is held to. */
+export interface Setup {
+  readonly policy: Policy
+  /** The lane of a call that names none. */
+  readonly defaultLane: string
+  /** The limits of a lane, made on first sight (fair share) or declared (priority). */
+  readonly limitsOf: (lane: string) => LaneLimits
+}
+
+const limitsFor = (
+  bulkhead: string,
+  lane: string,
+  maxWaiting: number | undefined,
+  maxWait: Duration.Duration | undefined
+): LaneLimits => {
+  const name = MetricLabel.make("name", bulkhead)
+  const label = MetricLabel.make("lane", lane)
+  return {
+    maxWaiting: maxWaiting ?? Infinity,
+    maxWait,
+    labels: [name, label],
+    fullLabels: [name, label, MetricLabel.make("reason", "full")],
+    timeoutLabels: [name, label, MetricLabel.make("reason", "timeout")]
+  }
+}
+
+/** Decodes `lanes` for the bulkhead `name`: a bad value is a defect naming the bulkhead and the lane. */
+export const decode = (name: string, lanes: Lanes.Lanes): Setup => {
+  if (typeof lanes !== "object" || lanes === null || (lanes._tag !== "Priority" && lanes._tag !== "FairShare")) {
+    throw illegal(
+      `bulkhead "${name}": lanes must come from BulkheadLanes.priority or BulkheadLanes.fairShare, got ${show(lanes)}`
+    )
+  }
+  if (lanes._tag === "FairShare") {
+    const options = OptionSchema.decodeSync(FairShare, `bulkhead "${name}" lanes (fairShare)`)(lanes.options)
+    const weights = new Map(Object.entries(options.weights ?? {}))
+    const made = new Map<string, LaneLimits>()
+    return {
+      policy: { _tag: "fairShare", weights, defaultWeight: options.defaultWeight ?? 1 },
+      defaultLane: "default",
+      limitsOf: (lane) => {
+        let limits = made.get(lane)
+        if (limits === undefined) {
+          limits = limitsFor(name, lane, options.maxWaiting, options.maxWait)
+          made.set(lane, limits)
+        }
+        return limits
+      }
+    }
+  }
+  if (lanes.lanes.length === 0) throw illegal(`bulkhead "${name}": lanes (priority) needs at least one lane`)
+  const declared = new Map<string, LaneLimits>()
+  const policyLanes = lanes.lanes.map(([lane, settings], rank) => {
+    // JavaScript lists integer-like keys first, in numeric order: such a name would reorder the lanes
+    if (/^\d+$/.test(lane)) {
+      throw illegal(`bulkhead "${name}": lane names must not be integers (an object lists them first), got "${lane}"`)
+    }
+    const decoded = OptionSchema.decodeSync(PriorityLane, `bulkhead "${name}" lane "${lane}"`)(settings)
+    if (rank === 0 && decoded.yieldFor !== undefined) {
+      throw illegal(`bulkhead "${name}": the first lane ("${lane}") gives way to none, so it takes no yieldFor`)
+    }
+    if (rank > 0 && decoded.yieldFor === undefined) {
+      throw illegal(
+        `bulkhead "${name}": lane "${lane}" needs yieldFor, how long its callers give way to the lanes above ` +
+          `(without it a saturated higher lane would keep them waiting for ever)`
+      )
+    }
+    declared.set(lane, limitsFor(name, lane, decoded.maxWaiting, decoded.maxWait))
+    return { name: lane, yieldForMillis: decoded.yieldFor === undefined ? 0 : Duration.toMillis(decoded.yieldFor) }
+  })
+  return {
+    policy: { _tag: "priority", lanes: policyLanes },
+    defaultLane: policyLanes[policyLanes.length - 1].name,
+    limitsOf: (lane) => declared.get(lane) as LaneLimits
+  }
+}
