@@ -60,7 +60,7 @@ export type OnLeaseLost = "log" | "interrupt"
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Omit<Bulkhead.Settings, "order"> {
+export interface Options extends Omit<Bulkhead.Settings, "order" | "lanes"> {
   /** The name shared by the fleet: every process using it shares its permits. No braces. */
   readonly name: string
   /**

@@ -351,6 +351,10 @@ describe("RedisBulkhead", () => {
         `bulkhead "x": leaseTtl must be a duration from 300ms to 1 hour, got 1000000000000`
       ],
       [{ name: "a{b}", permits: 1 }, "without braces"],
+      [
+        { name: "x", permits: 1, lanes: { _tag: "FairShare", options: {} } } as RedisBulkhead.Options,
+        `bulkhead "x": lanes are not served by the Redis bulkhead yet`
+      ],
       [{ name: "x", permits: 1, storeDown: "local" }, `bulkhead "x": localShare is needed with storeDown "local"`],
       [
         { name: "x", permits: 1, storeDown: "local", localShare: 1.5 },

@@ -106,6 +106,10 @@ export const resolve = (options: Api.Options): Settings => {
   if (typeof name !== "string" || name.length === 0 || /[{}]/.test(name)) {
     throw illegal(`a Redis bulkhead needs a non-empty name without braces, got ${show(name)}`)
   }
+  if ((options as { readonly lanes?: unknown }).lanes !== undefined) {
+    // the fleet's Lua scripts serve one queue; lanes on Redis are RFC 0004's step 4
+    throw illegal(`${OptionSchema.owner("bulkhead", name)}: lanes are not served by the Redis bulkhead yet`)
+  }
   const decoded = OptionSchema.decodeEither(Options, OptionSchema.owner("bulkhead", name))(options)
   if (Either.isLeft(decoded)) throw illegal(decoded.left)
   const valid = decoded.right
