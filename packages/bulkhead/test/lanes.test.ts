@@ -57,33 +57,37 @@ describe("lanes", () => {
         assert.strictEqual(yield* run(undefined), 1_000)
       }))
 
-    it.effect("a batch call waits its yieldFor plus one permit time however many interactive calls come", () =>
-      Effect.gen(function*() {
-        const bulkhead = yield* Bulkhead.make({
-          name: uniqueName("lanes"),
-          permits: 1,
-          lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 second" } })
-        })
-        const starts = new Map<string, number>()
-        // an interactive call of 10 ms holds the permit; another arrives every 10 ms, for 3 s
-        yield* Effect.fork(bulkhead.run(timed(starts, "i0", 10), { lane: "interactive" }))
-        yield* yieldTurns(10)
-        const batch = yield* Effect.fork(bulkhead.run(timed(starts, "b", 10), { lane: "batch" }))
-        yield* yieldTurns(10)
-        for (let i = 1; i <= 300; i++) {
-          yield* Effect.fork(bulkhead.run(timed(starts, `i${i}`, 10), { lane: "interactive" }))
+    it.effect(
+      "a batch call waits its yieldFor plus one permit time however many interactive calls come",
+      () =>
+        Effect.gen(function*() {
+          const bulkhead = yield* Bulkhead.make({
+            name: uniqueName("lanes"),
+            permits: 1,
+            lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 second" } })
+          })
+          const starts = new Map<string, number>()
+          // an interactive call of 10 ms holds the permit; another arrives every 10 ms, for 1.5 s
+          yield* Effect.fork(bulkhead.run(timed(starts, "i0", 10), { lane: "interactive" }))
           yield* yieldTurns(10)
-          yield* TestClock.adjust("10 millis")
-        }
-        yield* Fiber.join(batch)
-        // due at 1,000 ms: the interactive calls due no later and still waiting go first (the one
-        // queued at 990 starts at 1,000; the one queued at 1,000 wins the tie, at 1,010), then the
-        // batch call, within 1,000 + A · ⌈(2 + 1) / 1⌉
-        assert.strictEqual(starts.get("b"), 1_020)
-        assert.isAtMost(starts.get("b") ?? Infinity, 1_000 + 10 * 3)
-        yield* advance(5, 10)
-        yield* expectIdle(bulkhead)
-      }))
+          const batch = yield* Effect.fork(bulkhead.run(timed(starts, "b", 10), { lane: "batch" }))
+          yield* yieldTurns(10)
+          for (let i = 1; i <= 150; i++) {
+            yield* Effect.fork(bulkhead.run(timed(starts, `i${i}`, 10), { lane: "interactive" }))
+            yield* yieldTurns(10)
+            yield* TestClock.adjust("10 millis")
+          }
+          yield* Fiber.join(batch)
+          // due at 1,000 ms: the interactive calls due no later and still waiting go first (the one
+          // queued at 990 starts at 1,000; the one queued at 1,000 wins the tie, at 1,010), then the
+          // batch call, within 1,000 + A · ⌈(2 + 1) / 1⌉
+          assert.strictEqual(starts.get("b"), 1_020)
+          assert.isAtMost(starts.get("b") ?? Infinity, 1_000 + 10 * 3)
+          yield* advance(5, 10)
+          yield* expectIdle(bulkhead)
+        }),
+      30_000
+    )
 
     it.effect("each lane's maxWaiting and maxWait refuse with errors that name the lane", () =>
       Effect.gen(function*() {
