@@ -29,20 +29,21 @@ export const attempt = <A, E, R>(
   const holding = Effect.suspend(() => {
     const granted = clock.unsafeCurrentTimeMillis()
     provider.permitWait.add(granted - queuedAt)
+    provider.lanes?.add(progress.settings.lane, granted - queuedAt)
     // a permit granted as the total runs out (freed by a call that timed out at that instant) comes too late
     if (granted >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, granted, "permit_wait"))
     return provider.limiter === undefined
       ? call(provider, self, progress, clock, undefined)
       : limited(provider, provider.limiter, self, progress, clock, granted)
   })
-  const permits = progress.settings.permits
+  const { lane, permits } = progress.settings
   const left = progress.deadline - queuedAt
   // the permit wait bounded by what is left of the total, when that ends before the bulkhead's own
   if (left >= provider.permitWaitMillis) {
-    return provider.bulkhead.run(holding, permits === 1 ? undefined : { permits })
+    return provider.bulkhead.run(holding, permits === 1 && lane === undefined ? undefined : { permits, lane })
   }
   return Effect.catchIf(
-    provider.bulkhead.run(holding, { permits, maxWait: Duration.millis(left) }),
+    provider.bulkhead.run(holding, { permits, lane, maxWait: Duration.millis(left) }),
     (error) => Bulkhead.isBulkheadError(error) && error._tag === "PermitWaitTimeout",
     () => Effect.fail(provider.totalTimeout(progress, clock.unsafeCurrentTimeMillis(), "permit_wait"))
   )

@@ -15,10 +15,11 @@ import type * as Api from "../ProviderStats.js"
 import * as RetryBudgetModule from "../RetryBudget.js"
 import type * as internalBreaker from "./circuitBreaker.js"
 import type { Owner } from "./format.js"
+import { laneSummaries } from "./lane.js"
 import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
 import type { RetryBudget } from "./retryBudget.js"
-import { DimensionUsage, Samples, StartTimes } from "./samples.js"
+import { DimensionUsage, LaneWaits, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
 
 /**
@@ -80,6 +81,8 @@ export class ProviderState {
   readonly starts: StartTimes
   /** Units per dimension of recent starts, when the limiter names dimensions of its own. */
   readonly dimensions: DimensionUsage | undefined
+  /** Permit waits per lane, when the bulkhead has lanes. */
+  readonly lanes: LaneWaits | undefined
 
   // shutdown: no call admitted once closing; calls still running when the grace period ends are interrupted
   closing = false
@@ -119,6 +122,9 @@ export class ProviderState {
     this.starts = new StartTimes(resolved.sampleSize)
     const named = limiter !== undefined && (limiter.dimensions.length > 1 || limiter.dimensions[0] !== "default")
     this.dimensions = named ? new DimensionUsage(limiter.dimensions, resolved.sampleSize) : undefined
+    this.lanes = bulkhead.defaultLane === undefined
+      ? undefined
+      : new LaneWaits(bulkhead.defaultLane, resolved.sampleSize)
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
     this.defaults = defaultsOf(resolved)
@@ -218,6 +224,7 @@ export class ProviderState {
         callTime,
         circuit: this.breaker?.state ?? "closed",
         bulkhead,
+        ...(this.lanes === undefined ? {} : { lanes: laneSummaries(this.lanes, bulkhead) }),
         verdict: verdict({
           attempts: this.attempts,
           upstreamErrors: this.upstreamErrors,
