@@ -99,7 +99,7 @@ export type {
  * @since 0.1.0
  * @category models
  */
-export type { Outcome, PhaseSummary, Stats, Verdict } from "./ProviderStats.js"
+export type { LaneSummary, Outcome, PhaseSummary, Stats, Verdict } from "./ProviderStats.js"
 
 // errors: declared in the module `ProviderError`, re-exported so that one import gives them all
 
