@@ -7,15 +7,23 @@
  * @internal
  */
 export class Samples {
-  protected readonly values: Float64Array
+  protected values: Float64Array
   protected next = 0
   protected filled = 0
 
-  constructor(size: number) {
-    this.values = new Float64Array(size)
+  /** `initial` below `size`: the ring starts that small and doubles as it fills, up to `size`. */
+  constructor(private readonly size: number, initial = size) {
+    this.values = new Float64Array(Math.min(size, Math.max(1, initial)))
   }
 
   add(value: number): void {
+    // grown only before the ring first wraps, so the values kept are the first `filled`, in order
+    if (this.filled === this.values.length && this.values.length < this.size) {
+      const grown = new Float64Array(Math.min(this.size, this.values.length * 2))
+      grown.set(this.values)
+      this.values = grown
+      this.next = this.filled
+    }
     this.values[this.next] = value
     this.next = (this.next + 1) % this.values.length
     if (this.filled < this.values.length) this.filled++
@@ -112,7 +120,8 @@ export class DimensionUsage {
 /**
  * Permit waits per bulkhead lane: attempts granted in each lane since the provider was made, and
  * the waits of its last `size`. Made only for a bulkhead with lanes, so it holds no more lanes
- * than the bulkhead does.
+ * than the bulkhead does; a lane's ring starts at 8 values and grows with its attempts, so that a
+ * fair-share tenant seen once costs some hundred bytes, not `size` values.
  *
  * @internal
  */
@@ -125,7 +134,7 @@ export class LaneWaits {
     const name = lane ?? this.defaultLane
     let entry = this.lanes.get(name)
     if (entry === undefined) {
-      entry = { attempts: 0, waits: new Samples(this.size) }
+      entry = { attempts: 0, waits: new Samples(this.size, 8) }
       this.lanes.set(name, entry)
     }
     entry.attempts++
