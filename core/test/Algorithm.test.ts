@@ -2,8 +2,8 @@
  * The pure arithmetic where the limiter's tests cannot reach it: a fixed window whose absolute
  * unit count a double cannot hold exactly.
  */
-import { describe, expect, it } from "@effect/vitest"
-import * as algorithm from "../src/internal/algorithm.js"
+import { describe, expect, it } from "vitest"
+import * as algorithm from "../src/Algorithm.js"
 
 describe("algorithm", () => {
   it("a fixed window too fine for an exact restore point gives back the cost only", () => {

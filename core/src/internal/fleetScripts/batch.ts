@@ -1,9 +1,9 @@
 /**
- * The `batch` script (`scripts.ts` describes the keys and the rules). Imports nothing from Effect.
+ * The `batch` script (`FleetScripts.ts` describes the keys and the rules). Imports nothing from Effect.
  *
  * @internal
  */
-import { prelude } from "./scriptPrelude.js"
+import { prelude } from "./prelude.js"
 
 /**
  * The acquires and releases of one bulkhead instance that one event-loop turn asked for, in the

@@ -4,10 +4,10 @@
  * larger than the log writes is only what the log keeps, decided exactly as if every unit had been
  * logged and the oldest trimmed (checked against that naive log over random charges).
  */
-import { describe, expect, it } from "@effect/vitest"
-import { FastCheck } from "effect"
-import * as algorithm from "../src/internal/algorithm.js"
-import * as settlement from "../src/internal/settlement.js"
+import * as FastCheck from "fast-check"
+import { describe, expect, it } from "vitest"
+import * as algorithm from "../src/Algorithm.js"
+import * as settlement from "../src/Settlement.js"
 
 const spec: algorithm.LimitSpec = { algorithm: "sliding-window", limit: 5, windowMillis: 1000, burst: 5 }
 

@@ -15,7 +15,7 @@ import { clock, fixedSlot, helpers, stateCode } from "./common.js"
  * other scripts share cost it a sixth of its time); its comments map it to `reserve`.
  *
  * KEYS: the state. ARGV: now, ttlPad, maxWait (-1: none), the limit's signature, then GCRA's two
- * increments, computed by the caller with `algorithm.ts`' own expressions (so they are the same
+ * increments, computed by the caller with `Algorithm`'s own expressions (so they are the same
  * doubles): `(cost - burst) × T`, which the earliest start adds to the theoretical arrival time,
  * and `cost × T`, which the start adds to it (`T` = window / limit).
  *

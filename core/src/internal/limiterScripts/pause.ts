@@ -10,7 +10,7 @@ import { clock, helpers } from "./common.js"
  * would not end later changes nothing). Reservations already made stand: their callers are held
  * until the pause ends. A GCRA limit with callers still waiting (its theoretical arrival time minus
  * `burst × T` is after now) moves its schedule past the pause by the extension, so that new
- * reservations queue after the held callers (`algorithm.ts`' `postpone`); the limit's parameters
+ * reservations queue after the held callers (`Algorithm`'s `postpone`); the limit's parameters
  * are read back from its signature.
  */
 export const pause = `${clock}${helpers}

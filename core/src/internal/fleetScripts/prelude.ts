@@ -1,5 +1,5 @@
 /**
- * The Lua every script of the distributed bulkhead starts with (`scripts.ts` describes the keys and
+ * The Lua every script of the distributed bulkhead starts with (`FleetScripts.ts` describes the keys and
  * the rules): the counters read once, the expiry of dead leases, strict-FIFO grants, the head run,
  * and the write-back that publishes the grants. Imports nothing from Effect.
  *

@@ -16,25 +16,41 @@
  * it, so no lighter ticket of any lane overtakes a heavy one. Every method runs to completion on
  * JavaScript's one thread, so each is atomic.
  *
- * @internal
+ * @since 0.1.0
  */
 
-/** A lane of a `priority` policy, highest first. */
+/**
+ * A lane of a `priority` policy, highest first.
+ *
+ * @since 0.1.0
+ */
 export interface PriorityLane {
   readonly name: string
   /** How long its tickets give way to the lanes above (ms); zero for the first lane. */
   readonly yieldForMillis: number
 }
 
-/** How a bulkhead with lanes chooses the next ticket. */
+/**
+ * How a bulkhead with lanes chooses the next ticket.
+ *
+ * @since 0.1.0
+ */
 export type Policy =
   | { readonly _tag: "priority"; readonly lanes: ReadonlyArray<PriorityLane> }
   | { readonly _tag: "fairShare"; readonly weights: ReadonlyMap<string, number>; readonly defaultWeight: number }
 
-/** A waiter's life, as in `PermitQueue`: queued, granted, held; or gone without its permits. */
+/**
+ * A waiter's life, as in `PermitQueue`: queued, granted, held; or gone without its permits.
+ *
+ * @since 0.1.0
+ */
 export type TicketState = "queued" | "granted" | "held" | "gone"
 
-/** One caller's place in its lane. Extend it to carry what the caller needs to be woken. */
+/**
+ * One caller's place in its lane. Extend it to carry what the caller needs to be woken.
+ *
+ * @since 0.1.0
+ */
 export class LaneTicket {
   /** Callers queued ahead of it in its lane when it arrived. */
   aheadWhenQueued = 0
@@ -49,7 +65,11 @@ export class LaneTicket {
   constructor(readonly cost: number) {}
 }
 
-/** One lane: a FIFO list and its counters. */
+/**
+ * One lane: a FIFO list and its counters.
+ *
+ * @since 0.1.0
+ */
 export class Lane<T extends LaneTicket> {
   head: T | undefined = undefined
   tail: T | undefined = undefined
@@ -67,13 +87,23 @@ export class Lane<T extends LaneTicket> {
   constructor(readonly name: string, readonly rank: number, readonly yieldForMillis: number, readonly weight: number) {}
 }
 
-/** What the queue tells its owner, once per change. */
+/**
+ * What the queue tells its owner, once per change.
+ *
+ * @since 0.1.0
+ */
 export interface Hooks<T extends LaneTicket> {
   readonly granted: (ticket: T) => void
   readonly inFlight: (inFlight: number) => void
   readonly waiting: (lane: Lane<T>) => void
 }
 
+/**
+ * Permits and one queue per lane, granted by the policy: the chosen ticket that does not fit the
+ * free permits stops every grant behind it. Costs are trusted: the caller validates them.
+ *
+ * @since 0.1.0
+ */
 export class LaneQueue<T extends LaneTicket> {
   inFlight = 0
   holders = 0

@@ -1,12 +1,12 @@
 /**
  * The lanes' pure core (RFC 0004) on its own: plain synchronous calls, `now` passed in.
  */
-import { assert, describe, it } from "@effect/vitest"
-import { FastCheck as fc } from "effect"
+import * as fc from "fast-check"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Policy } from "../src/internal/laneQueue.js"
-import { LaneQueue, LaneTicket } from "../src/internal/laneQueue.js"
+import { assert, describe, it } from "vitest"
+import type { Policy } from "../src/LaneQueue.js"
+import { LaneQueue, LaneTicket } from "../src/LaneQueue.js"
 
 class Named extends LaneTicket {
   constructor(readonly id: string, cost: number) {
@@ -47,7 +47,7 @@ const fair = (weights: Record<string, number>, defaultWeight = 1): Policy => ({
 
 describe("LaneQueue", () => {
   it("imports nothing", () => {
-    const source = fs.readFileSync(path.join(import.meta.dirname, "../src/internal/laneQueue.ts"), "utf8")
+    const source = fs.readFileSync(path.join(import.meta.dirname, "../src/LaneQueue.ts"), "utf8")
     assert.deepStrictEqual(source.match(/^\s*import\b.*$/gm) ?? [], [])
   })
 

@@ -1,12 +1,12 @@
 /**
- * Taking a reservation back (`ledger.ts` and `algorithm.ts`' `rollback`).
+ * Taking a reservation back (`Ledger` and `Algorithm`'s `rollback`).
  *
  * @internal
  */
 import { clock, helpers, stateCode } from "./common.js"
 
 /**
- * `ledger.ts`' `cancel` and `algorithm.ts`' `rollback`. KEYS: the state, one log key per limit,
+ * `Ledger`'s `cancel` and `Algorithm`'s `rollback`. KEYS: the state, one log key per limit,
  * then the cancelled runs. ARGV: now, ttlPad, reservation, n, the limits as for `reserve`, the
  * reservation's cost on each limit, then its restore values as `reserve` answered them (none when
  * it answered none).

@@ -1,13 +1,17 @@
-// Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
-// Header parsers for the limits a server reports: OpenAI, Anthropic, the IETF RateLimit fields and
-// the de facto X-RateLimit-*. Nothing here throws; a value that cannot be read is left out of the
-// observations and returned as a problem naming the header and the value.
+/**
+ * Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
+ * Header parsers for the limits a server reports: OpenAI, Anthropic, the IETF RateLimit fields and
+ * the de facto X-RateLimit-*. Nothing here throws; a value that cannot be read is left out of the
+ * observations and returned as a problem naming the header and the value.
+ *
+ * @since 0.1.0
+ */
 
-import { parseCount, parseGoDuration, parseRfc3339 } from "./headerValues.js"
-import { clampMillis } from "./retryAfter.js"
-import { parseSfList, type SfItem } from "./structuredFields.js"
+import { parseCount, parseGoDuration, parseRfc3339 } from "./internal/rateLimitHeaders/headerValues.js"
+import { parseSfList, type SfItem } from "./internal/rateLimitHeaders/structuredFields.js"
+import { clampMillis } from "./RetryAfter.js"
 
-/** @internal */
+/** @since 0.1.0 */
 export interface Observation {
   readonly dimension: string
   readonly limit?: number
@@ -15,14 +19,14 @@ export interface Observation {
   readonly resetAfterMillis?: number
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export interface Problem {
   readonly header: string
   readonly value: string
   readonly reason: string
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export interface Reading {
   readonly observations: ReadonlyArray<Observation>
   readonly problems: ReadonlyArray<Problem>
@@ -31,7 +35,7 @@ export interface Reading {
 /**
  * Header names in any case; a repeated header as an array (joined with ", ", as HTTP combines them).
  *
- * @internal
+ * @since 0.1.0
  */
 export type HeaderInput = Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
 
@@ -39,7 +43,7 @@ export type HeaderInput = Readonly<Record<string, string | ReadonlyArray<string>
  * `read` bounds every reset that comes with nothing remaining by `maxResetMillis` (absent:
  * `DEFAULT_MAX_RESET_MILLIS`).
  *
- * @internal
+ * @since 0.1.0
  */
 export interface Profile {
   readonly name: string
@@ -53,7 +57,7 @@ export interface Profile {
  * blindly: `x-ratelimit-reset-tokens: 87600h` would hold the dimension for ten years, in every
  * process sharing the limiter.
  *
- * @internal
+ * @since 0.1.0
  */
 export const DEFAULT_MAX_RESET_MILLIS = 3_600_000
 
@@ -79,7 +83,7 @@ const bounded = (
   return clampMillis(millis, 0, max)
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export const lowercased = (headers: HeaderInput): ReadonlyMap<string, string> => {
   const map = new Map<string, string>()
   for (const [name, value] of Object.entries(headers)) {
@@ -152,7 +156,7 @@ const tripletProfile = (
   }
 })
 
-/** @internal */
+/** @since 0.1.0 */
 export const openai: Profile = tripletProfile(
   "openai",
   ["requests", "tokens"].map((dimension) => ({
@@ -171,7 +175,7 @@ export const openai: Profile = tripletProfile(
   }
 )
 
-/** @internal */
+/** @since 0.1.0 */
 export const anthropic: Profile = tripletProfile(
   "anthropic",
   ["requests", "tokens", "input-tokens", "output-tokens"].map((dimension) => ({
@@ -198,7 +202,7 @@ export const anthropic: Profile = tripletProfile(
 const EPOCH_SECONDS_FROM = 1e9
 const EPOCH_MILLIS_FROM = 1e12
 
-/** @internal */
+/** @since 0.1.0 */
 export const genericResetMillis = (value: string, nowMillis: number): number | undefined => {
   const text = value.trim()
   if (!/^\d+(?:\.\d+)?$/.test(text)) return undefined
@@ -209,7 +213,7 @@ export const genericResetMillis = (value: string, nowMillis: number): number | u
   return Math.ceil(n * 1000)
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export const generic: Profile = tripletProfile(
   "generic",
   [{
@@ -259,7 +263,7 @@ interface Seen {
  * are not observations. `r` is REQUIRED by §4.1, but the draft's own Appendix B.3.1 sends
  * `RateLimit: quota;t=1`; an item without it gives its reset alone.
  *
- * @internal
+ * @since 0.1.0
  */
 export const ietf: Profile = {
   name: "ietf",
@@ -319,7 +323,7 @@ export const ietf: Profile = {
 /**
  * The profile with its dimensions renamed (`{ "input-tokens": "input" }`); names not mapped stay.
  *
- * @internal
+ * @since 0.1.0
  */
 export const rename = (profile: Profile, names: Readonly<Record<string, string>>): Profile => ({
   name: profile.name,
@@ -338,7 +342,7 @@ export const rename = (profile: Profile, names: Readonly<Record<string, string>>
  * The profile with its resets bounded by `maxResetMillis` instead of the default (an outer bound
  * given to `read` wins).
  *
- * @internal
+ * @since 0.1.0
  */
 export const withMaxReset = (profile: Profile, maxResetMillis: number): Profile => ({
   name: profile.name,

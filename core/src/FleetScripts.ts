@@ -1,7 +1,7 @@
 /**
  * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
- * acquires and releases of one event-loop turn (`batchScript.ts`), and one script per other
- * operation, each after the common prelude (`scriptPrelude.ts`). These modules import nothing from
+ * acquires and releases of one event-loop turn (`internal/fleetScripts/batch.ts`), and one script per other
+ * operation, each after the common prelude (`internal/fleetScripts/prelude.ts`). These modules import nothing from
  * Effect, so that a build for another Effect major reuses them.
  *
  * Layout, for a bulkhead named `n` under the prefix `p` (every key and the channel share the hash
@@ -46,11 +46,11 @@
  * process's permits (used only when the shared `permits` is missing: a Redis that restarted empty,
  * or a name that fell idle).
  *
- * @internal
+ * @since 0.1.0
  */
 
-import { batch } from "./batchScript.js"
-import { prelude } from "./scriptPrelude.js"
+import { batch } from "./internal/fleetScripts/batch.js"
+import { prelude } from "./internal/fleetScripts/prelude.js"
 
 /**
  * ARGV: channel, permits, then members. Extends each member's lease by its own ttl.
@@ -137,25 +137,25 @@ finish()
 return {permits}
 `
 
-/** @internal */
+/** @since 0.1.0 */
 export const scripts = { batch, renew, claim, stats, resize } as const
 
-/** @internal */
+/** @since 0.1.0 */
 export type ScriptName = keyof typeof scripts
 
-/** The operations of a `batch` script. @internal */
+/** The operations of a `batch` script. @since 0.1.0 */
 export const ACQUIRE = "q"
-/** @internal */
+/** @since 0.1.0 */
 export const TRY_ACQUIRE = "t"
-/** @internal */
+/** @since 0.1.0 */
 export const RELEASE = "r"
-/** @internal */
+/** @since 0.1.0 */
 export const LEAVE_KEEPING = "k"
-/** @internal */
+/** @since 0.1.0 */
 export const HAND_OVER = "h"
-/** @internal */
+/** @since 0.1.0 */
 export const ABANDON = "a"
-/** @internal */
+/** @since 0.1.0 */
 export type OperationCode =
   | typeof ABANDON
   | typeof ACQUIRE
@@ -164,27 +164,27 @@ export type OperationCode =
   | typeof LEAVE_KEEPING
   | typeof HAND_OVER
 
-/** Reply kinds of an acquire. @internal */
+/** Reply kinds of an acquire. @since 0.1.0 */
 export const ACQUIRE_QUEUED = 0
-/** @internal */
+/** @since 0.1.0 */
 export const ACQUIRE_GRANTED = 1
-/** @internal */
+/** @since 0.1.0 */
 export const ACQUIRE_FULL = 2
-/** @internal */
+/** @since 0.1.0 */
 export const ACQUIRE_REFUSED = 3
 
-/** States in a release's reply. @internal */
+/** States in a release's reply. @since 0.1.0 */
 export const LEFT_NOTHING = 0
-/** @internal */
+/** @since 0.1.0 */
 export const LEFT_HELD = 1
-/** @internal */
+/** @since 0.1.0 */
 export const LEFT_QUEUE = 2
 
 /**
  * The keys of one bulkhead, in the order every script takes them, then the common name of its grant
  * channels (`<channel>:<mark>` for each bulkhead instance). All share the hash tag `{name}`.
  *
- * @internal
+ * @since 0.1.0
  */
 export const keysOf = (prefix: string, name: string) => {
   const base = `${prefix}{${name}}`

@@ -1,10 +1,15 @@
-/** @internal */
+/**
+ * Exact summaries of recent calls in bounded memory: the last values of each phase, the start
+ * times behind a rate, and the usage reported per dimension.
+ *
+ * @since 0.1.0
+ */
 
 /**
  * The last `size` values of one phase, in a ring: the mean, p50 and p95 of recent calls, exact, in
  * memory bounded by `size` (Effect's histograms give buckets, not exact quantiles).
  *
- * @internal
+ * @since 0.1.0
  */
 export class Samples {
   protected readonly values: Float64Array
@@ -40,7 +45,7 @@ export class Samples {
 /**
  * The instants of the last `size` call starts, in a ring: the rate calls started at lately.
  *
- * @internal
+ * @since 0.1.0
  */
 export class StartTimes extends Samples {
   /** Starts per second from the oldest start kept to the newest; 0 with fewer than two. */
@@ -58,7 +63,7 @@ export class StartTimes extends Samples {
  * settle), each in a ring of the last `size` entries: the rate each dimension is used at lately,
  * for the verdict to name the one nearest its limit.
  *
- * @internal
+ * @since 0.1.0
  */
 export class DimensionUsage {
   private readonly rings = new Map<string, { at: Float64Array; units: Float64Array; next: number; filled: number }>()

@@ -5,21 +5,29 @@
  *
  * Every method runs to completion on JavaScript's one thread, so each is atomic.
  *
- * @internal
+ * @since 0.1.0
  */
 
-/** Which waiter a released permit goes to: the oldest (`fifo`) or the newest (`lifo`). */
+/**
+ * Which waiter a released permit goes to: the oldest (`fifo`) or the newest (`lifo`).
+ *
+ * @since 0.1.0
+ */
 export type Order = "fifo" | "lifo"
 
 /**
  * A waiter's life: `queued`, then `granted` by a release (the permits are taken on its behalf),
  * then `held` once its caller has taken them over; or `gone` when it left without them.
+ *
+ * @since 0.1.0
  */
 export type TicketState = "queued" | "granted" | "held" | "gone"
 
 /**
  * One caller's place in the queue. Extend it to carry what the caller needs to be woken; the
  * links and the state belong to the queue.
+ *
+ * @since 0.1.0
  */
 export class Ticket {
   /** Callers queued ahead of this one when it arrived. */
@@ -30,7 +38,11 @@ export class Ticket {
   constructor(readonly cost: number) {}
 }
 
-/** What the queue tells its owner. Each change is reported once, as it happens. */
+/**
+ * What the queue tells its owner. Each change is reported once, as it happens.
+ *
+ * @since 0.1.0
+ */
 export interface Hooks<T extends Ticket> {
   /** `ticket` was granted its permits: wake its caller. Called once per grant. */
   readonly granted: (ticket: T) => void
@@ -45,6 +57,8 @@ export interface Hooks<T extends Ticket> {
  * newest under `lifo`) in the same step, a newcomer never takes a permit while a ticket is queued
  * (under `fifo`), and a ticket at the front that does not fit stops the grants behind it, so a
  * heavy ticket is never overtaken by lighter ones. Costs are trusted: the caller validates them.
+ *
+ * @since 0.1.0
  */
 export class PermitQueue<T extends Ticket> {
   /** Permits held right now. May exceed `permits` after a shrink, until holders finish. */

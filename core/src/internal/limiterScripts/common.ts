@@ -1,6 +1,6 @@
 /**
  * What every script shares: the deciding instant, the helpers, reading and writing the state.
- * Plain strings, importing nothing (see `../scripts.ts` for the layout).
+ * Plain strings, importing nothing (see `LimiterScripts.ts` for the layout).
  *
  * @internal
  */
@@ -21,7 +21,7 @@ local pad = tonumber(ARGV[2])
 export const helpers = `
 local EPS = 0.001
 local NEG = -math.huge
--- algorithm.ts' MAX_ROLLBACK_UNITS and ledger.ts' MAX_CANCELLED_RUNS
+-- Algorithm.MAX_ROLLBACK_UNITS and Ledger.MAX_CANCELLED_RUNS
 local MAX_ROLLBACK_UNITS = 4096
 local MAX_CANCELLED_RUNS = 1024
 -- the state's header (limits, last id, latest live id, floor, pause, born) and one

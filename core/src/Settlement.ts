@@ -1,9 +1,9 @@
 /**
- * Usage-based limits on the algorithms' state, on plain numbers like `algorithm.ts`: settling a
+ * Usage-based limits on the algorithms' state, on plain numbers like `Algorithm`: settling a
  * started reservation to its actual usage, and tightening a limit to what an upstream said. The
  * memory store runs these; the Redis store's scripts transcribe them. Imports nothing from Effect.
  *
- * @internal
+ * @since 0.1.0
  */
 import {
   commit,
@@ -13,7 +13,7 @@ import {
   normalizeFixed,
   slidingLength,
   type SlidingWindowState
-} from "./algorithm.js"
+} from "./Algorithm.js"
 
 /** Drops `remove` units logged at `at` (the units of one reservation), where the log still has them. */
 const dropUnits = (spec: LimitSpec, state: SlidingWindowState, now: number, at: number, remove: number): void => {
@@ -37,7 +37,7 @@ const dropUnits = (spec: LimitSpec, state: SlidingWindowState, now: number, at: 
  * `restorePoint`, when known) to its `actual` usage; the rules are `RateLimiterStore.settle`'s.
  * Answers whether a debt was charged.
  *
- * @internal
+ * @since 0.1.0
  */
 export const settle = (
   spec: LimitSpec,
@@ -97,7 +97,7 @@ export const settle = (
  * reset `resetAfter` milliseconds away; the rules are `RateLimiterStore.tighten`'s. Only ever
  * delays future starts.
  *
- * @internal
+ * @since 0.1.0
  */
 export const tighten = (
   spec: LimitSpec,
@@ -140,7 +140,7 @@ export const tighten = (
  * Settles every limit; `points[i]` is limit `i`'s `restorePoint`. Answers whether any limit was
  * charged a debt.
  *
- * @internal
+ * @since 0.1.0
  */
 export const settleAll = (
   specs: ReadonlyArray<LimitSpec>,

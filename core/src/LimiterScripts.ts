@@ -1,7 +1,7 @@
 /**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
  *
- * They transcribe `@sluice/rate-limiter`'s `internal/algorithm.ts` and `internal/memoryStore.ts`
+ * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
  * line for line, so a decision made in Redis is the decision the memory store would make on the
  * same clock (the contract suite checks it to the millisecond).
  *
@@ -37,18 +37,18 @@
  * ARGV of every script starts with `now` (milliseconds; empty: read the server's `TIME`) and
  * `ttlPad` (milliseconds added to every TTL; 0 on the server's clock).
  *
- * One module per concept under `scripts/`, plain strings importing nothing.
+ * One module per concept under `internal/limiterScripts/`, plain strings importing nothing.
  *
- * @internal
+ * @since 0.1.0
  */
-import { pause, readPause } from "./scripts/pause.js"
-import { refund } from "./scripts/refund.js"
-import { settle } from "./scripts/settle.js"
-import { reserve, reserveGcra } from "./scripts/take.js"
-import { tighten } from "./scripts/tighten.js"
+import { pause, readPause } from "./internal/limiterScripts/pause.js"
+import { refund } from "./internal/limiterScripts/refund.js"
+import { settle } from "./internal/limiterScripts/settle.js"
+import { reserve, reserveGcra } from "./internal/limiterScripts/take.js"
+import { tighten } from "./internal/limiterScripts/tighten.js"
 
-/** @internal */
+/** @since 0.1.0 */
 export const scripts = { reserveGcra, reserve, refund, settle, tighten, pause, readPause } as const
 
-/** @internal */
+/** @since 0.1.0 */
 export type ScriptName = keyof typeof scripts

@@ -6,14 +6,14 @@
  * Every function takes `now` and never reads a clock. Times are milliseconds since the Unix epoch
  * (fractional), which is what makes fixed windows align to UTC (a day window starts at midnight).
  *
- * @internal
+ * @since 0.1.0
  */
 
 /**
  * One limit as the arithmetic reads it (the shape of `LimitSpec`, declared here
  * so that this module imports nothing).
  *
- * @internal
+ * @since 0.1.0
  */
 export interface LimitSpec {
   readonly algorithm: "gcra" | "fixed-window" | "sliding-window"
@@ -26,11 +26,11 @@ export interface LimitSpec {
  * Comparisons of times tolerate a microsecond: `TestClock` reports nanoseconds rounded down from
  * fractional milliseconds, and an emission interval such as 1000/3 ms is not exact in binary.
  *
- * @internal
+ * @since 0.1.0
  */
 export const EPSILON_MILLIS = 0.001
 
-/** @internal */
+/** @since 0.1.0 */
 export interface GcraState {
   readonly _tag: "gcra"
   /** Theoretical arrival time: when the bucket will be empty of everything charged so far. */
@@ -46,7 +46,7 @@ export interface GcraState {
   blockedUntil: number
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export interface FixedWindowState {
   readonly _tag: "fixed-window"
   /** Index of the window `count` is measured from (`floor(time / window)`). */
@@ -61,7 +61,7 @@ export interface FixedWindowState {
   blockedUntil: number
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export interface SlidingWindowState {
   readonly _tag: "sliding-window"
   /**
@@ -79,10 +79,10 @@ export interface SlidingWindowState {
   blockedUntil: number
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export type LimitState = GcraState | FixedWindowState | SlidingWindowState
 
-/** @internal */
+/** @since 0.1.0 */
 export const initialState = (spec: LimitSpec): LimitState => {
   switch (spec.algorithm) {
     case "gcra":
@@ -110,14 +110,14 @@ export const initialState = (spec: LimitSpec): LimitState => {
  * The largest cost one start can ever have under `spec`: the bucket depth for GCRA, the whole
  * window for the window algorithms.
  *
- * @internal
+ * @since 0.1.0
  */
 export const capacity = (spec: LimitSpec): number => spec.algorithm === "gcra" ? spec.burst : spec.limit
 
-/** @internal */
+/** @since 0.1.0 */
 export const emissionInterval = (spec: LimitSpec): number => spec.windowMillis / spec.limit
 
-/** @internal */
+/** @since 0.1.0 */
 export const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: number): void => {
   const window = Math.floor(now / spec.windowMillis)
   if (window > state.base) {
@@ -128,7 +128,7 @@ export const normalizeFixed = (spec: LimitSpec, state: FixedWindowState, now: nu
   }
 }
 
-/** @internal */
+/** @since 0.1.0 */
 export const slidingLength = (state: SlidingWindowState): number => state.times.length - state.head
 
 /** The first unit index at which `cost` units fit in one window, from `count` on. */
@@ -139,7 +139,7 @@ const fixedSlot = (limit: number, count: number, cost: number): number =>
  * The earliest start at or after `now` that `spec` allows for `cost` units, given what `state`
  * holds. Reads the state (and may drop what can no longer matter) without charging anything.
  *
- * @internal
+ * @since 0.1.0
  */
 export const earliest = (
   spec: LimitSpec,
@@ -173,7 +173,7 @@ export const earliest = (
 /**
  * Charges `cost` units starting at `start` (≥ `earliest(spec, state, now, cost)`).
  *
- * @internal
+ * @since 0.1.0
  */
 export const commit = (
   spec: LimitSpec,
@@ -225,7 +225,7 @@ export const commit = (
  * The most units a sliding-window log keeps inside the window: `limit` for the decisions, and
  * room for `MAX_ROLLBACK_UNITS` of reservations that may still be rolled back above them.
  *
- * @internal
+ * @since 0.1.0
  */
 export const logCapacity = (spec: LimitSpec): number => spec.limit + MAX_ROLLBACK_UNITS
 
@@ -233,7 +233,7 @@ export const logCapacity = (spec: LimitSpec): number => spec.limit + MAX_ROLLBAC
  * Units of a sliding window that a roll back can always restore exactly; a longer backlog keeps
  * its oldest part when rolled back (the quota holds, the slots are lost).
  *
- * @internal
+ * @since 0.1.0
  */
 export const MAX_ROLLBACK_UNITS = 4096
 
@@ -243,7 +243,7 @@ export const MAX_ROLLBACK_UNITS = 4096
  * exactly (tiny windows with huge limits: the roll back then gives back the cost only); GCRA's
  * `charged` (what a give back reads); a sliding window needs nothing (0).
  *
- * @internal
+ * @since 0.1.0
  */
 export const restorePoint = (spec: LimitSpec, state: LimitState, now: number): number => {
   if (state._tag === "gcra") return state.charged
@@ -261,7 +261,7 @@ export const restorePoint = (spec: LimitSpec, state: LimitState, now: number): n
  * a sliding window drops their units from the log. The state may stay more conservative than if
  * the reservations had never happened, never less.
  *
- * @internal
+ * @since 0.1.0
  */
 export const rollback = (
   spec: LimitSpec,
@@ -302,7 +302,7 @@ export const rollback = (
  * is, the pause alone delays the next start.) Window limits keep their counts: a held caller
  * starts in a later window than it was counted in, which its own window never notices.
  *
- * @internal
+ * @since 0.1.0
  */
 export const postpone = (
   spec: LimitSpec,
@@ -321,7 +321,7 @@ export const postpone = (
  * The earliest instant at or after `from` that every limit allows for its cost (a limit charged 0
  * is skipped), and which limit binds. Reads only.
  *
- * @internal
+ * @since 0.1.0
  */
 export const earliestAll = (
   specs: ReadonlyArray<LimitSpec>,
@@ -345,7 +345,7 @@ export const earliestAll = (
 /**
  * `earliestAll(...).start` without the allocation: the hot path of the local pacer.
  *
- * @internal
+ * @since 0.1.0
  */
 export const earliestStartAll = (
   specs: ReadonlyArray<LimitSpec>,
@@ -365,7 +365,7 @@ export const earliestStartAll = (
 /**
  * Charges every limit its cost at `start`.
  *
- * @internal
+ * @since 0.1.0
  */
 export const commitAll = (
   specs: ReadonlyArray<LimitSpec>,
@@ -382,7 +382,7 @@ export const commitAll = (
 /**
  * Rolls back every limit; `points[i]` is limit `i`'s `restorePoint`, when known.
  *
- * @internal
+ * @since 0.1.0
  */
 export const rollbackAll = (
   specs: ReadonlyArray<LimitSpec>,

@@ -1,11 +1,11 @@
 /**
  * The pure core on its own: plain synchronous calls, no fibers, no clock.
  */
-import { assert, describe, it } from "@effect/vitest"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import type { Order } from "../src/internal/permitQueue.js"
-import { PermitQueue, Ticket } from "../src/internal/permitQueue.js"
+import { assert, describe, it } from "vitest"
+import type { Order } from "../src/PermitQueue.js"
+import { PermitQueue, Ticket } from "../src/PermitQueue.js"
 
 class Named extends Ticket {
   constructor(readonly id: string, cost: number) {
@@ -36,7 +36,7 @@ const counts = (queue: PermitQueue<Named>) => ({
 
 describe("PermitQueue", () => {
   it("imports nothing from Effect", () => {
-    const source = fs.readFileSync(path.join(import.meta.dirname, "../src/internal/permitQueue.ts"), "utf8")
+    const source = fs.readFileSync(path.join(import.meta.dirname, "../src/PermitQueue.ts"), "utf8")
     assert.deepStrictEqual(source.match(/^\s*import\b.*$/gm) ?? [], [])
   })
 

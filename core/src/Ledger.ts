@@ -15,10 +15,10 @@
  * nothing now), once sealed, and beyond `MAX_CANCELLED_RUNS`: forgetting loses slots, never the
  * quota.
  *
- * @internal
+ * @since 0.1.0
  */
 
-/** @internal */
+/** @since 0.1.0 */
 export interface Ledger {
   /** The id given to the last reservation. */
   lastId: number
@@ -33,7 +33,7 @@ export interface Ledger {
 /**
  * Consecutive cancelled reservations `lo..hi`.
  *
- * @internal
+ * @since 0.1.0
  */
 export interface CancelledRun {
   readonly lo: number
@@ -50,7 +50,7 @@ export interface CancelledRun {
  * What a reservation hands back for a refund: when it starts, then the restore point of each
  * limit taken before it.
  *
- * @internal
+ * @since 0.1.0
  */
 export type Restore = ReadonlyArray<number>
 
@@ -58,7 +58,7 @@ export type Restore = ReadonlyArray<number>
  * One step of a roll back: `costs` units per limit, to the state before the reservation whose restore
  * points are `points` (when known).
  *
- * @internal
+ * @since 0.1.0
  */
 export interface Rollback {
   readonly costs: ReadonlyArray<number>
@@ -69,7 +69,7 @@ export interface Rollback {
  * Seals every reservation made so far: none can be taken back any more (a settle charged a debt
  * on top of them, which a roll back must not erase).
  *
- * @internal
+ * @since 0.1.0
  */
 export const seal = (ledger: Ledger): void => {
   ledger.floor = ledger.lastId
@@ -81,17 +81,17 @@ export const seal = (ledger: Ledger): void => {
  * Cancelled runs remembered per key at most: a random order of cancellations makes at most one
  * run per two reservations, so this covers any order for 2,048 queued reservations.
  *
- * @internal
+ * @since 0.1.0
  */
 export const MAX_CANCELLED_RUNS = 1024
 
-/** @internal */
+/** @since 0.1.0 */
 export const make = (firstId: number): Ledger => ({ lastId: firstId, latest: firstId, floor: firstId, cancelled: [] })
 
 /**
  * Gives the next id.
  *
- * @internal
+ * @since 0.1.0
  */
 export const reserve = (ledger: Ledger): number => {
   if (ledger.latest !== ledger.lastId) {
@@ -124,7 +124,7 @@ const prune = (ledger: Ledger, now: number): void => {
  * Cancels reservation `id` of `costs` units per limit: answers the roll back to apply to the limits, in order
  * (empty when nothing goes back now; the reservation may be remembered for later).
  *
- * @internal
+ * @since 0.1.0
  */
 export const cancel = (
   ledger: Ledger,

@@ -1,6 +1,11 @@
-// Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
+/**
+ * The bound on every wait a server asks for: `Retry-After`'s pause and the resets of its rate-limit
+ * headers, in milliseconds. Imports nothing, so that both Effect lines read it unchanged.
+ *
+ * @since 0.1.0
+ */
 
-/** @internal */
+/** @since 0.1.0 */
 export interface RetryAfterBounds {
   /** Used when the header is missing or unreadable. */
   readonly fallbackMillis: number
@@ -14,7 +19,7 @@ export interface RetryAfterBounds {
  * `millis` within [`min`, `max`]: the one bound on every wait a server asks for, `Retry-After`'s
  * pause and the resets of its rate-limit headers alike.
  *
- * @internal
+ * @since 0.1.0
  */
 export const clampMillis = (millis: number, min: number, max: number): number => Math.min(max, Math.max(min, millis))
 
@@ -24,7 +29,7 @@ export const clampMillis = (millis: number, min: number, max: number): number =>
  * into a duration here, once, against `nowMillis` (the receiver's clock): from then on only the
  * duration travels, so no other process compares its clock with this one.
  *
- * @internal
+ * @since 0.1.0
  */
 export const retryAfterMillis = (header: string | undefined, nowMillis: number, bounds: RetryAfterBounds): number => {
   const clamp = (ms: number) => clampMillis(ms, bounds.minMillis, bounds.maxMillis)
