@@ -143,7 +143,15 @@ export const scripts = { batch, renew, claim, stats, resize } as const
 /** @since 0.1.0 */
 export type ScriptName = keyof typeof scripts
 
-/** The operations of a `batch` script. @since 0.1.0 */
+/**
+
+ * The operations of a `batch` script.
+
+ *
+
+ * @since 0.1.0
+
+ */
 export const ACQUIRE = "q"
 /** @since 0.1.0 */
 export const TRY_ACQUIRE = "t"
@@ -164,7 +172,15 @@ export type OperationCode =
   | typeof LEAVE_KEEPING
   | typeof HAND_OVER
 
-/** Reply kinds of an acquire. @since 0.1.0 */
+/**
+
+ * Reply kinds of an acquire.
+
+ *
+
+ * @since 0.1.0
+
+ */
 export const ACQUIRE_QUEUED = 0
 /** @since 0.1.0 */
 export const ACQUIRE_GRANTED = 1
@@ -173,7 +189,15 @@ export const ACQUIRE_FULL = 2
 /** @since 0.1.0 */
 export const ACQUIRE_REFUSED = 3
 
-/** States in a release's reply. @since 0.1.0 */
+/**
+
+ * States in a release's reply.
+
+ *
+
+ * @since 0.1.0
+
+ */
 export const LEFT_NOTHING = 0
 /** @since 0.1.0 */
 export const LEFT_HELD = 1
