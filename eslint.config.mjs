@@ -45,6 +45,18 @@ export default tseslint.config(
     }
   },
   {
+    // the core belongs to both Effect lines: it imports nothing but its own modules
+    files: ["core/src/**/*.ts"],
+    rules: {
+      "no-restricted-imports": ["error", {
+        patterns: [{
+          regex: "^(?!\\.\\.?/)",
+          message: "core/src imports only relative paths: no effect, @effect/*, @sluice/*, ioredis or node:*"
+        }]
+      }]
+    }
+  },
+  {
     files: ["**/test/**/*.ts", "bench/**/*.ts", "examples/**/*.ts", "scripts/**/*.mjs"],
     rules: {
       "no-console": "off",

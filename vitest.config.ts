@@ -2,6 +2,6 @@ import { defineConfig } from "vitest/config"
 
 export default defineConfig({
   test: {
-    projects: ["packages/*/vitest.config.ts", "examples/*/vitest.config.ts"]
+    projects: ["core/vitest.config.ts", "packages/*/vitest.config.ts", "examples/*/vitest.config.ts"]
   }
 })

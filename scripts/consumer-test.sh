@@ -42,7 +42,7 @@ step "build"
 pnpm run build
 
 step "pack every package"
-pnpm -r --filter "./packages/*" pack --pack-destination "$scratch/tarballs" >"$scratch/pack.log" 2>&1 ||
+pnpm -r --filter ./core --filter "./packages/*" pack --pack-destination "$scratch/tarballs" >"$scratch/pack.log" 2>&1 ||
   { cat "$scratch/pack.log"; exit 1; }
 node scripts/consumer/check-tarballs.mjs "$scratch/tarballs"
 
@@ -51,6 +51,8 @@ app="$scratch/app"
 mkdir -p "$app/quickstart"
 cp -R scripts/consumer/src scripts/consumer/ai scripts/consumer/lib scripts/consumer/lib-user scripts/consumer/tsconfig.json "$app/"
 cp examples/quickstart/src/main.ts "$app/quickstart/main.ts"
+# @sluice/core is listed like @sluice/options: only a dependency of the packages, installed from its
+# tarball here since it is not on the registry yet
 tarball() { ls "$scratch/tarballs"/sluice-"$1"-[0-9]*.tgz; }
 cat >"$app/package.json" <<EOF
 {
@@ -58,6 +60,7 @@ cat >"$app/package.json" <<EOF
   "private": true,
   "type": "module",
   "dependencies": {
+    "@sluice/core": "file:$(tarball core)",
     "@sluice/bulkhead": "file:$(tarball bulkhead)",
     "@sluice/bulkhead-redis": "file:$(tarball bulkhead-redis)",
     "@sluice/options": "file:$(tarball options)",
@@ -89,7 +92,7 @@ if find "$app/node_modules/@sluice" -mindepth 1 -maxdepth 1 -type l | grep -q .;
   ls -l "$app/node_modules/@sluice" >&2
   exit 1
 fi
-(cd "$app" && npm ls --depth=0 @sluice/options @sluice/bulkhead @sluice/rate-limiter @sluice/redis @sluice/provider @effect/ai-openai @effect/ai-anthropic effect typescript)
+(cd "$app" && npm ls --depth=0 @sluice/core @sluice/options @sluice/bulkhead @sluice/rate-limiter @sluice/redis @sluice/provider @effect/ai-openai @effect/ai-anthropic effect typescript)
 
 step "tsc: a library that emits declarations naming sluice's types"
 (cd "$app" && npx tsc -p lib/tsconfig.json)

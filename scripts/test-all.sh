@@ -1,14 +1,41 @@
 #!/usr/bin/env bash
 # Everything the tests need, then every check: the README's test command and what CI runs.
-#   install (frozen lockfile, redis-server) → index.ts drift → type-check → doc examples → lint → build → all tests
+#   install (frozen lockfile, redis-server) → index.ts drift → type-check → doc examples → lint → build → all tests;
+#   the Effect 4 workspace (effect4/) is installed, type-checked and tested on Node 22 after the root's
 set -euo pipefail
 cd "$(dirname "$0")/.."
 pnpm() { bash scripts/pnpm.sh "$@"; }
 
 step() { printf '\n== %s ==\n' "$*"; }
+# the Effect 4 line's steps run on Node >= 22.19, first on PATH for those commands only
+# (scripts/node22.sh); each prints its own time
+with22() { PATH="$node22:$PATH" "$@"; }
+timed() { local t=$SECONDS; "$@"; echo "  ($((SECONDS - t)) s)"; }
 
 step "install"
 pnpm install --frozen-lockfile
+
+step "node 22 for the Effect 4 line (the machine's node is $(node --version))"
+t=$SECONDS
+node22=$(bash scripts/node22.sh)
+with22 node --version
+echo "  ($((SECONDS - t)) s)"
+
+step "install the Effect 4 workspace (effect4/, Node 22)"
+timed with22 pnpm -C effect4 install --frozen-lockfile
+# core/ is a member of both workspaces: both must link this folder, and neither may give it a
+# node_modules of its own (it has no dependencies)
+linked=$(with22 pnpm -C effect4 ls @sluice/core --parseable | tail -n 1)
+if [ "$linked" != "$(pwd -P)/core" ] || [ -e core/node_modules ]; then
+  echo "effect4 links @sluice/core to '$linked' (expected $(pwd -P)/core), or core/node_modules exists" >&2
+  exit 1
+fi
+echo "  effect4 links @sluice/core to $linked"
+# only the root's changesets version the core
+if grep -lE "^[\"']?@sluice/core[\"']?[[:space:]]*:" effect4/.changeset/*.md 2>/dev/null | grep -v README.md; then
+  echo "the changesets above are under effect4/.changeset/ and name @sluice/core: version it from the root's .changeset/" >&2
+  exit 1
+fi
 
 # The Redis store's tests start their own redis-server on a free loopback port (see
 # packages/rate-limiter-redis/vitest.config.ts); a missing server is a failure, never a skip.
@@ -26,6 +53,9 @@ pnpm run codegen:check
 step "type-check"
 pnpm run check
 
+step "type-check the Effect 4 workspace (Node 22)"
+timed with22 pnpm -C effect4 run check
+
 step "code examples in docs/ and the READMEs type-check"
 pnpm run check:docs
 
@@ -42,3 +72,6 @@ bash scripts/consumer-test.sh
 
 step "tests"
 pnpm run test
+
+step "tests of the Effect 4 workspace, the core's included (Node 22, vitest 5)"
+timed with22 pnpm -C effect4 run test

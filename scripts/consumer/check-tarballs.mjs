@@ -11,6 +11,7 @@ const tarballs = fs.readdirSync(dir).filter((f) => f.endsWith(".tgz")).sort()
 const expected = [
   "bulkhead",
   "bulkhead-redis",
+  "core",
   "http",
   "options",
   "provider",

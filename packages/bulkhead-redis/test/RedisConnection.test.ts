@@ -4,10 +4,10 @@
  * (an application's client left open, the offline-queue warning) is tested in @sluice/redis.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { scripts } from "@sluice/core/FleetScripts"
 import { RedisConnection } from "@sluice/redis"
 import { startRedisServer } from "@sluice/test-utils/redisServer"
 import { Effect } from "effect"
-import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,
   capturingLogs,

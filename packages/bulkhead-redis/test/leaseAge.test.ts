@@ -7,10 +7,10 @@
  * No Redis: a connection whose replies the test hands over itself, after moving the clock on.
  */
 import { assert, describe, it } from "@effect/vitest"
+import * as S from "@sluice/core/FleetScripts"
 import type * as Connection from "@sluice/redis/RedisConnection"
 import { Effect, Fiber, TestClock } from "effect"
 import { Impl, loadScripts } from "../src/internal/core.js"
-import * as S from "../src/internal/scripts.js"
 import { resolve } from "../src/internal/settings.js"
 import * as T from "../src/internal/ticket.js"
 

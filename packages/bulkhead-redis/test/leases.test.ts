@@ -3,11 +3,11 @@
  * a stale holder, whose release or renewal cannot free another's permit; the holder learns it.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { scripts } from "@sluice/core/FleetScripts"
 import { RedisConnection } from "@sluice/redis"
 import { Deferred, Effect, Exit, Fiber, Layer, Scope } from "effect"
 import { inject } from "vitest"
 import { RedisBulkhead } from "../src/index.js"
-import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,
   capturingLogs,

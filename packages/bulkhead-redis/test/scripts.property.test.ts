@@ -16,10 +16,10 @@
  * does not fit.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { keysOf, scripts } from "@sluice/core/FleetScripts"
 import { FastCheck as fc } from "effect"
 import { Redis } from "ioredis"
 import { inject } from "vitest"
-import { keysOf, scripts } from "../src/internal/scripts.js"
 import { uniqueName } from "./utils/helpers.js"
 
 const url = inject("redisUrl")

@@ -5,10 +5,10 @@
  * counted once in Redis (claimed when its permits are free), never twice.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { scripts } from "@sluice/core/FleetScripts"
 import { RedisConnection } from "@sluice/redis"
 import { Deferred, Effect, Fiber, Layer, Metric } from "effect"
 import { RedisBulkhead } from "../src/index.js"
-import { scripts } from "../src/internal/scripts.js"
 import {
   bulkheadOn,
   capturingLogs,

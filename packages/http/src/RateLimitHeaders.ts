@@ -23,12 +23,12 @@
  *
  * @since 0.2.0
  */
+import * as internal from "@sluice/core/RateLimitHeaders"
 import * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
-import * as internal from "./internal/rateLimitHeaders.js"
 
 /**
  * What a server said about one dimension (`dimension`, as the profile names it: `requests`,

@@ -101,7 +101,7 @@ describe("ProviderHttpClient", () => {
 })
 
 it("Retry-After parsing imports nothing from Effect", () => {
-  const source = readFileSync(new URL("../src/internal/retryAfter.ts", import.meta.url), "utf8")
+  const source = readFileSync(new URL("../../../core/src/RetryAfter.ts", import.meta.url), "utf8")
   assert.notMatch(source, /\bfrom\s+["']|\bimport\s*\(|\brequire\s*\(/)
   // and the public wrapper gives the same pause as a Duration
   const bounds = { fallbackMillis: 1_000, minMillis: 100, maxMillis: 60_000 }

@@ -5,6 +5,7 @@
  * @internal
  */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as S from "@sluice/core/FleetScripts"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -16,7 +17,6 @@ import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../RedisBulkhead.js"
 import type { Impl } from "./core.js"
-import * as S from "./scripts.js"
 import { decodeDuration } from "./settings.js"
 import * as T from "./ticket.js"
 

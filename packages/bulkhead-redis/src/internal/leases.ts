@@ -6,6 +6,7 @@
  * @internal
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import * as S from "@sluice/core/FleetScripts"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -13,7 +14,6 @@ import * as Exit from "effect/Exit"
 import type * as Api from "../RedisBulkhead.js"
 import { leaseLostTotal } from "./metrics.js"
 import { Queue } from "./queue.js"
-import * as S from "./scripts.js"
 import * as T from "./ticket.js"
 import { int } from "./transport.js"
 

@@ -4,9 +4,9 @@
  *
  * @internal
  */
+import * as S from "@sluice/core/FleetScripts"
 import * as Effect from "effect/Effect"
 import type * as Api from "../RedisBulkhead.js"
-import * as S from "./scripts.js"
 import { releaseLocal } from "./storeDown.js"
 import * as T from "./ticket.js"
 import { int, isArray, type Pending, Transport } from "./transport.js"

@@ -1,5 +1,6 @@
 /** @internal */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as S from "@sluice/core/FleetScripts"
 import * as Connection from "@sluice/redis/RedisConnection"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -12,7 +13,6 @@ import type * as Api from "../RedisBulkhead.js"
 import * as Acquire from "./acquire.js"
 import { Impl, loadScripts } from "./core.js"
 import * as metrics from "./metrics.js"
-import * as S from "./scripts.js"
 import * as settings from "./settings.js"
 
 /** @internal */

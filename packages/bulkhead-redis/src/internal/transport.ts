@@ -7,13 +7,13 @@
  * @internal
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import * as S from "@sluice/core/FleetScripts"
 import * as Connection from "@sluice/redis/RedisConnection"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Api from "../RedisBulkhead.js"
 import { storeDegraded, storeErrorsTotal } from "./metrics.js"
-import * as S from "./scripts.js"
 import type { Settings } from "./settings.js"
 import { Fallback } from "./storeDown.js"
 import * as T from "./ticket.js"

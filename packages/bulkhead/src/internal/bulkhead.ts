@@ -1,3 +1,6 @@
+import type { Lane } from "@sluice/core/LaneQueue"
+import { LaneQueue, LaneTicket } from "@sluice/core/LaneQueue"
+import { PermitQueue } from "@sluice/core/PermitQueue"
 import type * as Cause from "effect/Cause"
 import * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -12,11 +15,8 @@ import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../Bulkhead.js"
 import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
-import type { Lane } from "./laneQueue.js"
-import { LaneQueue, LaneTicket } from "./laneQueue.js"
 import * as Lanes from "./lanes.js"
 import { inFlightGauge, permitsGauge, permitWaitSeconds, rejectedTotal, waitingGauge } from "./metrics.js"
-import { PermitQueue } from "./permitQueue.js"
 import { decodeRunOptions, decodeSettings, illegal, isPositiveInteger, show } from "./validation.js"
 
 /** @internal */

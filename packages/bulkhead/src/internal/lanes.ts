@@ -4,12 +4,12 @@
  *
  * @internal
  */
+import type { Policy } from "@sluice/core/LaneQueue"
 import { OptionSchema } from "@sluice/options"
 import * as Duration from "effect/Duration"
 import * as MetricLabel from "effect/MetricLabel"
 import * as Schema from "effect/Schema"
 import type * as Lanes from "../BulkheadLanes.js"
-import type { Policy } from "./laneQueue.js"
 import { illegal, show } from "./validation.js"
 
 const MaxWait = OptionSchema.duration({ zero: true, infinite: true })

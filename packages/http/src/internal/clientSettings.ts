@@ -1,3 +1,4 @@
+import type { RetryAfterBounds } from "@sluice/core/RetryAfter"
 import { OptionSchema } from "@sluice/options"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
@@ -5,7 +6,6 @@ import type * as Scheduler from "effect/Scheduler"
 import type * as Api from "../ProviderHttpClient.js"
 import { checkPhase } from "./checkPhase.js"
 import { ClientOptions, retryAfterDefaults } from "./options.js"
-import type { RetryAfterBounds } from "./retryAfter.js"
 
 /** @internal */
 export const DEFAULT_USER_AGENT = "sluice-http/0.1.0"

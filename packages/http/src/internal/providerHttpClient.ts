@@ -1,5 +1,6 @@
 import * as HttpClient from "@effect/platform/HttpClient"
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import { type RetryAfterBounds, retryAfterMillis } from "@sluice/core/RetryAfter"
 import type * as Provider from "@sluice/provider/Provider"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -16,7 +17,6 @@ import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
 import * as Calls from "./calls.js"
 import * as errors from "./errors.js"
-import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 import * as Upstream from "./upstream.js"
 
 /** @internal */

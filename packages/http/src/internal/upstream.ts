@@ -8,6 +8,7 @@
  */
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import { type RetryAfterBounds, retryAfterMillis } from "@sluice/core/RetryAfter"
 import type * as Provider from "@sluice/provider/Provider"
 import * as Clock from "effect/Clock"
 import * as Duration from "effect/Duration"
@@ -17,7 +18,6 @@ import * as MetricLabel from "effect/MetricLabel"
 import { BufferedResponse } from "./bufferedResponse.js"
 import * as errors from "./errors.js"
 import type { DrainedBody } from "./responseBody.js"
-import { type RetryAfterBounds, retryAfterMillis } from "./retryAfter.js"
 
 /** @internal */
 export const upstreamStatusTotal = Metric.counter("sluice_http_upstream_status_total", {

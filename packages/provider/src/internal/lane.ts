@@ -5,7 +5,7 @@ import * as FiberRef from "effect/FiberRef"
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import type * as Api from "../ProviderStats.js"
-import type { LaneWaits } from "./samples.js"
+import type { LaneWaits } from "@sluice/core/Samples"
 import { ms, percent } from "./verdict.js"
 
 /**

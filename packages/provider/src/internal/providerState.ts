@@ -1,5 +1,6 @@
 /** @internal */
 import type { Bulkhead } from "@sluice/bulkhead"
+import { DimensionUsage, LaneWaits, Samples, StartTimes } from "@sluice/core/Samples"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -19,7 +20,6 @@ import { laneSummaries } from "./lane.js"
 import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
 import type { RetryBudget } from "./retryBudget.js"
-import { DimensionUsage, LaneWaits, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
 
 /**

@@ -8,7 +8,7 @@ import type * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import type * as Clock from "effect/Clock"
 
 /**
- * The layout of the stored state (see `scripts.ts`), part of every key's name: a release that
+ * The layout of the stored state (see `@sluice/core/LimiterScripts`), part of every key's name: a release that
  * stores another layout uses other keys, so no process ever reads state it would misread.
  *
  * @internal
@@ -19,7 +19,7 @@ export const STATE_FORMAT = "v2"
 export const stateKeyOf = (prefix: string, key: string): string => `${prefix}{${key}}:${STATE_FORMAT}`
 
 /**
- * The key's cancelled runs (see `ledger.ts`), read and written by `refund` only.
+ * The key's cancelled runs (see `@sluice/core/Ledger`), read and written by `refund` only.
  *
  * @internal
  */
@@ -93,7 +93,7 @@ export const encode = (limits: ReadonlyArray<RateLimiterStore.LimitSpec>): Encod
 }
 
 /**
- * GCRA's increments for `cost`, with `algorithm.ts`' own expressions, so that `reserveGcra` adds
+ * GCRA's increments for `cost`, with `@sluice/core/Algorithm`'s own expressions, so that `reserveGcra` adds
  * the very doubles the memory store adds (`String` and Lua's `tonumber` round-trip a double
  * exactly).
  *

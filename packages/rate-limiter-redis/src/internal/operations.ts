@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import type { ScriptName } from "@sluice/core/LimiterScripts"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import type * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Effect from "effect/Effect"
@@ -24,7 +25,6 @@ import {
   scaleLimits,
   stateKeyOf
 } from "./commands.js"
-import type { ScriptName } from "./scripts.js"
 import type { Policy, Resolved } from "./settings.js"
 
 /** A script as the connection runs it. */

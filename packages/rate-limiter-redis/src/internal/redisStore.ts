@@ -1,4 +1,5 @@
 /** @internal */
+import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
@@ -14,7 +15,6 @@ import { type Cluster, Redis } from "ioredis"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
 import { errorText, invalid, nowArgument } from "./commands.js"
 import { operations, type RunScript, type Script } from "./operations.js"
-import { type ScriptName, scripts } from "./scripts.js"
 import { clientClockTtlPadMillis, resolve, type Resolved, resolveStore } from "./settings.js"
 
 /** @internal */

@@ -1,10 +1,10 @@
 /** @internal */
+import * as algorithm from "@sluice/core/Algorithm"
+import * as ledger from "@sluice/core/Ledger"
+import * as settlement from "@sluice/core/Settlement"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as RateLimiterStore from "../RateLimiterStore.js"
-import * as algorithm from "./algorithm.js"
-import * as ledger from "./ledger.js"
-import * as settlement from "./settlement.js"
 
 /** @internal */
 export const nowMillis = (clock: Clock.Clock): number => Number(clock.unsafeCurrentTimeNanos()) / 1_000_000
@@ -14,7 +14,7 @@ interface KeyState {
   states: Array<algorithm.LimitState>
   /** The cooldown set by `pause`, as an instant of this store's clock (never leaves the store). */
   pauseUntil: number
-  /** Which reservations can still be taken back (see `ledger.ts`). Ids are never reused. */
+  /** Which reservations can still be taken back (see `@sluice/core/Ledger`). Ids are never reused. */
   readonly ledger: ledger.Ledger
 }
 

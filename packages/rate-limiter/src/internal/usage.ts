@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as algorithm from "@sluice/core/Algorithm"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -13,7 +14,6 @@ import * as MetricLabel from "effect/MetricLabel"
 import type * as RateLimiter from "../RateLimiter.js"
 import { CostExceedsCapacity } from "../RateLimiterError.js"
 import type * as RateLimiterStore from "../RateLimiterStore.js"
-import * as algorithm from "./algorithm.js"
 import { actualUnitsTotal, estimateErrorRatio, reservedUnitsTotal } from "./metrics.js"
 import { decodeResetAfter, illegal, show } from "./settings.js"
 

@@ -1,0 +1,197 @@
+/**
+ * The arithmetic of the three algorithms, on plain numbers (milliseconds) and plain state objects,
+ * so that the same rules run in the memory store (on reservations), in the limiter's local pacer
+ * (on actual starts), and, transcribed, in the Redis store's Lua script.
+ *
+ * Every function takes `now` and never reads a clock. Times are milliseconds since the Unix epoch
+ * (fractional), which is what makes fixed windows align to UTC (a day window starts at midnight).
+ *
+ * @since 0.1.0
+ */
+export * as Algorithm from "./Algorithm.js"
+
+/**
+ * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
+ * acquires and releases of one event-loop turn (`internal/fleetScripts/batch.ts`), and one script per other
+ * operation, each after the common prelude (`internal/fleetScripts/prelude.ts`). These modules import nothing from
+ * Effect, so that a build for another Effect major reuses them.
+ *
+ * Layout, for a bulkhead named `n` under the prefix `p` (every key and the channel share the hash
+ * tag `{n}`, so they sit in one Redis Cluster slot and one script may touch them all):
+ *
+ * - `p{n}:seq`: the ticket counter (`INCR`): the global FIFO order.
+ * - `p{n}:meta`: a hash — `permits` (K, shared by the fleet), `used` (permits held under live
+ *   leases) and `wanted` (permits the queue asks for). Invariants: `used` is the sum of the costs
+ *   in `held`, `wanted` the sum of the costs in `queue`, `used ≤ permits` except after a shrink.
+ * - `p{n}:queue`: a sorted set, waiting tickets scored by ticket number (the order of arrival).
+ * - `p{n}:wlease`: a sorted set, waiting tickets scored by their lease deadline.
+ * - `p{n}:held`: a sorted set, granted tickets scored by their lease deadline (a waiter granted
+ *   from the queue keeps its waiting lease's: a grant never outlives the waiter's last renewal).
+ * - `p{n}:grants:<mark>`: the shard channel (`SPUBLISH`) of the bulkhead instance whose nonces
+ *   start with `<mark>`: each grant of its tickets, members space-separated after the limit of the
+ *   instance's head run (below). One channel per instance, so that a release wakes only the process
+ *   it granted to (a member without a mark goes to `p{n}:grants`). A `batch` script does not publish
+ *   the grants of its own caller's tickets: it returns them.
+ *
+ * A ticket's member is `<ticket>:<cost>:<ttl>:<nonce>`: the number orders it, the cost and the
+ * lease TTL (ms) travel with it (no lookup), and the caller's nonce (`<mark>.<n>`: the instance's
+ * mark, random per process, and a counter) makes it a lease id no other grant can have, even after
+ * Redis lost the counter (a restart without persistence). A renew or release of a member that is
+ * not there does nothing: fencing. A holder admitted by the local fallback while Redis was down
+ * claims the member `c:<cost>:<ttl>:<nonce>`.
+ *
+ * The head run: when the oldest waiting tickets are one instance's, a script tells that instance
+ * (in its reply, or with the grants it publishes to it) a ticket number below which every waiting
+ * ticket is its own. New tickets join at the back, numbered higher, so that stays true:
+ * the instance can hand a permit its caller releases straight to its own oldest waiter, which is
+ * the fleet's oldest, and tell Redis in its next script (`h`), instead of waiting for Redis to
+ * grant it.
+ *
+ * Every script first expires what is due (held leases past their deadline give their permits
+ * back, waiting tickets past theirs leave the queue), then grants from the head while the head's
+ * cost fits — never past a head that does not fit — and publishes the grants. An acquire that fits
+ * with nobody queued, and a release with nobody queued, skip it: nothing can come of it, and the
+ * dead holders' permits are reclaimed by the next script that needs them.
+ * Deadlines are on the server's `TIME`, so processes whose clocks disagree agree on leases.
+ *
+ * ARGV of every script starts with the grant channels' common name (`p{n}:grants`) and this
+ * process's permits (used only when the shared `permits` is missing: a Redis that restarted empty,
+ * or a name that fell idle).
+ *
+ * @since 0.1.0
+ */
+export * as FleetScripts from "./FleetScripts.js"
+
+/**
+ * The permits and the waiters of a bulkhead with lanes (RFC 0004), as plain synchronous code: no
+ * Effect, no fibers, no clock (the caller passes `now` when a ticket queues). It decides who is
+ * next; the caller wakes fibers, runs timers and records metrics, as with `PermitQueue`.
+ *
+ * Two policies:
+ * - `priority`: a ticket is due when it queued plus its lane's `yieldForMillis` (zero for the first
+ *   lane); the next grant goes to the earliest due ticket, ties to the higher lane. Within a lane
+ *   that is FIFO, and a lower lane gains rank at one millisecond per millisecond waited.
+ * - `fairShare`: deficit round-robin over the lanes with tickets queued, FIFO within a lane: each
+ *   turn adds the lane's weight to its credit (in permits), and the lane is granted while its head
+ *   costs no more than its credit. A lane whose queue empties leaves the round and loses its
+ *   credit, so an idle lane's share goes to the others.
+ *
+ * Under both, the ticket chosen next that does not fit the free permits stops every grant behind
+ * it, so no lighter ticket of any lane overtakes a heavy one. Every method runs to completion on
+ * JavaScript's one thread, so each is atomic.
+ *
+ * @since 0.1.0
+ */
+export * as LaneQueue from "./LaneQueue.js"
+
+/**
+ * Which reservations of a key can still be taken back, on plain numbers: the rule the memory store
+ * runs and the Redis store's refund script transcribes.
+ *
+ * Reservation ids grow by one per reservation. Those in (`floor`, `latest`] are stacked last in the
+ * limits' state, in id order: taking back `latest` cannot add a start to any window, since nothing
+ * was decided on top of it. A reservation cancelled below the top cannot go at once; it is
+ * remembered (consecutive ones merged into one run), and when the top goes, the run just below it
+ * goes too, and so on down the stack: a mass cancellation gives every slot back once the latest
+ * reservation goes, whatever the order of the cancellations.
+ *
+ * A reservation made after a roll back (`latest` below the last id given) seals everything below
+ * it (`floor` rises): the ids between were taken back and the stack is no longer consecutive.
+ * Cancelled runs are forgotten once their starts are past (rolling back over them would gain
+ * nothing now), once sealed, and beyond `MAX_CANCELLED_RUNS`: forgetting loses slots, never the
+ * quota.
+ *
+ * @since 0.1.0
+ */
+export * as Ledger from "./Ledger.js"
+
+/**
+ * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
+ *
+ * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
+ * line for line, so a decision made in Redis is the decision the memory store would make on the
+ * same clock (the contract suite checks it to the millisecond).
+ *
+ * Layout, for a limiter key `k` under the prefix `p` (all keys share the hash tag `{k}`, so they sit
+ * in one Redis Cluster slot and one script may touch them all; `v2` names this layout, and a
+ * release that changes it changes the name):
+ *
+ * - `p{k}:v2`: the limiter's state, one binary string written with the `struct` library built into
+ *   Redis' Lua: a header of six little-endian doubles — the number of limits, the reservation
+ *   counters (last id given, latest live id, floor), the pause (an instant of the deciding clock,
+ *   `-inf` for none) and `born` (the ids of this life of the key start above it) —
+ *   then per limit four doubles (GCRA's theoretical arrival time, the instant the key's TTL is
+ *   known to cover (0 when unknown), the running total it was ever charged and the latest instant
+ *   its schedule was decided from; a fixed window's base index and count; a sliding window's
+ *   latest unit dropped from its log while still in a window), the limit's own pause (`tighten`'s)
+ *   and its signature (`algorithm:limit:window:burst`, zero-terminated). Doubles round-trip
+ *   exactly, and fixed-width fields decode into locals with one call and no table: one GET and one
+ *   SET per decision, the fewest commands a script can run.
+ * - `p{k}:v2:log:<i>`: limit `i`'s log of start times when it is a sliding window (a list, oldest
+ *   first, written with `%.17g`): every unit still in a window, at most `limit + 4096` of them, so
+ *   that a roll back finds the units below it.
+ * - `p{k}:v2:cancelled`: the reservations cancelled below the latest one (`refund`'s).
+ *
+ * Every write sets a TTL: the time until the state can no longer change a decision (the bucket is
+ * full again, the last window is over, the log has slid out, the pause is over), plus `ttlPad`.
+ * `reserveGcra` keeps the TTL instead (`KEEPTTL`) when the one set before already covers the new
+ * state: the setting of an expiry is the dearest part of a SET, and the takes that share a
+ * millisecond on a busy key share one.
+ *
+ * Replies carry whole numbers as integers and others as exact decimal strings (Redis truncates a
+ * Lua number to an integer).
+ *
+ * ARGV of every script starts with `now` (milliseconds; empty: read the server's `TIME`) and
+ * `ttlPad` (milliseconds added to every TTL; 0 on the server's clock).
+ *
+ * One module per concept under `internal/limiterScripts/`, plain strings importing nothing.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterScripts from "./LimiterScripts.js"
+
+/**
+ * The permits and the waiter queue of a bulkhead, as plain synchronous code: no Effect, no
+ * fibers, no clock. It decides who holds permits and who is next; the caller wakes fibers, runs
+ * timers and records metrics. Importing nothing from Effect, it is reused as is by any runtime.
+ *
+ * Every method runs to completion on JavaScript's one thread, so each is atomic.
+ *
+ * @since 0.1.0
+ */
+export * as PermitQueue from "./PermitQueue.js"
+
+/**
+ * Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
+ * Header parsers for the limits a server reports: OpenAI, Anthropic, the IETF RateLimit fields and
+ * the de facto X-RateLimit-*. Nothing here throws; a value that cannot be read is left out of the
+ * observations and returned as a problem naming the header and the value.
+ *
+ * @since 0.1.0
+ */
+export * as RateLimitHeaders from "./RateLimitHeaders.js"
+
+/**
+ * The bound on every wait a server asks for: `Retry-After`'s pause and the resets of its rate-limit
+ * headers, in milliseconds. Imports nothing, so that both Effect lines read it unchanged.
+ *
+ * @since 0.1.0
+ */
+export * as RetryAfter from "./RetryAfter.js"
+
+/**
+ * Exact summaries of recent calls in bounded memory: the last values of each phase, the start
+ * times behind a rate, and the usage reported per dimension.
+ *
+ * @since 0.1.0
+ */
+export * as Samples from "./Samples.js"
+
+/**
+ * Usage-based limits on the algorithms' state, on plain numbers like `Algorithm`: settling a
+ * started reservation to its actual usage, and tightening a limit to what an upstream said. The
+ * memory store runs these; the Redis store's scripts transcribe them. Imports nothing from Effect.
+ *
+ * @since 0.1.0
+ */
+export * as Settlement from "./Settlement.js"
