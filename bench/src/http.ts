@@ -3,30 +3,46 @@
  * process) answering at once and after 20 ms — the sluice middleware and provider client against
  * the plain @effect/platform client on the same undici pool, and against raw undici.
  *
- * Each variant runs in a process of its own: warm-up, then ROUNDS timed rounds; the table shows the
- * median. "no spans" switches off Effect's HTTP client spans (`withTracerDisabledWhen`); "in a
+ * Two measurements in one run. Each variant in a process of its own: warm-up, then ROUNDS timed
+ * rounds, the median. Then interleaved (`--interleaved URL`, a child process): the plain client and
+ * sluice's clients in one process, a round of each in turn, the median of each round's ratio to the
+ * plain client's: on a shared machine the load drifts between one process and the next, not within
+ * a round. "no spans" switches off Effect's HTTP client spans (`withTracerDisabledWhen`); "in a
  * provider" runs the plain request through `Provider.call` (bulkhead of 64) without sluice's HTTP
  * layer; "middleware" is `Middleware.layer`'s HttpClient, "sluice" `ProviderHttpClient.text`, each
- * on the check phase (their default) and on the caller's scheduler. `--interleaved URL` runs the
- * plain client, the middleware and ProviderHttpClient in one process, a round of each in turn.
+ * on the check phase (their default) and on the caller's scheduler; "FiberRef set by hand" is the
+ * middleware with the save-and-restore `Effect.locally` replaced (bench/src/lib/sendingByHand.ts).
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
-import { HttpPool, Middleware, ProviderHttpClient } from "@sluice/http"
-import { Provider } from "@sluice/provider"
+import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Effect, Layer } from "effect"
-import { spawn, spawnSync } from "node:child_process"
+import { spawnSync } from "node:child_process"
+import * as os from "node:os"
 import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
+import {
+  Bench,
+  effectPerSecond,
+  IN_FLIGHT,
+  inRuntime,
+  middlewareRound,
+  plainRequest,
+  platformLayer,
+  type Round,
+  startServer
+} from "./lib/httpRounds.js"
 import { formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
+import { loadByHand } from "./lib/sendingByHand.js"
 
-const IN_FLIGHT = 64
 const ROUNDS = 5
+const INTERLEAVED_ROUNDS = 20
 const REQUESTS: Record<number, number> = { 0: 10_000, 20: 3_000 }
 const LATENCIES = [0, 20] as const
+const buildDir = dirname(fileURLToPath(import.meta.url))
+const srcDir = join(buildDir, "..", "src")
 
-type Variant = (url: string, latency: number, requests: number) => Promise<() => Promise<number>>
+type Variant = (url: string, latency: number, requests: number) => Promise<Round>
 
 /** Runs `requests` requests with IN_FLIGHT workers; returns requests per second. */
 const perSecond = async (requests: number, one: () => Promise<unknown>): Promise<number> => {
@@ -38,48 +54,11 @@ const perSecond = async (requests: number, one: () => Promise<unknown>): Promise
   return requests / ((performance.now() - start) / 1000)
 }
 
-const effectPerSecond = (requests: number, one: Effect.Effect<unknown, unknown>) =>
-  Effect.gen(function*() {
-    const start = performance.now()
-    yield* Effect.forEach(Array.from({ length: requests }), () => one, { concurrency: IN_FLIGHT, discard: true })
-    return requests / ((performance.now() - start) / 1000)
-  })
-
-/** Builds a runtime for `layer`, returns a round that runs `effect` in it. */
-const inRuntime = async <R>(
-  layer: Layer.Layer<R, unknown>,
-  round: Effect.Effect<number, unknown, R>
-): Promise<() => Promise<number>> => {
-  const { ManagedRuntime } = await import("effect")
-  const runtime = ManagedRuntime.make(layer)
-  await runtime.runPromise(Effect.void)
-  return () => runtime.runPromise(round)
-}
-
 /** What tracing a variant keeps: everything, all but the HTTP client's spans, nothing. */
 type Tracing = "spans" | "no spans" | "tracing off"
 
 const traced = (tracing: Tracing) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   tracing === "tracing off" ? Effect.withTracerEnabled(effect, false) : effect
-
-const platformLayer = (spans: boolean) => {
-  const dispatcher = Layer.scoped(
-    NodeHttpClient.Dispatcher,
-    Effect.acquireRelease(
-      Effect.sync(() => new Undici.Agent({ connections: IN_FLIGHT, pipelining: 1 })),
-      (agent) => Effect.promise(() => agent.destroy())
-    )
-  )
-  const client = NodeHttpClient.layerUndiciWithoutDispatcher.pipe(Layer.provide(dispatcher))
-  return spans ? client : Layer.effect(
-    HttpClient.HttpClient,
-    Effect.map(HttpClient.HttpClient, HttpClient.withTracerDisabledWhen(() => true))
-  ).pipe(Layer.provide(client))
-}
-
-/** One request of the plain client, its body read. */
-const plainRequest = (client: HttpClient.HttpClient, url: string, latency: number) =>
-  Effect.flatMap(client.execute(HttpClientRequest.get(`${url}/r?delay=${latency}`)), (r) => r.text)
 
 const platformVariant = (tracing: Tracing): Variant => (url, latency, requests) =>
   inRuntime(
@@ -90,7 +69,6 @@ const platformVariant = (tracing: Tracing): Variant => (url, latency, requests) 
     })
   )
 
-class Bench extends Provider.Tag("bench")<Bench>() {}
 class BenchHttp extends ProviderHttpClient.Tag("bench")<BenchHttp>() {}
 
 const sluiceVariant = (
@@ -115,16 +93,6 @@ const sluiceVariant = (
   )
 }
 
-/** The middleware's `HttpClient` service (`Middleware.layer`) over the pool: the plain client's code, bounded. */
-const middlewareVariant = (scheduler: Middleware.Options["scheduler"]): Variant => (url, latency, requests) =>
-  inRuntime(
-    Middleware.layer(Bench, { baseUrl: url, scheduler }).pipe(
-      Layer.provide(Bench.layer({ bulkhead: { permits: IN_FLIGHT } })),
-      Layer.provide(HttpPool.layer())
-    ),
-    Effect.flatMap(HttpClient.HttpClient, (client) => effectPerSecond(requests, plainRequest(client, url, latency)))
-  )
-
 const variants: Record<string, Variant> = {
   "raw undici": async (url, latency, requests) => {
     const pool = new Undici.Pool(url, { connections: IN_FLIGHT, pipelining: 1 })
@@ -145,8 +113,9 @@ const variants: Record<string, Variant> = {
         return effectPerSecond(requests, provider.call(one))
       })
     ),
-  "middleware": middlewareVariant("check-phase"),
-  "middleware, on the caller's scheduler": middlewareVariant("caller"),
+  "middleware": (url, latency, requests) => middlewareRound(url, latency, requests),
+  "middleware, on the caller's scheduler": (url, latency, requests) =>
+    middlewareRound(url, latency, requests, "caller"),
   "sluice": sluiceVariant("spans"),
   "sluice, on the caller's scheduler": sluiceVariant("spans", "caller")
 }
@@ -163,29 +132,90 @@ const runChild = async (name: string, url: string, latency: number): Promise<voi
   process.exit(0)
 }
 
+/** Runs this file again with `args`; the last line it prints, parsed. */
+const child = <A>(args: ReadonlyArray<string>, what: string): A => {
+  const run = spawnSync(process.execPath, [...process.execArgv, fileURLToPath(import.meta.url), ...args], {
+    encoding: "utf8",
+    env: process.env,
+    timeout: 600_000,
+    stdio: ["ignore", "pipe", "inherit"]
+  })
+  if (run.status !== 0) throw new Error(`${what} failed (exit ${run.status})`)
+  return JSON.parse(run.stdout.trim().split("\n").pop() ?? "{}") as A
+}
+
 const measure = (name: string, url: string, latency: number): number => {
-  const child = spawnSync(
-    process.execPath,
-    [...process.execArgv, fileURLToPath(import.meta.url), "--child", name, url, String(latency)],
-    { encoding: "utf8", env: process.env, timeout: 300_000 }
+  const { perSecond } = child<{ perSecond: number }>(
+    ["--child", name, url, String(latency)],
+    `${name} at ${latency} ms`
   )
-  if (child.status !== 0) throw new Error(`${name} at ${latency} ms failed:\n${child.stderr}`)
-  const { perSecond } = JSON.parse(child.stdout.trim().split("\n").pop() ?? "{}") as { perSecond: number }
   process.stderr.write(`  ${name} at ${latency} ms: ${perSecond.toFixed(0)}/s\n`)
   return perSecond
 }
 
+const interleavedNames = [
+  "@effect/platform",
+  "@effect/platform, in a provider",
+  "middleware",
+  "middleware, on the caller's scheduler",
+  "middleware, FiberRef set by hand",
+  "sluice"
+] as const
+
+/** Per latency, the median ratio of each interleaved client to the plain client, and by hand to `Effect.locally`. */
+type Interleaved = ReadonlyArray<{ readonly ratios: ReadonlyArray<number>; readonly byHand: number }>
+
+/**
+ * The clients of `interleavedNames` in this process, a round of each in turn (the order rotated
+ * every round); prints the median of each round's ratio to the plain client's round beside it.
+ */
+const interleaved = async (url: string): Promise<Interleaved> => {
+  const byHand = await loadByHand(srcDir, buildDir)
+  const all: Record<(typeof interleavedNames)[number], Variant> = {
+    "@effect/platform": variants["@effect/platform"]!,
+    "@effect/platform, in a provider": variants["@effect/platform, in a provider"]!,
+    "middleware": variants["middleware"]!,
+    "middleware, on the caller's scheduler": variants["middleware, on the caller's scheduler"]!,
+    "middleware, FiberRef set by hand": (url, latency, requests) => byHand.middlewareRound(url, latency, requests),
+    "sluice": variants["sluice"]!
+  }
+  const out: Array<Interleaved[number]> = []
+  for (const latency of LATENCIES) {
+    // rounds short enough that no pool sits idle past the server's keep-alive while the others run
+    const requests = Math.round((REQUESTS[latency] ?? 1_000) / 10)
+    const rounds = await Promise.all(interleavedNames.map((name) => all[name](url, latency, requests)))
+    for (const round of rounds) await round() // warm-up
+    const ratios: Array<Array<number>> = interleavedNames.map(() => [])
+    const byHandRatios: Array<number> = []
+    for (let i = 0; i < INTERLEAVED_ROUNDS; i++) {
+      const rates: Array<number> = rounds.map(() => 0)
+      for (let k = 0; k < rounds.length; k++) {
+        const j = (i + k) % rounds.length
+        rates[j] = await rounds[j]!()
+      }
+      rates.forEach((rate, j) => ratios[j]!.push(rate / rates[0]!))
+      byHandRatios.push(
+        rates[interleavedNames.indexOf("middleware, FiberRef set by hand")]! /
+          rates[interleavedNames.indexOf("middleware")]!
+      )
+    }
+    const medians = ratios.map(median)
+    const line = interleavedNames.slice(1).map((name, j) => `${name} ${formatRatio(medians[j + 1]!)}`).join(", ")
+    process.stderr.write(
+      `  interleaved at ${latency} ms, ${INTERLEAVED_ROUNDS} rounds, median ratio to @effect/platform: ${line}; ` +
+        `by hand / Effect.locally ${formatRatio(median(byHandRatios))}\n`
+    )
+    out.push({ ratios: medians, byHand: median(byHandRatios) })
+  }
+  return out
+}
+
+const loadLine = (): string => os.loadavg().map((l) => l.toFixed(2)).join(", ")
+
 const main = async (): Promise<void> => {
-  const server = spawn(process.execPath, [
-    join(dirname(fileURLToPath(import.meta.url)), "..", "src", "lib", "httpServer.mjs")
-  ], {
-    stdio: ["pipe", "pipe", "inherit"]
-  })
-  const url = await new Promise<string>((resolve, reject) => {
-    server.stdout.once("data", (data: Buffer) => resolve(data.toString().trim()))
-    server.once("exit", (code) => reject(new Error(`server exited with ${code}`)))
-  })
+  const { server, url } = await startServer(srcDir)
   try {
+    const loadBefore = loadLine()
     const header = [
       "client",
       ...LATENCIES.flatMap((l) => [`${l} ms: req/s`, `${l} ms: vs platform`, `${l} ms: vs undici`])
@@ -203,69 +233,65 @@ const main = async (): Promise<void> => {
         formatRatio(rate / rateOf("raw undici", i))
       ])
     ])
-    const targets = LATENCIES.map((latency, i) =>
-      `at ${latency} ms: the middleware ${
-        formatRatio(rateOf("middleware", i) / rateOf("@effect/platform", i))
-      } of the plain @effect/platform client (target ≥ ${latency === 0 ? "0.75" : "0.85"}x), ` +
-      `ProviderHttpClient (\`sluice\`) ${formatRatio(rateOf("sluice", i) / rateOf("@effect/platform", i))}`
-    )
-    console.log(`\n${textTable(header, rows)}\n${targets.map((t) => `  ${t}`).join("\n")}`)
+    console.log(`\n${textTable(header, rows)}`)
+    const mixed = child<Interleaved>(["--interleaved", url, "--json"], "the interleaved run")
+    const loadAfter = loadLine()
+    const mixedHeader = ["client", ...LATENCIES.map((l) => `${l} ms: vs platform`)]
+    const mixedRows = [
+      ...interleavedNames.slice(1).map((name, j) => [name, ...mixed.map((m) => formatRatio(m.ratios[j + 1]!))]),
+      ["FiberRef set by hand / `Effect.locally`", ...mixed.map((m) => formatRatio(m.byHand))]
+    ]
+    console.log(`\n${textTable(mixedHeader, mixedRows)}`)
+    const target = (i: number, bound: string) =>
+      `${formatRatio(mixed[i]!.ratios[interleavedNames.indexOf("middleware")]!)} at ${LATENCIES[i]} ms ` +
+      `(target ≥ ${bound})`
     writeSection(
       "HTTP client",
       [
-        `Measured by \`pnpm bench http\` on ${machineLine()}.`,
+        `Measured by \`pnpm bench http\` on ${machineLine()}; load average (1, 5, 15 min) ${loadBefore} before, ` +
+        `${loadAfter} after.`,
         "",
-        `${IN_FLIGHT} requests in flight against a loopback server in its own process, answering a 90-byte JSON body ` +
-        `at once and after 20 ms (the ceiling there is ${IN_FLIGHT} / 20 ms = ${IN_FLIGHT * 50}/s). ` +
-        `${REQUESTS[0].toLocaleString("en")} and ${REQUESTS[20].toLocaleString("en")} requests a round, median of ` +
-        `${ROUNDS} rounds after a warm-up, each client in its own process, every client on an undici pool of ${IN_FLIGHT} ` +
-        "connections. sluice's clients run every request through a provider (bulkhead of 64, no limiter) and read the " +
-        "body inside the permit: \"middleware\" is `Middleware.layer`'s `HttpClient` (the plain client's code, " +
-        "bounded; its response handed on from memory), \"sluice\" is `ProviderHttpClient.text`.",
+        `${IN_FLIGHT} requests in flight against a loopback server in its own process answering a 90-byte JSON body ` +
+        `at once and after 20 ms (ceiling ${
+          IN_FLIGHT * 50
+        }/s there); every client on an undici pool of ${IN_FLIGHT}. ` +
+        "sluice's clients run each request through a provider (bulkhead of 64, no limiter) and read the body inside " +
+        "the permit: \"middleware\" is `Middleware.layer`'s `HttpClient`, \"sluice\" `ProviderHttpClient.text`, both " +
+        "on the check phase (their default) unless \"on the caller's scheduler\".",
         "",
-        markdownTable(header, rows),
+        `**Interleaved**, the ratios to trust on a shared machine: the clients in one process, a round of each in ` +
+        `turn (${(REQUESTS[0]! / 10).toLocaleString("en")} requests at 0 ms, ${REQUESTS[20]! / 10} at 20 ms), ` +
+        `${INTERLEAVED_ROUNDS} rounds, the median of each round's ratio to the plain @effect/platform client's. ` +
+        "\"FiberRef set by hand\": the middleware with the save-and-restore of `HttpClient.currentTracerPropagation` " +
+        "that `Effect.locally` replaced (bench/src/lib/sendingByHand.ts); \"in a provider\": the plain client " +
+        "through `Provider.call` (bulkhead of 64), without sluice's HTTP layer.",
         "",
-        ...targets.map((t) => `- ${t}`),
-        "- \"no spans\": `HttpClient.withTracerDisabledWhen(() => true)` on the underlying client, which switches off " +
-        "the span @effect/platform records for every request; \"in a provider\": through `Provider.call` (bulkhead " +
-        "of 64, its span), without sluice's HTTP client; \"sluice\" runs each call from the event loop's check " +
-        "phase (`scheduler: \"check-phase\"`, its default), \"on the caller's scheduler\" with " +
-        "`scheduler: \"caller\"`; so does the middleware (check phase by default; under the TestClock both stay on " +
-        "the caller's)."
+        markdownTable(mixedHeader, mixedRows),
+        "",
+        `Targets: the middleware ${target(0, "0.75x")}, ${target(1, "0.85x")}. The last row decides ` +
+        "`Effect.locally` against the FiberRef set by hand: the hand-written one would stay only with a gain " +
+        "above the rounds' noise (a few %) at either latency.",
+        "",
+        `**Each client in its own process**, ${REQUESTS[0]!.toLocaleString("en")} and ` +
+        `${
+          REQUESTS[20]!.toLocaleString("en")
+        } requests a round, median of ${ROUNDS} rounds after a warm-up (the load ` +
+        "drifts between processes: read the ratios above). \"no spans\": `withTracerDisabledWhen(() => true)` on the " +
+        "plain client; \"in a provider\": the plain client through `Provider.call`, without sluice's HTTP layer.",
+        "",
+        markdownTable(header, rows)
       ].join("\n")
     )
   } finally {
-    server.stdin.end()
-  }
-}
-
-/**
- * On a shared machine the load drifts between one variant's process and the next: `--interleaved`
- * runs the plain client, the middleware and `ProviderHttpClient` in one process, a round of each in
- * turn, and prints the median of each round's ratio to the plain client's round beside it.
- */
-const interleaved = async (url: string): Promise<void> => {
-  const names = ["@effect/platform", "middleware", "middleware, on the caller's scheduler", "sluice"] as const
-  for (const latency of LATENCIES) {
-    // rounds short enough that no pool sits idle past the server's keep-alive (5 s) while the others run
-    const requests = Math.round((REQUESTS[latency] ?? 1_000) / 10)
-    const rounds = await Promise.all(names.map((name) => variants[name]!(url, latency, requests)))
-    for (const round of rounds) await round() // warm-up
-    const ratios: Array<Array<number>> = names.map(() => [])
-    for (let i = 0; i < 4 * ROUNDS; i++) {
-      const rates: Array<number> = []
-      for (const round of rounds) rates.push(await round())
-      rates.forEach((rate, j) => ratios[j]!.push(rate / rates[0]!))
-    }
-    const line = names.slice(1).map((name, j) => `${name} ${formatRatio(median(ratios[j + 1]!))}`).join(", ")
-    console.log(`interleaved at ${latency} ms, ${4 * ROUNDS} rounds, median ratio to @effect/platform: ${line}`)
+    server.stdin?.end()
   }
 }
 
 if (process.argv[2] === "--child") {
-  await runChild(process.argv[3], process.argv[4], Number(process.argv[5]))
+  await runChild(process.argv[3]!, process.argv[4]!, Number(process.argv[5]))
 } else if (process.argv[2] === "--interleaved") {
-  await interleaved(process.argv[3])
+  const result = await interleaved(process.argv[3]!)
+  if (process.argv[4] === "--json") process.stdout.write(`${JSON.stringify(result)}\n`)
   process.exit(0)
 } else {
   await main()

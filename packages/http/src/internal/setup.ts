@@ -4,7 +4,6 @@ import type * as Provider from "@sluice/provider/Provider"
 import * as Cause from "effect/Cause"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
-import * as FiberRef from "effect/FiberRef"
 import type * as Scope from "effect/Scope"
 import type * as HttpPool from "../HttpPool.js"
 import type * as Api from "../ProviderHttpClient.js"
@@ -42,29 +41,6 @@ export const reserveConnections = (
   })
 
 /**
- * `HttpClient.withTracerPropagation(propagation)` around sending a request, for a few steps where
- * `Effect.locally` takes some twenty: the ref is set before, and put back once the response or the
- * failure is in. A request interrupted on the way leaves it set in the call's fiber, whose refs
- * never pass back to the caller when it is interrupted (by its caller, a budget or the shutdown): no
- * caller ever sees it.
- *
- * @internal
- */
-export const sendingWith = (propagation: boolean) => <A, E, R>(send: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  Effect.withFiberRuntime((fiber) => {
-    const before = fiber.getFiberRef(HttpClient.currentTracerPropagation)
-    if (before === propagation) return send
-    const back = FiberRef.set(HttpClient.currentTracerPropagation, before)
-    return Effect.zipRight(
-      FiberRef.set(HttpClient.currentTracerPropagation, propagation),
-      Effect.matchCauseEffect(send, {
-        onSuccess: (value) => Effect.as(back, value),
-        onFailure: (cause) => Effect.zipRight(back, Effect.failCause(cause))
-      })
-    )
-  })
-
-/**
  * What both `ProviderHttpClient` and the middleware are built from: the options checked (a defect
  * naming what is wrong), the pool's connections reserved, and the body reader, the status check and
  * the metering of `provider`. `keep`: error responses are kept for the middleware to hand back.
@@ -99,6 +75,7 @@ export const setup = (
     })
     const metering = Metering.make(provider, options)
     const unmetered: Metering.Slot = { usage: undefined }
+    const tracePropagation = options.tracePropagation ?? false
     /**
      * One call of `request`, its attempts run by `run` with the call's usage slot: with `usage`,
      * each attempt reports into it what its response says, and settles from it inside the permit.
@@ -120,7 +97,9 @@ export const setup = (
       failStatus,
       metering,
       call,
-      sending: sendingWith(options.tracePropagation ?? false),
+      // trace propagation for the request alone: the caller's setting is back once it is answered
+      sending: <A, E, R>(send: Effect.Effect<A, E, R>) =>
+        Effect.locally(send, HttpClient.currentTracerPropagation, tracePropagation),
       // on the scheduler of `Options.scheduler`, the caller's outside it
       scheduled: scheduledOn(settings.scheduler)
     }
