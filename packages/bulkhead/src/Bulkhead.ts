@@ -59,13 +59,15 @@ export interface Bulkhead<out E = never> {
    */
   readonly maxWait: Duration.Duration
   /**
-   * For a bulkhead with `lanes`, the lane of a call that names none (priority: the last lane
-   * declared; fair share: `BulkheadLanes.defaultLane`); absent without lanes, where `lane` is
-   * ignored. A provider reads it to report its calls per lane.
+   * For a bulkhead with `lanes`: where a call naming `lane` waits, the lane's name (for
+   * `undefined`, the default lane: priority's last, fair share's `BulkheadLanes.defaultLane`) and
+   * how long it may wait there; `undefined` for a lane a priority bulkhead does not declare (a
+   * call naming it is a defect). Makes no lane. Absent without lanes, where `lane` is ignored. A
+   * provider reads it to bound a call's permit wait by its total budget and to report per lane.
    *
    * @since 0.4.0
    */
-  readonly defaultLane?: string | undefined
+  readonly laneOf?: ((lane: string | undefined) => BulkheadLanes.LaneInfo | undefined) | undefined
   /**
    * Runs `self` while holding `permits` permits (default 1). The permits are returned exactly once
    * when `self` ends, whether it succeeds, fails, dies or is interrupted.

@@ -23,7 +23,10 @@ export const ErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead/BulkheadE
  */
 export type ErrorTypeId = typeof ErrorTypeId
 
-const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
+const formatDuration = (d: Duration.Duration): string => {
+  const text = Duration.format(d)
+  return text === "" || text === "0" ? "0ms" : text
+}
 
 const plural = (n: number): string => (n === 1 ? "" : "s")
 
@@ -40,11 +43,17 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
   readonly bulkhead: string
   /**
    * The call's lane, for a bulkhead with lanes; `waiting` and `maxWaiting` are then the lane's
-   * when its own bound refused, the whole queue's otherwise.
+   * when its own bound refused (`bound: "lane"`), the whole queue's otherwise.
    *
    * @since 0.4.0
    */
   readonly lane?: string | undefined
+  /**
+   * With lanes, which `maxWaiting` refused: the lane's own or the bulkhead's, across its lanes.
+   *
+   * @since 0.4.0
+   */
+  readonly bound?: "lane" | "bulkhead" | undefined
   /** The permits the refused call asked for. */
   readonly requested: number
   /** @deprecated Use `requested` (the same number). */
@@ -63,11 +72,13 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
    * @since 0.2.0
    */
   override get message(): string {
+    const across = this.lane !== undefined && this.bound === "bulkhead"
     return `bulkhead "${this.bulkhead}"${
-      lanePart(this.lane)
-    } is full: ${this.inFlight} of ${this.permits} permits in ` +
-      `use and ${this.waiting} caller${plural(this.waiting)} queued (maxWaiting ${this.maxWaiting}); refused a call ` +
-      `for ${this.requested} permit${plural(this.requested)}`
+      across ? "" : lanePart(this.lane)
+    } is full: ${this.inFlight} of ${this.permits} ` +
+      `permits in use and ${this.waiting} caller${plural(this.waiting)} queued${across ? " in all its lanes" : ""} ` +
+      `(maxWaiting ${this.maxWaiting}); refused a call for ${this.requested} permit${plural(this.requested)}` +
+      (across ? ` in lane "${this.lane}"` : "")
   }
 }
 

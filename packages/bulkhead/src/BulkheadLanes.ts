@@ -49,9 +49,12 @@ export interface PriorityLane extends LaneLimits {
  * @category models
  */
 export interface FairShareOptions extends LaneLimits {
-  /** Weights of named lanes, each > 0. A lane not named here has `defaultWeight`. */
+  /**
+   * Weights of named lanes, each from 0.01 to 1,000,000 (a turn adds a lane's weight to its credit,
+   * in permits). A lane not named here has `defaultWeight`.
+   */
   readonly weights?: Readonly<Record<string, number>> | undefined
-  /** The weight of a lane not in `weights`, > 0. Default 1. */
+  /** The weight of a lane not in `weights`, from 0.01 to 1,000,000. Default 1. */
   readonly defaultWeight?: number | undefined
 }
 
@@ -67,7 +70,8 @@ export type Lanes =
   | { readonly _tag: "FairShare"; readonly options: FairShareOptions }
 
 /**
- * Lanes by priority, highest first, in the order the object lists them.
+ * Lanes by priority, highest first, in the order the object lists them; each lane's `yieldFor` is
+ * at least the one above it's (else the lower lane would be served first).
  *
  * @example
  * ```ts
@@ -92,7 +96,9 @@ export const priority = (lanes: Readonly<Record<string, PriorityLane>>): Lanes =
 })
 
 /**
- * Lanes as tenants sharing the permits by weight.
+ * Lanes as tenants sharing the permits by weight. A lane is made the first time a call names it,
+ * refused or not, and kept for the bulkhead's life, with a `lane` label on its metrics: name lanes
+ * by tenant, never by request or user input without a bound.
  *
  * @since 0.4.0
  * @category constructors
@@ -106,6 +112,19 @@ export const fairShare = (options: FairShareOptions = {}): Lanes => ({ _tag: "Fa
  * @category constants
  */
 export const defaultLane = "default"
+
+/**
+ * Where a call waits in a bulkhead with lanes (`Bulkhead.laneOf`): its lane and that lane's
+ * budget.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface LaneInfo {
+  readonly name: string
+  /** The lane's `maxWait`, else the bulkhead's (`Duration.infinity` when unbounded). */
+  readonly maxWait: Duration.Duration
+}
 
 /**
  * One lane's counters, in `Bulkhead.Stats.lanes`.

@@ -107,6 +107,7 @@ describe("lanes", () => {
         const full = yield* Effect.flip(bulkhead.run(Effect.void, { lane: "batch" }))
         assert.strictEqual(full._tag, "BulkheadFull")
         assert.strictEqual(full.lane, "batch")
+        assert.strictEqual(full._tag === "BulkheadFull" ? full.bound : undefined, "lane")
         assert.strictEqual(
           full.message,
           `bulkhead "${name}" lane "batch" is full: 1 of 1 permits in use and 1 caller queued (maxWaiting 1); ` +
@@ -130,6 +131,51 @@ describe("lanes", () => {
           { name: "interactive", waiting: 0, waitingPermits: 0, granted: 0 },
           { name: "batch", waiting: 1, waitingPermits: 1, granted: 1 }
         ])
+      }))
+
+    it.effect("a call the policy would grant at once is granted, with maxWait 0 or its queue full", () =>
+      Effect.gen(function*() {
+        const name = uniqueName("lanes")
+        const bulkhead = yield* Bulkhead.make({
+          name,
+          permits: 4,
+          maxWaiting: 1,
+          lanes: BulkheadLanes.priority({
+            interactive: { maxWaiting: 0 },
+            batch: { yieldFor: "30 seconds" }
+          })
+        })
+        // 2 of 4 permits held; a batch call for 4 waits (due in 30 s), filling the bulkhead's queue
+        yield* Effect.fork(bulkhead.run(Effect.never, { lane: "batch", permits: 2 }))
+        yield* yieldTurns(10)
+        yield* Effect.fork(bulkhead.run(Effect.never, { lane: "batch", permits: 4 }))
+        yield* yieldTurns(10)
+        assert.include(yield* bulkhead.stats, { inFlight: 2, waiting: 1 })
+        // an interactive call ranks ahead of the heavy batch waiter and its permits are free: the
+        // lane's maxWaiting 0, the bulkhead's full queue and a zero budget do not refuse it
+        assert.strictEqual(yield* bulkhead.run(Effect.succeed("now"), { lane: "interactive" }), "now")
+        assert.strictEqual(
+          yield* bulkhead.run(Effect.succeed("now"), { lane: "interactive", maxWait: 0 }),
+          "now"
+        )
+        // a batch call would wait behind the heavy one: refused, by the bulkhead's bound, saying so
+        const full = yield* Effect.flip(bulkhead.run(Effect.void, { lane: "batch" }))
+        assert.strictEqual(full._tag === "BulkheadFull" ? full.bound : undefined, "bulkhead")
+        assert.strictEqual(
+          full.message,
+          `bulkhead "${name}" is full: 2 of 4 permits in use and 1 caller queued in all its lanes (maxWaiting 1); ` +
+            `refused a call for 1 permit in lane "batch"`
+        )
+        // an interactive call that would wait (3 permits, 2 free) meets its lane's maxWaiting 0
+        const heavy = yield* Effect.flip(bulkhead.run(Effect.void, { lane: "interactive", permits: 3 }))
+        assert.strictEqual(heavy._tag === "BulkheadFull" ? heavy.bound : undefined, "lane")
+        assert.include(yield* bulkhead.stats, { inFlight: 2, waiting: 1 })
+        // a zero budget that would wait is told so, with a unit
+        const plain = yield* Bulkhead.make({ name: uniqueName("zero"), permits: 1 })
+        yield* Effect.fork(plain.run(Effect.never))
+        yield* yieldTurns(10)
+        const timeout = yield* Effect.flip(plain.run(Effect.void, { maxWait: 0 }))
+        assert.include(timeout.message, "gave up after waiting 0ms for 1 of 1 permits")
       }))
 
     it.effect("a call without a lane goes to the last lane; a lane it does not declare is a defect", () =>
@@ -283,6 +329,20 @@ describe("lanes", () => {
       assert.include(refused(BulkheadLanes.fairShare({ defaultWeight: Number.NaN })), `defaultWeight`)
       assert.include(refused(BulkheadLanes.fairShare(), { order: "lifo" }), `lanes decide the order`)
       assert.strictEqual(refused(BulkheadLanes.fairShare({ weights: { a: 2.5 }, maxWaiting: 10 })), "accepted")
+      // a lower lane that gave way for less would be served before the one above it
+      assert.include(
+        refused(BulkheadLanes.priority({ a: {}, b: { yieldFor: "1 minute" }, c: { yieldFor: "1 second" } })),
+        `lane "c" gives way for 1000ms, less than "b" above it (60000ms)`
+      )
+      assert.strictEqual(
+        refused(BulkheadLanes.priority({ a: {}, b: { yieldFor: "1 second" }, c: { yieldFor: "1 second" } })),
+        "accepted"
+      )
+      // only array-index names are listed first by JavaScript
+      assert.strictEqual(refused(BulkheadLanes.priority({ a: {}, "01": { yieldFor: 0 } })), "accepted")
+      // a turn adds the weight to the credit: a tiny weight would spin through millions of turns
+      assert.include(refused(BulkheadLanes.fairShare({ defaultWeight: 1e-9 })), `defaultWeight`)
+      assert.include(refused(BulkheadLanes.fairShare({ weights: { a: 1e7 } })), `weights`)
     })
   })
 })

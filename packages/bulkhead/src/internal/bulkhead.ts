@@ -15,6 +15,7 @@ import * as Predicate from "effect/Predicate"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../Bulkhead.js"
 import { BulkheadFull, PermitWaitTimeout } from "../BulkheadError.js"
+import type { LaneInfo } from "../BulkheadLanes.js"
 import * as Lanes from "./lanes.js"
 import { inFlightGauge, permitsGauge, permitWaitSeconds, rejectedTotal, waitingGauge } from "./metrics.js"
 import { decodeRunOptions, decodeSettings, illegal, isPositiveInteger, show } from "./validation.js"
@@ -74,7 +75,6 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly queue: Queue
   /** The lanes, when the bulkhead has them (`lanes` option). */
   readonly lanes: { readonly setup: Lanes.Setup; readonly queue: LaneQueue<Waiter> } | undefined
-  readonly defaultLane: string | undefined
 
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -105,7 +105,6 @@ class BulkheadImpl implements Api.Bulkhead {
     const inFlight = (n: number) => inFlightGauge.unsafeUpdate(n, labels)
     if (options.lanes === undefined) {
       this.lanes = undefined
-      this.defaultLane = undefined
       this.queue = new PermitQueue<Waiter>(settings.permits, order, {
         granted,
         inFlight,
@@ -120,24 +119,34 @@ class BulkheadImpl implements Api.Bulkhead {
         granted,
         inFlight,
         waiting: (lane) => {
-          waitingGauge.unsafeUpdate(queue.waiting, labels)
+          // per lane only, as the waits and refusals are: a sum over `lane` is the whole queue
           waitingGauge.unsafeUpdate(lane.waiting, setup.limitsOf(lane.name).labels)
         }
       })
       this.lanes = { setup, queue }
-      this.defaultLane = setup.defaultLane
       this.queue = queue
     }
     this.releaseOne = releasing(this.queue, 1)
     permitsGauge.unsafeUpdate(settings.permits, labels)
     inFlightGauge.unsafeUpdate(0, labels)
-    waitingGauge.unsafeUpdate(0, labels)
+    if (this.lanes === undefined) waitingGauge.unsafeUpdate(0, labels)
   }
 
   // --- the effects ----------------------------------------------------------------------------
 
+  /** `Bulkhead.laneOf`: the lane a call naming `name` waits in, and its budget, making none. */
+  laneInfo(name: string | undefined): LaneInfo | undefined {
+    const lanes = this.lanes
+    if (lanes === undefined) return undefined
+    const lane = name ?? lanes.setup.defaultLane
+    if (lane.length === 0 || (lanes.setup.policy._tag === "priority" && !lanes.queue.lanes.has(lane))) {
+      return undefined
+    }
+    return { name: lane, maxWait: lanes.setup.limitsOf(lane).maxWait ?? this.maxWait }
+  }
+
   /** The lane a call goes to: the one it names, or the default one; an unknown lane is a defect. */
-  private laneOf(options: Api.RunOptions | undefined): Lane<Waiter> | undefined {
+  private laneFor(options: Api.RunOptions | undefined): Lane<Waiter> | undefined {
     const lanes = this.lanes
     if (lanes === undefined) return undefined
     const name = options?.lane ?? lanes.setup.defaultLane
@@ -178,7 +187,7 @@ class BulkheadImpl implements Api.Bulkhead {
     let limits: Lanes.LaneLimits | undefined
     try {
       cost = this.costOf(options)
-      lane = this.laneOf(options)
+      lane = this.laneFor(options)
       limits = lane === undefined ? undefined : this.lanes?.setup.limitsOf(lane.name)
       const ownMaxWait = limits?.maxWait ?? this.maxWait
       maxWait = options?.maxWait === undefined ? ownMaxWait : this.decodeRunOptions(options).maxWait ?? ownMaxWait
@@ -195,12 +204,28 @@ class BulkheadImpl implements Api.Bulkhead {
     const laneWaiting = lane?.waiting ?? 0
     const laneMaxWaiting = limits?.maxWaiting ?? Infinity
     const laneFull = laneWaiting >= laneMaxWaiting
-    if (laneFull || queue.waiting >= this.maxWaiting) {
+    const full = laneFull || queue.waiting >= this.maxWaiting
+    // the fiber's own Clock, so that TestClock drives the budget and the measured wait
+    const clock = fiber === undefined ? Clock.make() : Context.get(fiber.currentDefaultServices, Clock.Clock)
+    if (lane !== undefined && (full || Duration.isZero(maxWait))) {
+      // with lanes a newcomer may rank ahead of every waiter and find its permits free: it is
+      // granted without waiting, so neither a full queue nor a zero budget refuses it
+      const probe = queue.enqueue(new Waiter(cost), lane, clock.unsafeCurrentTimeMillis())
+      if (probe.state === "granted") {
+        queue.hold(probe)
+        permitWaitSeconds.unsafeUpdate(0, labels)
+        annotate(fiber, 0)
+        return cost
+      }
+      queue.leave(probe)
+      queue.dispatch()
+    }
+    if (full) {
       rejectedTotal.unsafeUpdate(1, limits?.fullLabels ?? this.fullLabels)
       return Effect.fail(
         new BulkheadFull({
           bulkhead: this.name,
-          ...(lane === undefined ? {} : { lane: lane.name }),
+          ...(lane === undefined ? {} : { lane: lane.name, bound: laneFull ? "lane" : "bulkhead" }),
           requested: cost,
           cost,
           permits: queue.permits,
@@ -216,8 +241,6 @@ class BulkheadImpl implements Api.Bulkhead {
         this.timeoutError(cost, Duration.zero, lane === undefined ? queue.waiting : lane.waiting, lane)
       )
     }
-    // the fiber's own Clock, so that TestClock drives the budget and the measured wait
-    const clock = fiber === undefined ? Clock.make() : Context.get(fiber.currentDefaultServices, Clock.Clock)
     const start = clock.unsafeCurrentTimeNanos()
     const waiter = queue.enqueue(new Waiter(cost), lane, clock.unsafeCurrentTimeMillis())
     const wait = Effect.async<void, Api.PermitWaitTimeout>((resume) => {
@@ -391,7 +414,7 @@ export const unsafeMake = (options: Api.Options): Api.Bulkhead => {
     name: impl.name,
     maxPermits: impl.maxPermits,
     maxWait: impl.maxWait,
-    ...(impl.defaultLane === undefined ? {} : { defaultLane: impl.defaultLane }),
+    ...(impl.lanes === undefined ? {} : { laneOf: (lane: string | undefined) => impl.laneInfo(lane) }),
     run: (self, options) => impl.run(self, options),
     acquire: (options) => impl.acquire(options),
     resize: (permits) => impl.resize(permits),

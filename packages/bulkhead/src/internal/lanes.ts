@@ -24,11 +24,15 @@ const PriorityLane = Schema.extend(
   Schema.Struct({ yieldFor: Schema.optional(OptionSchema.duration({ zero: true, infinite: false })) })
 )
 
+// a turn adds a lane's weight to its credit, so a head of cost c waits c / weight turns: the bounds
+// keep a decision within some hundred turns per permit
+const Weight = OptionSchema.number({ min: 0.01, max: 1_000_000 })
+
 const FairShare = Schema.extend(
   Limits,
   Schema.Struct({
-    weights: Schema.optional(Schema.Record({ key: Schema.String, value: OptionSchema.positive })),
-    defaultWeight: Schema.optional(OptionSchema.positive)
+    weights: Schema.optional(Schema.Record({ key: Schema.String, value: Weight })),
+    defaultWeight: Schema.optional(Weight)
   })
 )
 
@@ -94,8 +98,9 @@ export const decode = (name: string, lanes: Lanes.Lanes): Setup => {
   if (lanes.lanes.length === 0) throw illegal(`bulkhead "${name}": lanes (priority) needs at least one lane`)
   const declared = new Map<string, LaneLimits>()
   const policyLanes = lanes.lanes.map(([lane, settings], rank) => {
-    // JavaScript lists integer-like keys first, in numeric order: such a name would reorder the lanes
-    if (/^\d+$/.test(lane)) {
+    // JavaScript lists array-index keys ("0", "7", "42", not "07") first, in numeric order: such a
+    // name would reorder the lanes
+    if (/^(?:0|[1-9]\d*)$/.test(lane) && Number(lane) < 2 ** 32 - 1) {
       throw illegal(`bulkhead "${name}": lane names must not be integers (an object lists them first), got "${lane}"`)
     }
     const decoded = OptionSchema.decodeSync(PriorityLane, `bulkhead "${name}" lane "${lane}"`)(settings)
@@ -111,6 +116,18 @@ export const decode = (name: string, lanes: Lanes.Lanes): Setup => {
     declared.set(lane, limitsFor(name, lane, decoded.maxWaiting, decoded.maxWait))
     return { name: lane, yieldForMillis: decoded.yieldFor === undefined ? 0 : Duration.toMillis(decoded.yieldFor) }
   })
+  // a lane listed lower that gave way for less would be served before the lane above it
+  for (let rank = 2; rank < policyLanes.length; rank++) {
+    const above = policyLanes[rank - 1]
+    const lane = policyLanes[rank]
+    if (lane.yieldForMillis < above.yieldForMillis) {
+      throw illegal(
+        `bulkhead "${name}": lane "${lane.name}" gives way for ${lane.yieldForMillis}ms, less than ` +
+          `"${above.name}" above it (${above.yieldForMillis}ms): lanes are listed highest first, so each ` +
+          `yieldFor must be at least the one above`
+      )
+    }
+  }
   return {
     policy: { _tag: "priority", lanes: policyLanes },
     defaultLane: policyLanes[policyLanes.length - 1].name,
