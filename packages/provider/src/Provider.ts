@@ -291,7 +291,8 @@ export const withProvider: {
  * requests included, so that a library that takes an `HttpClient` (`@effect/ai-openai`) sends in
  * that lane without knowing of it. A call's own `lane` option wins; the innermost `withLane` wins
  * over an outer one. Fibers forked inside inherit it. A provider whose bulkhead has no lanes
- * ignores it.
+ * ignores it, and one whose priority lanes do not include it uses its default lane (a call's own
+ * `lane` must be one of its lanes); under fair share it names a tenant.
  *
  * @example
  * ```ts

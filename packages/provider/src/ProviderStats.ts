@@ -143,7 +143,10 @@ export interface LaneSummary {
   readonly permitWait: PhaseSummary
   /** The lane's share, 0 to 1, of the permits the bulkhead granted since it was made. */
   readonly share: number
-  /** Fair share: the lane's weight over the weights of the lanes seen, 0 to 1, what `share` is due. */
+  /**
+   * Fair share, while the lane has callers waiting: its weight over the weights of the lanes with
+   * callers waiting now, 0 to 1, what its share of the permits tends to under contention.
+   */
   readonly weightShare?: number | undefined
   /** Callers waiting in the lane now. */
   readonly waiting: number

@@ -96,18 +96,64 @@ describe("Provider lanes", () => {
       yield* advance(20, 10)
       yield* Effect.forEach(fibers, Fiber.join)
       const end = (yield* provider.stats).lanes ?? []
-      assert.deepStrictEqual(end.map((lane) => [lane.lane, lane.attempts, lane.share]), [["a", 40, 0.5], [
-        "b",
-        40,
-        0.5
-      ]])
+      // idle now: no share is due
+      assert.deepStrictEqual(end.map((lane) => [lane.lane, lane.attempts, lane.share, lane.weightShare]), [
+        ["a", 40, 0.5, undefined],
+        ["b", 40, 0.5, undefined]
+      ])
+    }))
+
+  it.scoped("a lane's maxWait holds under a total budget; the total's TotalTimeout when it ends first", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("budgets")
+      const provider = yield* Provider.make({
+        name,
+        totalTimeout: "30 seconds",
+        bulkhead: {
+          permits: 1,
+          lanes: BulkheadLanes.priority({ interactive: { maxWait: "2 seconds" }, batch: { yieldFor: "30 seconds" } })
+        }
+      })
+      const holder = yield* Effect.fork(provider.call(Effect.never))
+      yield* yieldTurns()
+      const began = yield* now
+      const chat = yield* Effect.fork(Effect.flip(provider.call(Effect.void).pipe(Provider.withLane("interactive"))))
+      yield* yieldTurns()
+      yield* advance(3, 1_000)
+      const error = yield* Fiber.join(chat)
+      assert.strictEqual(error._tag, "PermitWaitTimeout")
+      assert.include(String(error), `PermitWaitTimeout: bulkhead "${name}" lane "interactive" gave up after waiting 2s`)
+      assert.isAtMost((yield* now) - began, 3_000)
+      // a call whose total ends before its lane's budget: TotalTimeout, as without lanes
+      const late = yield* Effect.fork(
+        Effect.flip(provider.call(Effect.void, { lane: "interactive", totalTimeout: "1 second" }))
+      )
+      yield* yieldTurns()
+      yield* advance(2, 1_000)
+      assert.strictEqual((yield* Fiber.join(late))._tag, "TotalTimeout")
+      yield* Fiber.interrupt(holder)
+    }))
+
+  it.scoped("withLane's lane, unknown to a provider's priority lanes, is its default lane; a call's own is a defect", () =>
+    Effect.gen(function*() {
+      const geocoder = yield* Provider.make({
+        name: uniqueName("geocoder"),
+        bulkhead: { permits: 1, lanes: BulkheadLanes.priority({ user: {}, backfill: { yieldFor: "1 minute" } }) }
+      })
+      yield* geocoder.call(Effect.void).pipe(Provider.withLane("interactive"))
+      assert.deepStrictEqual((yield* geocoder.stats).lanes?.map((lane) => [lane.lane, lane.attempts]), [
+        ["user", 0],
+        ["backfill", 1]
+      ])
+      const exit = yield* Effect.exit(geocoder.call(Effect.void, { lane: "interactive" }))
+      assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
     }))
 
   it.scoped("an undeclared lane is a defect naming the provider's bulkhead and its lanes", () =>
     Effect.gen(function*() {
       const name = uniqueName("typo")
       const provider = yield* Provider.make({ name, bulkhead: { permits: 1, lanes: priority } })
-      const exit = yield* Effect.exit(provider.call(Effect.void).pipe(Provider.withLane("chat")))
+      const exit = yield* Effect.exit(provider.call(Effect.void, { lane: "chat" }))
       assert.isTrue(Exit.isFailure(exit) && Cause.isDie(exit.cause))
       assert.include(
         String(Exit.isFailure(exit) ? Cause.squash(exit.cause) : ""),
@@ -123,6 +169,6 @@ describe("Provider lanes", () => {
       const stats = yield* provider.stats
       assert.strictEqual(stats.calls, 1)
       assert.isUndefined(stats.lanes)
-      assert.isUndefined(provider.bulkhead.defaultLane)
+      assert.isUndefined(provider.bulkhead.laneOf)
     }))
 })

@@ -38,8 +38,9 @@ export const attempt = <A, E, R>(
   })
   const { lane, permits } = progress.settings
   const left = progress.deadline - queuedAt
-  // the permit wait bounded by what is left of the total, when that ends before the bulkhead's own
-  if (left >= provider.permitWaitMillis) {
+  // the permit wait bounded by what is left of the total, when that ends before the bulkhead's
+  // own budget (the call's lane's, with lanes)
+  if (left >= provider.permitWaitMillisIn(lane)) {
     return provider.bulkhead.run(holding, permits === 1 && lane === undefined ? undefined : { permits, lane })
   }
   return Effect.catchIf(

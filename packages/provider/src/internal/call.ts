@@ -39,7 +39,8 @@ export const call = <A, E, R>(
 ): Effect.Effect<A, unknown, R> =>
   Effect.withFiberRuntime((fiber) => {
     if (provider.closing) return provider.refused()
-    const settings = perCall(provider.resolved, provider.defaults, options, fiber.getFiberRef(currentLane))
+    const lane = provider.laneFor(options?.lane, fiber.getFiberRef(currentLane))
+    const settings = perCall(provider.resolved, provider.defaults, options, lane)
     return fiber.getFiberRef(FiberRef.currentTracerEnabled)
       ? Effect.useSpan(
         "Provider.call",

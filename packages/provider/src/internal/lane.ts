@@ -1,11 +1,11 @@
 /** @internal */
 import type { Bulkhead } from "@sluice/bulkhead"
+import type { LaneWaits } from "@sluice/core/Samples"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import type * as Api from "../ProviderStats.js"
-import type { LaneWaits } from "@sluice/core/Samples"
 import { ms, percent } from "./verdict.js"
 
 /**
@@ -40,13 +40,14 @@ export const laneSummaries = (
   let weights = 0
   for (const lane of lanes) {
     granted += lane.granted
-    weights += lane.weight ?? 0
+    // due shares are among the lanes busy now: an idle lane's goes to the others
+    if (lane.waiting > 0) weights += lane.weight ?? 0
   }
   return lanes.map((lane) => {
     const entry = waits.lanes.get(lane.name)
     const permitWait = entry?.waits.summary() ?? { count: 0, meanMillis: 0, p50Millis: 0, p95Millis: 0 }
     const share = granted === 0 ? 0 : lane.granted / granted
-    const weightShare = lane.weight === undefined || weights === 0 ? undefined : lane.weight / weights
+    const weightShare = lane.weight === undefined || lane.waiting === 0 ? undefined : lane.weight / weights
     const attempts = entry?.attempts ?? 0
     const against = weightShare === undefined ? "" : ` for a weight of ${percent(weightShare)}`
     const reason = attempts === 0

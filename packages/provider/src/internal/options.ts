@@ -227,7 +227,7 @@ export interface PerCall {
   readonly attemptTimeoutMillis: number | undefined
   readonly totalTimeoutMillis: number | undefined
   readonly maxAttempts: number
-  /** The bulkhead lane: the call's option, else `Provider.withLane`'s; `undefined` for the default. */
+  /** The bulkhead lane (`ProviderState.laneFor`); `undefined` for the default one. */
   readonly lane: string | undefined
 }
 
@@ -247,9 +247,8 @@ export const perCall = (
   resolved: Resolved,
   defaults: PerCall,
   options: Api.CallOptions | undefined,
-  currentLane: string | undefined
+  lane: string | undefined
 ): PerCall => {
-  const lane = options?.lane ?? currentLane
   // no option set (an HTTP client passes `{}` on every call): the provider's own, as validated once
   if (
     options === undefined ||

@@ -89,6 +89,23 @@ export class ProviderState {
   graceElapsed = false
   private emptied: Deferred.Deferred<void> | undefined = undefined
 
+  /**
+   * The lane a call waits in: its own option as given (an undeclared one is the bulkhead's
+   * defect), else `Provider.withLane`'s when this bulkhead has it, else the default lane. The
+   * ambient lane is set for every provider, so a bulkhead whose lanes are named otherwise ignores it.
+   */
+  laneFor(own: string | undefined, ambient: string | undefined): string | undefined {
+    if (own !== undefined || ambient === undefined) return own
+    const laneOf = this.bulkhead.laneOf
+    return laneOf === undefined || laneOf(ambient) !== undefined ? ambient : undefined
+  }
+
+  /** How long a call in `lane` may wait for its permits: its lane's budget, else the bulkhead's. */
+  permitWaitMillisIn(lane: string | undefined): number {
+    const info = this.lanes === undefined ? undefined : this.bulkhead.laneOf?.(lane)
+    return info === undefined ? this.permitWaitMillis : Duration.toMillis(info.maxWait)
+  }
+
   /** Waits until no call is in flight: read by shutdown, once no call can start. */
   get drained(): Effect.Effect<void> {
     return Effect.suspend(() => {
@@ -122,9 +139,8 @@ export class ProviderState {
     this.starts = new StartTimes(resolved.sampleSize)
     const named = limiter !== undefined && (limiter.dimensions.length > 1 || limiter.dimensions[0] !== "default")
     this.dimensions = named ? new DimensionUsage(limiter.dimensions, resolved.sampleSize) : undefined
-    this.lanes = bulkhead.defaultLane === undefined
-      ? undefined
-      : new LaneWaits(bulkhead.defaultLane, resolved.sampleSize)
+    const defaultLane = bulkhead.laneOf?.(undefined)?.name
+    this.lanes = defaultLane === undefined ? undefined : new LaneWaits(defaultLane, resolved.sampleSize)
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
     this.defaults = defaultsOf(resolved)
