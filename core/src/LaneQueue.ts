@@ -18,6 +18,8 @@
  *
  * @since 0.1.0
  */
+import type * as Internal from "./internal/permits.js"
+import { Permits } from "./internal/permits.js"
 
 /**
  * A lane of a `priority` policy, highest first.
@@ -44,7 +46,7 @@ export type Policy =
  *
  * @since 0.1.0
  */
-export type TicketState = "queued" | "granted" | "held" | "gone"
+export type TicketState = Internal.TicketState
 
 /**
  * One caller's place in its lane. Extend it to carry what the caller needs to be woken.
@@ -104,11 +106,7 @@ export interface Hooks<T extends LaneTicket> {
  *
  * @since 0.1.0
  */
-export class LaneQueue<T extends LaneTicket> {
-  inFlight = 0
-  holders = 0
-  waiting = 0
-  waitingPermits = 0
+export class LaneQueue<T extends LaneTicket> extends Permits<T> {
   readonly lanes = new Map<string, Lane<T>>()
   private seq = 0
   // fairShare: the lane whose turn it is, and whether its credit was topped up for this turn
@@ -118,7 +116,8 @@ export class LaneQueue<T extends LaneTicket> {
   private readonly weights: ReadonlyMap<string, number>
   private readonly defaultWeight: number
 
-  constructor(public permits: number, readonly policy: Policy, private readonly hooks: Hooks<T>) {
+  constructor(permits: number, readonly policy: Policy, private readonly hooks: Hooks<T>) {
+    super(permits, hooks.inFlight)
     this.fair = policy._tag === "fairShare"
     if (policy._tag === "priority") {
       policy.lanes.forEach((lane, rank) => this.lanes.set(lane.name, new Lane(lane.name, rank, lane.yieldForMillis, 1)))
@@ -175,48 +174,19 @@ export class LaneQueue<T extends LaneTicket> {
     return ticket
   }
 
-  /** The caller of a granted ticket took its permits over. */
-  hold(ticket: T): void {
-    if (ticket.state === "granted") ticket.state = "held"
-  }
-
-  /** Gives back `cost` permits of one holder and grants what now fits. */
-  release(cost: number): void {
-    this.inFlight -= cost
-    this.holders--
-    this.hooks.inFlight(this.inFlight)
-    this.dispatch()
-  }
-
-  /** Queued: it leaves (and what it blocked may go). Granted, not held: its permits go back. */
-  abandon(ticket: T): void {
-    if (this.leave(ticket)) {
-      this.dispatch()
-    } else if (ticket.state === "granted") {
-      ticket.state = "gone"
-      this.release(ticket.cost)
-    }
-  }
-
   /**
    * Takes a still queued ticket out of its lane without granting anything, so that its caller can
    * be told before anyone else is woken; `dispatch` must follow. False if it was not queued.
    */
-  leave(ticket: T): boolean {
+  override leave(ticket: T): boolean {
     if (ticket.state !== "queued" || ticket.lane === undefined) return false
     ticket.state = "gone"
     this.unlink(ticket, ticket.lane)
     return true
   }
 
-  /** Changes the number of permits. Growing grants at once; shrinking takes nothing back. */
-  resize(permits: number): void {
-    this.permits = permits
-    this.dispatch()
-  }
-
   /** Grants in the policy's order, stopping at the first chosen ticket that does not fit. */
-  dispatch(): void {
+  override dispatch(): void {
     for (;;) {
       const lane = this.fair ? this.nextFair() : this.nextDue()
       const ticket = lane?.head
@@ -296,12 +266,6 @@ export class LaneQueue<T extends LaneTicket> {
       }
     }
     lane.prevBusy = lane.nextBusy = undefined
-  }
-
-  private take(cost: number): void {
-    this.inFlight += cost
-    this.holders++
-    this.hooks.inFlight(this.inFlight)
   }
 
   private unlink(ticket: T, lane: Lane<T>): void {

@@ -8,6 +8,9 @@
  * @since 0.1.0
  */
 
+import type * as Internal from "./internal/permits.js"
+import { Permits } from "./internal/permits.js"
+
 /**
  * Which waiter a released permit goes to: the oldest (`fifo`) or the newest (`lifo`).
  *
@@ -21,7 +24,7 @@ export type Order = "fifo" | "lifo"
  *
  * @since 0.1.0
  */
-export type TicketState = "queued" | "granted" | "held" | "gone"
+export type TicketState = Internal.TicketState
 
 /**
  * One caller's place in the queue. Extend it to carry what the caller needs to be woken; the
@@ -60,15 +63,7 @@ export interface Hooks<T extends Ticket> {
  *
  * @since 0.1.0
  */
-export class PermitQueue<T extends Ticket> {
-  /** Permits held right now. May exceed `permits` after a shrink, until holders finish. */
-  inFlight = 0
-  /** Holders of permits right now. */
-  holders = 0
-  /** Tickets queued. */
-  waiting = 0
-  /** Permits the queued tickets ask for in total. */
-  waitingPermits = 0
+export class PermitQueue<T extends Ticket> extends Permits<T> {
   // a doubly linked list, so that a ticket that leaves is unlinked in O(1)
   private head: T | undefined = undefined
   private tail: T | undefined = undefined
@@ -76,10 +71,11 @@ export class PermitQueue<T extends Ticket> {
 
   constructor(
     /** The current number of permits. */
-    public permits: number,
+    permits: number,
     order: Order,
     private readonly hooks: Hooks<T>
   ) {
+    super(permits, hooks.inFlight)
     this.lifo = order === "lifo"
   }
 
@@ -108,56 +104,22 @@ export class PermitQueue<T extends Ticket> {
     return ticket
   }
 
-  /** The caller of a granted ticket took its permits over: from now on it owes `release(cost)`. */
-  hold(ticket: T): void {
-    if (ticket.state === "granted") ticket.state = "held"
-  }
-
-  /** Gives back `cost` permits of one holder, and grants them to the tickets that now fit. */
-  release(cost: number): void {
-    this.inFlight -= cost
-    this.holders--
-    this.hooks.inFlight(this.inFlight)
-    this.dispatch()
-  }
-
-  /**
-   * The ticket's caller no longer wants the permits (interrupted, or its budget ran out). Queued:
-   * it leaves, and the tickets behind it may now fit. Granted but not yet held: the permits go
-   * back. Held or gone: nothing to do, so calling this twice is harmless.
-   */
-  abandon(ticket: T): void {
-    if (ticket.state === "queued") {
-      this.leave(ticket)
-      this.dispatch()
-    } else if (ticket.state === "granted") {
-      ticket.state = "gone"
-      this.release(ticket.cost)
-    }
-  }
-
   /**
    * Takes a still queued ticket out of the queue without granting anything, so that its caller
    * can be told before anyone else is woken; `dispatch` must follow. False if it was not queued.
    */
-  leave(ticket: T): boolean {
+  override leave(ticket: T): boolean {
     if (ticket.state !== "queued") return false
     ticket.state = "gone"
     this.unlink(ticket)
     return true
   }
 
-  /** Changes the number of permits. Growing grants at once; shrinking takes nothing back. */
-  resize(permits: number): void {
-    this.permits = permits
-    this.dispatch()
-  }
-
   /**
    * Grants free permits to the tickets in order, stopping at the first that does not fit: a heavy
    * ticket at the front is never overtaken by lighter ones. One `granted` call per grant.
    */
-  dispatch(): void {
+  override dispatch(): void {
     for (;;) {
       const ticket = this.lifo ? this.tail : this.head
       if (ticket === undefined || this.inFlight + ticket.cost > this.permits) return
@@ -166,12 +128,6 @@ export class PermitQueue<T extends Ticket> {
       ticket.state = "granted"
       this.hooks.granted(ticket)
     }
-  }
-
-  private take(cost: number): void {
-    this.inFlight += cost
-    this.holders++
-    this.hooks.inFlight(this.inFlight)
   }
 
   private unlink(ticket: T): void {

@@ -46,9 +46,10 @@ const fair = (weights: Record<string, number>, defaultWeight = 1): Policy => ({
 })
 
 describe("LaneQueue", () => {
-  it("imports nothing", () => {
+  it("imports nothing but the core's own modules", () => {
     const source = fs.readFileSync(path.join(import.meta.dirname, "../src/LaneQueue.ts"), "utf8")
-    assert.deepStrictEqual(source.match(/^\s*import\b.*$/gm) ?? [], [])
+    const imports = source.match(/^\s*import\b.*$/gm) ?? []
+    assert.deepStrictEqual(imports.filter((line) => !/ from "\.\/internal\/[a-z]+\.js"$/.test(line)), [])
   })
 
   describe("priority", () => {

@@ -35,9 +35,10 @@ const counts = (queue: PermitQueue<Named>) => ({
 })
 
 describe("PermitQueue", () => {
-  it("imports nothing from Effect", () => {
+  it("imports nothing but the core's own modules", () => {
     const source = fs.readFileSync(path.join(import.meta.dirname, "../src/PermitQueue.ts"), "utf8")
-    assert.deepStrictEqual(source.match(/^\s*import\b.*$/gm) ?? [], [])
+    const imports = source.match(/^\s*import\b.*$/gm) ?? []
+    assert.deepStrictEqual(imports.filter((line) => !/ from "\.\/internal\/[a-z]+\.js"$/.test(line)), [])
   })
 
   it("takes free permits at once, and hands released ones to the oldest ticket", () => {
