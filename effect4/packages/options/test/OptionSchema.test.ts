@@ -114,6 +114,13 @@ describe("duration", () => {
       assert.strictEqual(refusal(wait, input), `thing "t": x must be a duration ≥ 0, got ${shown}`)
     }
   })
+  it("refuses a negative Duration, which Effect 4 (not Effect 3) can construct", () => {
+    assert.strictEqual(refusal(wait, Duration.millis(-5)), `thing "t": x must be a duration ≥ 0, got -5ms`)
+    assert.strictEqual(
+      refusal(wait, Duration.fromInputUnsafe("-Infinity")),
+      `thing "t": x must be a duration ≥ 0, got -Infinity`
+    )
+  })
   it("zero and infinity refused where the variant says so", () => {
     assert.strictEqual(refusal(timeout, 0), `thing "t": x must be a finite duration > 0, got 0`)
     assert.strictEqual(refusal(timeout, "0 millis"), `thing "t": x must be a finite duration > 0, got "0 millis"`)

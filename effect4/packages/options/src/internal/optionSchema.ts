@@ -18,8 +18,12 @@ import type * as Api from "../OptionSchema.js"
 export const RuleKey = "@sluice/options/Rule"
 
 /** Durations by the core's format, so that both Effect lines print them alike. */
-const showDuration = (u: unknown): string | undefined =>
-  Duration.isDuration(u) ? OptionMessages.formatDuration(Option.getOrUndefined(Duration.toNanos(u))) : undefined
+const showDuration = (u: unknown): string | undefined => {
+  if (!Duration.isDuration(u)) return undefined
+  const shown = OptionMessages.formatDuration(Option.getOrUndefined(Duration.toNanos(u)))
+  // Effect 4 has a negative infinity, which Effect 3 cannot construct
+  return !Duration.isFinite(u) && Duration.isLessThan(u, Duration.zero) ? `-${shown}` : shown
+}
 
 /** @internal */
 export const show = (u: unknown): string => OptionMessages.show(u, showDuration)
