@@ -191,7 +191,7 @@ const requireRule = (ast: AST.AST, key: string): Api.Rule => {
 const refusedAt = (key: string, text: string, message: string, parseOptions: AST.ParseOptions): SchemaIssue.Issue =>
   new SchemaIssue.Pointer([key], new SchemaIssue.InvalidValue({ message }, text, parseOptions))
 
-/** Config text decoded through `decode`, with the refusal `refuse` makes of a first refusal. */
+/** Config text, of the shape `from`, decoded by `decode` into `to`'s values; never encoded back. */
 const textCodec = <A, E>(
   from: Schema.Codec<E>,
   to: Schema.Codec<A>,
