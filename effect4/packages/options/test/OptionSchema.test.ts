@@ -294,3 +294,29 @@ describe("config: the same schema, each key read as text", () => {
       assert.include(String(refused.failure), `TIMEOUT must be a duration > 0, got "0 seconds"`)
     }))
 })
+
+describe("make: a rule of a package's own, and rules across options", () => {
+  const Url = OptionSchema.make(Schema.String.check(Schema.makeFilter((s) => s.startsWith("http"))), {
+    rule: "an http(s) URL",
+    fromText: (text) => text
+  })
+  const Range = Schema.Struct({ min: OptionSchema.integer({ min: 0 }), max: OptionSchema.integer({ min: 0 }) }).check(
+    Schema.makeFilter((range) => range.min <= range.max || { path: ["max"], issue: "must be ≥ min" })
+  )
+
+  it("the rule speaks for a value of the wrong type and for one its check refuses", () => {
+    assert.strictEqual(refusal(Url, "ftp://x"), `thing "t": x must be an http(s) URL, got "ftp://x"`)
+    assert.strictEqual(refusal(Url, 1), `thing "t": x must be an http(s) URL, got 1`)
+  })
+
+  it.effect("a rule across options keeps its sentence, with the options written as their keys in Config", () =>
+    Effect.gen(function*() {
+      assert.deepStrictEqual(
+        OptionSchema.decodeResult(Range, "range")({ min: 2, max: 1 }),
+        Result.fail("range: max must be ≥ min")
+      )
+      const refused = yield* read(Config.nested(OptionSchema.config(Range, "a range"), "GEO"), { MIN: "2", MAX: "1" })
+      if (Result.isSuccess(refused)) return assert.fail("a range with min above max was read")
+      assert.strictEqual(String(refused.failure), `ConfigError(SchemaError(MAX must be ≥ MIN\n  at ["GEO"]["MAX"]))`)
+    }))
+})
