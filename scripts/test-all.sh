@@ -50,6 +50,10 @@ redis-server --version
 step "generated src/index.ts is up to date"
 pnpm run codegen:check
 
+step "generated src/index.ts of the Effect 4 line is up to date"
+for package in effect4/packages/*/; do (cd "$package" && node ../../../scripts/codegen.mjs); done
+git diff --exit-code -- "effect4/packages/*/src/index.ts"
+
 step "type-check"
 pnpm run check
 

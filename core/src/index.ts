@@ -151,6 +151,15 @@ export * as Ledger from "./Ledger.js"
 export * as LimiterScripts from "./LimiterScripts.js"
 
 /**
+ * The sentences an option refusal is made of, and the strict readings of Config text, on plain
+ * values: both Effect lines' `OptionSchema` build their messages here, so the same input gets
+ * byte-identical messages on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as OptionMessages from "./OptionMessages.js"
+
+/**
  * The permits and the waiter queue of a bulkhead, as plain synchronous code: no Effect, no
  * fibers, no clock. It decides who holds permits and who is next; the caller wakes fibers, runs
  * timers and records metrics. Importing nothing from Effect, it is reused as is by any runtime.

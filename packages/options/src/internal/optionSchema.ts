@@ -1,4 +1,5 @@
 /** @internal */
+import { OptionMessages } from "@sluice/core"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -14,32 +15,19 @@ import type * as Api from "../OptionSchema.js"
 /** @internal */
 export const RuleId: unique symbol = Symbol.for("@sluice/options/Rule")
 
-/** @internal */
-export const show = (u: unknown): string => {
-  if (typeof u === "string") return JSON.stringify(u)
-  if (typeof u === "bigint") return `${u}n`
-  if (Array.isArray(u)) return `[${u.map(show).join(", ")}]`
-  if (Duration.isDuration(u)) return Duration.format(u) || "0ms"
-  if (typeof u === "object" && u !== null) {
-    try {
-      // JSON prints NaN and Infinity as null, which hides the mistake the message is about
-      return JSON.stringify(
-        u,
-        (_, v: unknown) => typeof v === "bigint" || (typeof v === "number" && !Number.isFinite(v)) ? show(v) : v
-      )
-    } catch {
-      return String(u)
-    }
-  }
-  return String(u)
-}
+/** Durations by the core's format, so that both Effect lines print them alike. */
+const showDuration = (u: unknown): string | undefined =>
+  Duration.isDuration(u) ? OptionMessages.formatDuration(Option.getOrUndefined(Duration.toNanos(u))) : undefined
 
 /** @internal */
-export const owner = (kind: string, name: unknown): string => `${kind} ${show(name)}`
+export const show = (u: unknown): string => OptionMessages.show(u, showDuration)
+
+/** @internal */
+export const owner = (kind: string, name: unknown): string => OptionMessages.owner(kind, name)
 
 /** @internal */
 export const refusal = (rule: Api.Rule, actual: unknown, shown = show(actual)): string =>
-  `must be ${rule.rule}, got ${shown}${rule.note?.(actual) ?? ""}`
+  OptionMessages.refusal(rule, actual, shown)
 
 /** @internal */
 export const make = <A, I>(schema: Schema.Schema<A, I>, rule: Api.Rule): Schema.Schema<A, I> =>
@@ -51,15 +39,6 @@ export const make = <A, I>(schema: Schema.Schema<A, I>, rule: Api.Rule): Schema.
 
 const identity = (text: string): unknown => text
 
-/** Strict: the whole text is a number ("12abc" is not 12, "" is not 0); anything else stays text. */
-const numberFromText = (text: string): unknown =>
-  /^\s*[+-]?(\d+\.?\d*(e[+-]?\d+)?|\.\d+(e[+-]?\d+)?|Infinity)\s*$/i.test(text) ? Number(text) : text
-
-const unsafeNote = (u: unknown): string =>
-  typeof u === "number" && Number.isInteger(u) && !Number.isSafeInteger(u) && Number.isFinite(u)
-    ? " (not a safe integer: above 2^53 - 1)"
-    : ""
-
 /** @internal */
 export const integer = (options: { readonly min: number; readonly infinite?: boolean }): Schema.Schema<number> =>
   make(
@@ -68,48 +47,21 @@ export const integer = (options: { readonly min: number; readonly infinite?: boo
         (Number.isSafeInteger(n) && n >= options.min) || (options.infinite === true && n === Infinity)
       )
     ),
-    {
-      rule: `an integer ≥ ${options.min}${options.infinite === true ? " or Infinity" : ""}`,
-      note: unsafeNote,
-      fromText: numberFromText
-    }
+    { ...OptionMessages.integerRule(options), fromText: OptionMessages.numberFromText }
   )
 
 /** @internal */
 export const number = (
   options: { readonly min?: number; readonly greaterThan?: number; readonly max?: number }
-): Schema.Schema<number> => {
-  const { greaterThan, max, min } = options
-  const bounds = [
-    min !== undefined ? `≥ ${min}` : greaterThan !== undefined ? `> ${greaterThan}` : undefined,
-    max !== undefined ? `≤ ${max}` : undefined
-  ].filter((bound) => bound !== undefined)
-  return make(
-    Schema.Number.pipe(
-      Schema.filter((n) =>
-        Number.isFinite(n) && (min === undefined || n >= min) && (greaterThan === undefined || n > greaterThan) &&
-        (max === undefined || n <= max)
-      )
-    ),
-    {
-      rule: `a ${max === undefined ? "finite " : ""}number${bounds.length === 0 ? "" : ` ${bounds.join(" and ")}`}`,
-      fromText: numberFromText
-    }
-  )
-}
+): Schema.Schema<number> =>
+  make(Schema.Number.pipe(Schema.filter((n) => OptionMessages.isWithin(options, n))), {
+    ...OptionMessages.numberRule(options),
+    fromText: OptionMessages.numberFromText
+  })
 
 const isDurationInput = (u: unknown): u is Duration.DurationInput =>
   Duration.isDuration(u) || typeof u === "number" || typeof u === "bigint" || typeof u === "string" ||
   (Array.isArray(u) && u.length === 2 && u.every((part) => typeof part === "number"))
-
-/** Effect's `Duration` reads `-5`, `"-5 seconds"`, `[-1, 0]` and NaN as zero: here they are refused. */
-const isNegative = (input: Duration.DurationInput): boolean => {
-  if (typeof input === "number") return !(input >= 0)
-  if (typeof input === "bigint") return input < BigInt(0)
-  if (typeof input === "string") return input.trim().startsWith("-")
-  if (Array.isArray(input)) return input.some((part) => !(part >= 0))
-  return false
-}
 
 const DurationInput = Schema.declare(isDurationInput)
 
@@ -121,7 +73,7 @@ export const duration = (
     Schema.transformOrFail(DurationInput, Schema.DurationFromSelf, {
       strict: true,
       decode: (input, _, ast) => {
-        const decoded = isNegative(input) ? Option.none() : Duration.decodeUnknown(input)
+        const decoded = OptionMessages.isNegativeInput(input) ? Option.none() : Duration.decodeUnknown(input)
         return Option.isSome(decoded) &&
             (options.zero || Duration.greaterThan(decoded.value, Duration.zero)) &&
             (options.infinite || Duration.isFinite(decoded.value))
@@ -130,42 +82,25 @@ export const duration = (
       },
       encode: ParseResult.succeed
     }),
-    {
-      rule: `a ${options.infinite ? "" : "finite "}duration ${options.zero ? "≥ 0" : "> 0"}`,
-      // a Config key has no number to write infinity with
-      fromText: (text) => text.trim() === "Infinity" ? Infinity : text.trim()
-    }
+    { ...OptionMessages.durationRule(options), fromText: OptionMessages.durationFromText }
   )
 
 /** @internal */
 export const literal = <const L extends readonly [string, ...Array<string>]>(
   ...values: L
 ): Schema.Schema<L[number]> =>
-  make(Schema.Literal(...values), { rule: `one of ${values.map(show).join(", ")}`, fromText: identity })
-
-const booleanTexts: Record<string, boolean> = {
-  true: true,
-  yes: true,
-  on: true,
-  "1": true,
-  false: false,
-  no: false,
-  off: false,
-  "0": false
-}
+  make(Schema.Literal(...values), { ...OptionMessages.literalRule(values), fromText: identity })
 
 /** @internal */
 export const boolean: Schema.Schema<boolean> = make(Schema.Boolean, {
-  rule: "true or false",
-  fromText: (text) => booleanTexts[text.trim().toLowerCase()] ?? text
+  ...OptionMessages.booleanRule,
+  fromText: OptionMessages.booleanFromText
 })
 
 /** @internal */
-export const string: Schema.Schema<string> = make(Schema.String, { rule: "a string", fromText: identity })
+export const string: Schema.Schema<string> = make(Schema.String, { ...OptionMessages.stringRule, fromText: identity })
 
-/** A path as the user writes it: `retry.backoff.initial`, `limits[1].window`. */
-const formatPath = (path: ReadonlyArray<PropertyKey>): string =>
-  path.map((key, i) => typeof key === "number" ? `[${key}]` : i === 0 ? String(key) : `.${String(key)}`).join("")
+const formatPath = OptionMessages.formatPath
 
 const firstIssue = (error: ParseResult.ParseError): ParseResult.ArrayFormatterIssue =>
   ParseResult.ArrayFormatter.formatErrorSync(error)[0]
@@ -207,7 +142,7 @@ const ruleOf = (ast: AST.AST): Api.Rule | undefined => {
 
 const requireRule = (schema: Schema.Schema.Any, key: string): Api.Rule => {
   const rule = ruleOf(schema.ast)
-  if (rule === undefined) throw new Cause.IllegalArgumentException(`${key}: a Config key needs an OptionSchema schema`)
+  if (rule === undefined) throw new Cause.IllegalArgumentException(OptionMessages.notAnOption(key))
   return rule
 }
 
@@ -224,9 +159,7 @@ export const configKey = <A, I>(schema: Schema.Schema<A, I>, key: string): Confi
   })
 }
 
-/** `maxWait` → `MAX_WAIT`, `retryAfter.min` → `RETRY_AFTER_MIN`. */
-const keyOf = (path: ReadonlyArray<string>): string =>
-  path.map((name) => name.replace(/[A-Z]/g, (c) => `_${c}`).toUpperCase()).join("_")
+const keyOf = OptionMessages.keyOf
 
 interface Leaf {
   readonly path: ReadonlyArray<string>
@@ -245,7 +178,7 @@ const leavesOf = (ast: AST.AST, at: ReadonlyArray<string>, required: boolean): R
       ? property.type.types.find((member) => AST.getPropertySignatures(member).length > 0)
       : property.type
     if (record === undefined || AST.getPropertySignatures(record).length === 0) {
-      throw new Cause.IllegalArgumentException(`${keyOf(path)}: a Config key needs an OptionSchema schema`)
+      throw new Cause.IllegalArgumentException(OptionMessages.notAnOption(keyOf(path)))
     }
     return leavesOf(record, path, required && !property.isOptional)
   })
@@ -276,12 +209,8 @@ export const config = <A, I>(schema: Schema.Schema<A, I>, what: string): Config.
         const set = present.map((leaf) => leaf.key)
         return Either.left(
           set.length === 0
-            ? ConfigError.MissingData([missing.key], `Expected ${missing.key} to exist: ${what} needs it`)
-            : ConfigError.InvalidData(
-              [missing.key],
-              `${missing.key} is missing while ${set.join(", ")} ${set.length === 1 ? "is" : "are"} set: ` +
-                `${what} is configured whole or not at all`
-            )
+            ? ConfigError.MissingData([missing.key], OptionMessages.missingSection(missing.key, what))
+            : ConfigError.InvalidData([missing.key], OptionMessages.partialSection(missing.key, set, what))
         )
       }
       const raw: Record<string, unknown> = {}
@@ -301,10 +230,7 @@ export const config = <A, I>(schema: Schema.Schema<A, I>, what: string): Config.
           `${leaf.key} ${
             issue.message === refusal(leaf.rule, value)
               ? refusal(leaf.rule, value, show(text))
-              : leaves.reduce(
-                (message, other) => message.replace(new RegExp(`\\b${other.path.join("\\.")}\\b`, "g"), other.key),
-                issue.message
-              )
+              : OptionMessages.withKeys(issue.message, leaves.map((other) => other.path))
           }`
         )
       })
