@@ -3,6 +3,7 @@ import type { Bulkhead } from "@sluice/bulkhead"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
+import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
@@ -11,12 +12,14 @@ import type * as Tracer from "effect/Tracer"
 import * as CircuitBreaker from "../CircuitBreaker.js"
 import * as ProviderError from "../ProviderError.js"
 import type { Settlement } from "../ProviderOptions.js"
+import type * as RecordingApi from "../ProviderRecording.js"
 import type * as Api from "../ProviderStats.js"
 import * as RetryBudgetModule from "../RetryBudget.js"
 import type * as internalBreaker from "./circuitBreaker.js"
 import type { Owner } from "./format.js"
 import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
+import { Recorder } from "./recording.js"
 import type { RetryBudget } from "./retryBudget.js"
 import { DimensionUsage, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
@@ -80,6 +83,8 @@ export class ProviderState {
   readonly starts: StartTimes
   /** Units per dimension of recent starts, when the limiter names dimensions of its own. */
   readonly dimensions: DimensionUsage | undefined
+  /** The run as time series, when `recording` is on. */
+  readonly recorder: Recorder | undefined
 
   // shutdown: no call admitted once closing; calls still running when the grace period ends are interrupted
   closing = false
@@ -120,6 +125,10 @@ export class ProviderState {
     const named = limiter !== undefined && (limiter.dimensions.length > 1 || limiter.dimensions[0] !== "default")
     this.dimensions = named ? new DimensionUsage(limiter.dimensions, resolved.sampleSize) : undefined
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
+    const recording = resolved.recording
+    this.recorder = recording === undefined
+      ? undefined
+      : new Recorder(recording.bucketMillis, recording.maxBuckets, named ? limiter.dimensions : [])
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
     this.defaults = defaultsOf(resolved)
     this.gracePeriodMillis = resolved.gracePeriodMillis
@@ -138,6 +147,7 @@ export class ProviderState {
         ? settlement
         : settlement[dimension] ?? estimate
       usage.add(dimension, now, actual - estimate)
+      this.recorder?.settled(now, dimension, actual - estimate)
     }
   }
 
@@ -147,10 +157,11 @@ export class ProviderState {
     outcomesTotal.unsafeUpdate(1, this.labels.outcome[outcome])
   }
 
-  /** A call has left: counted once, as its caller saw it end. */
-  finish(progress: Progress, outcome: Api.Outcome, span: Tracer.Span | undefined): void {
+  /** A call has left at `now`: counted once, as its caller saw it end. */
+  finish(progress: Progress, outcome: Api.Outcome, span: Tracer.Span | undefined, now: number): void {
     if (--this.inFlight === 0 && this.emptied !== undefined) Deferred.unsafeDone(this.emptied, Exit.void)
     this.count(outcome)
+    this.recorder?.ended(now, outcome)
     if (outcome === "interrupted") interruptedTotal.unsafeUpdate(1, this.labels.phase[progress.phase])
     if (span === undefined) return
     span.attribute("sluice.provider.attempts", progress.attempt)
@@ -198,6 +209,22 @@ export class ProviderState {
       ratePerSecond: usage.ratePerSecond(limit.dimension),
       spanMillis: usage.spanMillis(limit.dimension)
     }))
+  }
+
+  /** The recording up to now, `undefined` when off. */
+  get recording(): Effect.Effect<RecordingApi.Recording | undefined> {
+    const recorder = this.recorder
+    if (recorder === undefined) return Effect.succeed(undefined)
+    const limits = this.limiter?.limits.map((limit) => ({
+      dimension: limit.dimension,
+      limit: limit.limit,
+      windowMillis: Duration.toMillis(limit.window)
+    })) ?? []
+    return Effect.zipWith(
+      this.bulkhead.stats,
+      Clock.currentTimeMillis,
+      (bulkhead, now) => recorder.snapshot(now, this.name, bulkhead.permits, this.limiterRate, limits)
+    )
   }
 
   get stats(): Effect.Effect<Api.Stats> {
