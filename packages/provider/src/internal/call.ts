@@ -193,7 +193,10 @@ const guarded = <A, E, R>(
     }
     progress.attempt = n
     provider.attempts++
-    return Effect.tapError(attempt(provider, self, progress, clock), (error) => failed(provider, progress, error, clock))
+    return Effect.tapError(
+      attempt(provider, self, progress, clock),
+      (error) => failed(provider, progress, error, clock)
+    )
   })
   const admitted = breaker === undefined
     ? run

@@ -1,9 +1,9 @@
 /** @internal */
 import type { Bulkhead } from "@sluice/bulkhead"
 import type { RateLimiter } from "@sluice/rate-limiter"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
-import * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
