@@ -71,7 +71,11 @@ export interface Stats {
   readonly peakInWindow: number
   readonly peakInFlight: number
   /** Requests arrived per `bucketMillis` from the first (429s included), for the run report; at most an hour's. */
-  readonly arrivals: { readonly startMillis: number; readonly bucketMillis: number; readonly counts: ReadonlyArray<number> }
+  readonly arrivals: {
+    readonly startMillis: number
+    readonly bucketMillis: number
+    readonly counts: ReadonlyArray<number>
+  }
 }
 
 /** The arrivals' buckets: a quarter second, as the client's recording in the demo; an hour of them at most. */

@@ -49,7 +49,8 @@ const means = (series: ProviderRecording.TimeSeries): Array<number | null> =>
 
 /**
  * The server's arrivals on the recording's buckets: each arrival bucket spread over the buckets
- * it overlaps, in proportion (its arrivals are not known more finely than that).
+ * it overlaps, in proportion (its arrivals are not known more finely than that); what falls
+ * outside the recording counts in its first or last bucket, so that every arrival is drawn.
  */
 const arrivalsOn = (
   recording: ProviderRecording.Recording,
@@ -58,11 +59,18 @@ const arrivalsOn = (
   const counts = flat(0, recording.buckets)
   const start = recording.startMillis ?? arrivals.startMillis
   const width = recording.bucketMillis
+  const last = counts.length - 1
+  if (last < 0) return []
   arrivals.counts.forEach((n, j) => {
     const from = arrivals.startMillis + j * arrivals.bucketMillis - start
     const to = from + arrivals.bucketMillis
-    for (let i = Math.max(0, Math.floor(from / width)); i < counts.length && i * width < to; i++) {
-      const overlap = Math.min(to, (i + 1) * width) - Math.max(from, i * width)
+    const first = Math.min(last, Math.max(0, Math.floor(from / width)))
+    const end = Math.min(last, Math.max(0, Math.floor(to / width)))
+    for (let i = first; i <= end; i++) {
+      // the first and last buckets reach as far out as the arrivals do
+      const lo = i === 0 ? -Infinity : i * width
+      const hi = i === last ? Infinity : (i + 1) * width
+      const overlap = Math.min(to, hi) - Math.max(from, lo)
       if (overlap > 0) counts[i] += (n * overlap) / arrivals.bucketMillis
     }
   })
