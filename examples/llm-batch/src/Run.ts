@@ -8,7 +8,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Middleware, ProviderHttpClient } from "@sluice/http"
-import type { Provider } from "@sluice/provider"
+import type { Provider, ProviderRecording } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import * as Arr from "effect/Array"
@@ -75,6 +75,9 @@ export interface Summary {
   >
   /** The stand-in's own figures, when this run started it. */
   readonly server: StandIn.Stats | undefined
+  /** The provider's recording and its own verdict, for the HTML report (`--report`). */
+  readonly recording?: ProviderRecording.Recording | undefined
+  readonly providerVerdict?: Provider.Verdict | undefined
 }
 
 /** The stand-in's answer times: 40 ms, plus 0.4 ms a completion token (about 50 to 150 ms a call). */
@@ -276,7 +279,9 @@ const batch = (
       tooManyRequests: (yield* tooManyRequests(provider.name)).count - before,
       verdict: stats.verdict,
       phases: stats,
-      server: standIn === undefined ? undefined : yield* standIn.stats
+      server: standIn === undefined ? undefined : yield* standIn.stats,
+      recording: yield* provider.recording,
+      providerVerdict: stats.verdict
     }
     return summary
   }).pipe(Effect.scoped)

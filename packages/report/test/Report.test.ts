@@ -82,7 +82,13 @@ describe("the report's data", () => {
       assert.deepStrictEqual(section.upstream, [[0, 1]])
       assert.deepStrictEqual(section.pauses, [[0, 2]])
       const tokens = model.sections[0].plots.find((p) => p.title.startsWith("tokens used"))
-      assert.isDefined(tokens)
+      if (tokens === undefined) return assert.fail("no tokens plot")
+      // a 1 s limit on 500 ms buckets: each point is its bucket and the one before, against the limit
+      const units = recording.dimensions.find((d) => d.dimension === "tokens")?.units ?? []
+      assert.deepStrictEqual(tokens.series[0].values, units.map((u, i) => u + (i > 0 ? units[i - 1] : 0)))
+      assert.deepStrictEqual(tokens.series[1].values, units.map(() => 2000))
+      // what the attempts used in all: 9 (one retried) settled at 260 tokens each, whatever their exit
+      assert.strictEqual(units.reduce((a, b) => a + b, 0), 9 * 260)
       assert.isTrue(
         section.facts.some(([label, value]) => label === "tokens estimate error" && value.startsWith("actual +"))
       )

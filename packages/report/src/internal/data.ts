@@ -118,11 +118,11 @@ const histograms = (recording: ProviderRecording.Recording, name: string): Array
 
 const windowName = (millis: number): string =>
   millis === 1000
-    ? "s"
+    ? "second"
     : millis === 60_000
-    ? "min"
+    ? "minute"
     : millis === 3_600_000
-    ? "h"
+    ? "hour"
     : millis === 86_400_000
     ? "day"
     : ms(millis)
@@ -213,28 +213,28 @@ const section = (input: Api.ProviderInput, origin: number, index: number): Api.S
   })
 
   for (const dimension of recording.dimensions) {
-    const perSecond = (dimension.limit * 1000) / dimension.windowMillis
+    // the units in the trailing window, as the limit counts them (a window shorter than a bucket: the bucket's)
+    const span = Math.max(1, Math.round(dimension.windowMillis / recording.bucketMillis))
+    const trailing = dimension.units.map((_, i) => {
+      let total = 0
+      for (let k = Math.max(0, i - span + 1); k <= i; k++) total += dimension.units[k]
+      return round(Math.max(0, total), 1)
+    })
+    const window = windowName(dimension.windowMillis)
     plots.push({
       id: `${name}-dimension-${plots.length}`,
-      title: `${dimension.dimension} used against its limit of ${dimension.limit} per ${
-        windowName(dimension.windowMillis)
-      }`,
+      title: `${dimension.dimension} used against its limit of ${dimension.limit} per ${window}`,
       xLabel: "time since the run began (s)",
-      yLabel: `${dimension.dimension} per second`,
+      yLabel: `${dimension.dimension} in the last ${window}`,
       x,
       series: [
         {
-          label: `${dimension.dimension}/s charged`,
-          values: rate(recording, dimension.units),
+          label: `${dimension.dimension} charged in the last ${window}`,
+          values: trailing,
           style: "solid",
           color: INK.client
         },
-        {
-          label: `limit ${round(perSecond, 1)}/s (${dimension.limit} per ${windowName(dimension.windowMillis)})`,
-          values: flat(perSecond, n),
-          style: "dotted",
-          color: INK.bound
-        }
+        { label: `limit ${dimension.limit}`, values: flat(dimension.limit, n), style: "dotted", color: INK.bound }
       ],
       markers: true
     })
