@@ -113,6 +113,15 @@ const runOptions = {
     Options.withDescription("Share every dimension through Redis, e.g. redis://127.0.0.1:6379"),
     Options.optional
   ),
+  interactive: Options.integer("interactive").pipe(
+    Options.withDescription(
+      "Chat calls beside the batch, one a second, in the provider's interactive lane: they pass the batch's queue"
+    ),
+    Options.withDefault(0)
+  ),
+  noLanes: Options.boolean("no-lanes").pipe(
+    Options.withDescription("With --interactive: one queue for all, to compare the chat calls' latency")
+  ),
   json: Options.boolean("json").pipe(Options.withDescription("Print the figures as one JSON line")),
   report: Options.text("report").pipe(
     Options.withDescription("Also write the run report, plots per dimension, to this HTML file (self-contained)"),
@@ -198,6 +207,9 @@ const runHandler = (args: RunArgs) =>
     if (!(args.margin >= 0 && args.margin < 1)) {
       return yield* new UsageError({ reason: `--margin ${args.margin}: must be in [0, 1)` })
     }
+    if (!(args.interactive >= 0)) {
+      return yield* new UsageError({ reason: `--interactive ${args.interactive}: must be 0 or more` })
+    }
     const config: Run.Config = {
       url: Option.getOrUndefined(args.url),
       apiKey: Option.getOrUndefined(args.apiKey),
@@ -212,7 +224,9 @@ const runHandler = (args: RunArgs) =>
       samplePrompts: args.prompts,
       redis: Option.getOrUndefined(args.redis),
       seed: args.seed,
-      progress: !args.noProgress && !args.json
+      progress: !args.noProgress && !args.json,
+      interactive: args.interactive,
+      lanes: !args.noLanes
     }
     if (!args.json) {
       yield* Console.log(describeScaling(quotas, standsForMillis))

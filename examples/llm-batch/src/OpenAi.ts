@@ -11,6 +11,7 @@ import { HttpPool, Llm, Middleware, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import * as Layer from "effect/Layer"
 import * as Redacted from "effect/Redacted"
+import * as Lanes from "./Lanes.js"
 import * as Tokens from "./Tokens.js"
 
 export class OpenAi extends Provider.Tag("openai")<OpenAi>() {}
@@ -35,6 +36,8 @@ export interface Settings {
   readonly maxTokens: number
   /** The completion length an estimate assumes (default `maxTokens`, which never falls short). */
   readonly expectedCompletion?: number | undefined
+  /** The bulkhead's lanes: interactive before batch (`Lanes.lanes`). Default: one queue. */
+  readonly lanes?: boolean | undefined
 }
 
 /** A quota as the client keeps it: `margin` under the server's limit, the same burst. */
@@ -100,7 +103,11 @@ export const limiterSettings = (settings: Pick<Settings, "quotas" | "margin">) =
  */
 export const providerSettings = (settings: Settings) =>
   ProviderHttpClient.withUpstreamErrors({
-    bulkhead: { permits: settings.permits, maxWait: "10 minutes" },
+    bulkhead: {
+      permits: settings.permits,
+      maxWait: "10 minutes",
+      ...(settings.lanes === true ? { lanes: Lanes.lanes } : {})
+    },
     rateLimiter: limiterSettings(settings),
     attemptTimeout: "60 seconds",
     retry: { maxAttempts: 3, isRetryable },

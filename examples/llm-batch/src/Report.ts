@@ -5,6 +5,7 @@
  */
 import { Provider } from "@sluice/provider"
 import * as Duration from "effect/Duration"
+import * as Lanes from "./Lanes.js"
 import * as OpenAi from "./OpenAi.js"
 import type * as Run from "./Run.js"
 
@@ -48,6 +49,8 @@ export interface Figures {
   readonly errors: Readonly<Record<string, { readonly count: number; readonly first: string }>>
   readonly binding: { readonly dimension: "requests" | "tokens"; readonly reason: string }
   readonly verdict: Run.Summary["verdict"]
+  /** With chat calls beside the batch: each lane's latency and share, and whether lanes were on. */
+  readonly lanes?: { readonly on: boolean; readonly lanes: ReadonlyArray<Lanes.LaneFigures> } | undefined
 }
 
 /** The most `values` (at `times`, sorted) hold within any span of `windowMillis`. */
@@ -133,7 +136,10 @@ export const figures = (summary: Run.Summary): Figures => {
           ? `; the estimates held ${percent(reserved / tokens.total - 1)} more than was used`
           : "")
     },
-    verdict: runVerdict(summary, windowMillis, [requests, tokens])
+    verdict: runVerdict(summary, windowMillis, [requests, tokens]),
+    ...((config.interactive ?? 0) > 0
+      ? { lanes: { on: summary.lanes !== undefined, lanes: Lanes.figures(summary.calls, summary.lanes) } }
+      : {})
   }
 }
 
@@ -206,6 +212,7 @@ export const format = (f: Figures): string => {
     `(error ${e.error >= 0 ? "+" : ""}${percent(e.error)}); ${e.short} calls used more than reserved, ` +
     `${thousands(e.shortfall)} tokens in all, paid by the calls after them`,
     `binding: ${f.binding.dimension} — ${f.binding.reason}`,
-    `the provider's verdict: ${f.verdict.binding} — ${f.verdict.reason}`
+    `the provider's verdict: ${f.verdict.binding} — ${f.verdict.reason}`,
+    ...(f.lanes === undefined ? [] : ["", Lanes.format(f.lanes.lanes, f.lanes.on)])
   ].join("\n")
 }

@@ -8,7 +8,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Middleware, ProviderHttpClient } from "@sluice/http"
-import type { Provider, ProviderRecording } from "@sluice/provider"
+import { Provider, type ProviderRecording } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import * as Arr from "effect/Array"
@@ -24,6 +24,7 @@ import * as Schedule from "effect/Schedule"
 import * as Schema from "effect/Schema"
 import * as Stream from "effect/Stream"
 import { Redis } from "ioredis"
+import * as Lanes from "./Lanes.js"
 import * as OpenAi from "./OpenAi.js"
 import * as Prompts from "./Prompts.js"
 import * as Child from "./stand-in/Child.js"
@@ -47,6 +48,10 @@ export interface Config {
   readonly redis: string | undefined
   readonly seed: number
   readonly progress: boolean
+  /** Chat calls sent beside the batch, one a second from the first second; 0: none. */
+  readonly interactive?: number | undefined
+  /** With `interactive`: the provider's bulkhead serves them in a lane of their own. Default `true`. */
+  readonly lanes?: boolean | undefined
 }
 
 /** One call as the client saw it. */
@@ -59,6 +64,10 @@ export interface Call {
   readonly actual: number | undefined
   /** The sluice refusal or HTTP error that failed it. */
   readonly error?: string | undefined
+  /** A chat call beside the batch (`interactive`), or one of the batch. */
+  readonly lane: "interactive" | "batch"
+  /** From its submission to its answer. */
+  readonly latencyMillis: number
 }
 
 export interface Summary {
@@ -75,6 +84,8 @@ export interface Summary {
   >
   /** The stand-in's own figures, when this run started it. */
   readonly server: StandIn.Stats | undefined
+  /** Each bulkhead lane as the provider saw it, when the run had lanes. */
+  readonly lanes: ReadonlyArray<Provider.LaneSummary> | undefined
   /** The provider's recording and its own verdict, for the HTML report (`--report`). */
   readonly recording?: ProviderRecording.Recording | undefined
   readonly providerVerdict?: Provider.Verdict | undefined
@@ -150,7 +161,8 @@ export const run = (config: Config, entry: Child.Entry) =>
       margin: config.margin,
       permits: config.permits,
       maxTokens: config.maxTokens,
-      expectedCompletion: config.expectedCompletion
+      expectedCompletion: config.expectedCompletion,
+      lanes: (config.interactive ?? 0) > 0 && config.lanes !== false
     }
     const store = storeLayer(config.redis)
     if (config.api === "anthropic") {
@@ -158,13 +170,13 @@ export const run = (config: Config, entry: Child.Entry) =>
         const http = yield* HttpClient.HttpClient
         const provider = yield* OpenAi.Anthropic
         const apiKey = Redacted.value(settings.apiKey)
-        const complete: Complete = (prompt) =>
+        const complete: Complete = (prompt, maxTokens) =>
           http.execute(
             HttpClientRequest.post(`${baseUrl}/messages`).pipe(
               HttpClientRequest.setHeaders({ "x-api-key": apiKey, "anthropic-version": "2023-06-01" }),
               HttpClientRequest.bodyUnsafeJson({
                 model: config.model,
-                max_tokens: config.maxTokens,
+                max_tokens: maxTokens,
                 ...Arr.findFirst(prompt.messages, (m) => m.role === "system").pipe(
                   Option.match({ onNone: () => ({}), onSome: (m) => ({ system: m.content }) })
                 ),
@@ -186,12 +198,12 @@ export const run = (config: Config, entry: Child.Entry) =>
     const openAi = Effect.gen(function*() {
       const openai = yield* OpenAiClient.OpenAiClient
       const provider = yield* OpenAi.OpenAi
-      const complete: Complete = (prompt) =>
+      const complete: Complete = (prompt, maxTokens) =>
         Effect.map(
           openai.client.createChatCompletion({
             model: config.model,
             messages: Arr.map(prompt.messages, (message) => ({ role: message.role, content: message.content })),
-            max_tokens: config.maxTokens
+            max_tokens: maxTokens
           }),
           (completion) => completion.usage?.total_tokens
         )
@@ -205,8 +217,11 @@ const AnthropicUsage = Schema.Struct({
   usage: Schema.Struct({ input_tokens: Schema.Number, output_tokens: Schema.Number })
 })
 
-/** One completion through the API's client: the tokens its answer reports. */
-type Complete = (prompt: Prompts.Prompt) => Effect.Effect<number | undefined, { readonly message: string }>
+/** One completion through the API's client, within `maxTokens`: the tokens its answer reports. */
+type Complete = (
+  prompt: Prompts.Prompt,
+  maxTokens: number
+) => Effect.Effect<number | undefined, { readonly message: string }>
 
 const batch = (
   config: Config,
@@ -220,18 +235,25 @@ const batch = (
     const before = (yield* tooManyRequests(provider.name)).count
     const calls: Array<Call> = []
 
-    const complete = (prompt: Prompts.Prompt) =>
+    const complete = (prompt: Prompts.Prompt, lane: Call["lane"] = "batch") =>
       Effect.gen(function*() {
-        const estimate = Tokens.estimate(prompt.messages, config.maxTokens, config.expectedCompletion)
-        const result = yield* Effect.either(completion(prompt))
-        const at = (yield* Clock.currentTimeMillis) - startedAt
+        const maxTokens = lane === "interactive" ? Lanes.CHAT_MAX_TOKENS : config.maxTokens
+        const estimate = Tokens.estimate(prompt.messages, maxTokens, config.expectedCompletion)
+        const submitted = yield* Clock.currentTimeMillis
+        // every call the client makes inside waits in this lane of the provider's bulkhead
+        const result = yield* Effect.either(completion(prompt, maxTokens).pipe(Provider.withLane(lane)))
+        const now = yield* Clock.currentTimeMillis
+        const at = now - startedAt
+        const latencyMillis = now - submitted
         calls.push(
           result._tag === "Right"
-            ? { id: prompt.id, at, estimate, actual: result.right }
+            ? { id: prompt.id, at, estimate, actual: result.right, lane, latencyMillis }
             : {
               id: prompt.id,
               at,
               estimate,
+              lane,
+              latencyMillis,
               actual: undefined,
               error: Option.match(Middleware.refusalOf(result.left), {
                 onNone: () => result.left.message,
@@ -264,10 +286,21 @@ const batch = (
         ))
     })
 
-    // a fixed pool of workers, as many as the bulkhead has permits: more would only queue in it
-    yield* Stream.fromIterable(prompts).pipe(
-      Stream.mapEffect(complete, { concurrency: config.permits, unordered: true }),
-      Stream.runDrain,
+    // chat calls beside the batch, one a second, each answered as it comes
+    const interactive = config.interactive ?? 0
+    const chat = Effect.forEach(
+      Array.from({ length: interactive }, (_, n) => n),
+      (n) => Effect.delay(complete(Lanes.chatPrompt(n), "interactive"), `${n + 1} seconds`),
+      { concurrency: "unbounded", discard: true }
+    )
+    // a fixed pool of workers, as many as the bulkhead has permits: more would only queue in it;
+    // beside chat calls, a queue in the bulkhead for them to pass (or, without lanes, to wait in)
+    const workers = interactive > 0 ? config.permits * Lanes.BATCH_QUEUE_PER_PERMIT : config.permits
+    const rows = Stream.fromIterable(prompts).pipe(
+      Stream.mapEffect((prompt) => complete(prompt), { concurrency: workers, unordered: true }),
+      Stream.runDrain
+    )
+    yield* Effect.all([rows, chat], { concurrency: "unbounded", discard: true }).pipe(
       Effect.onInterrupt(() => interrupted)
     )
     const elapsedMillis = (yield* Clock.currentTimeMillis) - startedAt
@@ -280,6 +313,7 @@ const batch = (
       verdict: stats.verdict,
       phases: stats,
       server: standIn === undefined ? undefined : yield* standIn.stats,
+      lanes: stats.lanes,
       recording: yield* provider.recording,
       providerVerdict: stats.verdict
     }

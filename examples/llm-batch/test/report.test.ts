@@ -29,7 +29,14 @@ it("states the table's share, and says saturated only when the table does", () =
     },
     elapsedMillis: 30_000,
     // a call every 250 ms for 30 s
-    calls: Array.from({ length: 121 }, (_, i) => ({ id: `p${i}`, at: i * 250, estimate: 400, actual: tokensPerCall })),
+    calls: Array.from({ length: 121 }, (_, i) => ({
+      id: `p${i}`,
+      at: i * 250,
+      estimate: 400,
+      actual: tokensPerCall,
+      lane: "batch" as const,
+      latencyMillis: 400
+    })),
     tooManyRequests: 0,
     verdict: { binding: "limiter", reason: "tokens/10 s saturated: tokens used at 101 % of 11760 per 10 s lately" },
     phases: {
@@ -40,7 +47,8 @@ it("states the table's share, and says saturated only when the table does", () =
       limiterWait: phase(300),
       callTime: phase(100)
     },
-    server: undefined
+    server: undefined,
+    lanes: undefined
   })
   const full = Report.figures(summary(298))
   const tokens = full.dimensions[1]

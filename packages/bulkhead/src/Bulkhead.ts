@@ -59,6 +59,14 @@ export interface Bulkhead<out E = never> {
    */
   readonly maxWait: Duration.Duration
   /**
+   * For a bulkhead with `lanes`, the lane of a call that names none (priority: the last lane
+   * declared; fair share: `BulkheadLanes.defaultLane`); absent without lanes, where `lane` is
+   * ignored. A provider reads it to report its calls per lane.
+   *
+   * @since 0.4.0
+   */
+  readonly defaultLane?: string | undefined
+  /**
    * Runs `self` while holding `permits` permits (default 1). The permits are returned exactly once
    * when `self` ends, whether it succeeds, fails, dies or is interrupted.
    */

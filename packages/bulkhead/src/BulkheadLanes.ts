@@ -120,4 +120,6 @@ export interface LaneStats {
   readonly waitingPermits: number
   /** Permits granted to the lane's calls since the bulkhead was made: its share, against the others'. */
   readonly granted: number
+  /** `fairShare`: the lane's weight, what its share is due against the other busy lanes'. */
+  readonly weight?: number | undefined
 }

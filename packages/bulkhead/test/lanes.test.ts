@@ -4,7 +4,7 @@
  */
 import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead, BulkheadLanes } from "@sluice/bulkhead"
-import { Cause, Clock, Effect, Exit, Fiber, TestClock } from "effect"
+import { Cause, Clock, Deferred, Effect, Exit, Fiber, TestClock } from "effect"
 import { expectIdle, uniqueName, yieldTurns } from "./utils.js"
 
 /** A call that takes `millis` of the test clock and records when it started. */
@@ -57,33 +57,37 @@ describe("lanes", () => {
         assert.strictEqual(yield* run(undefined), 1_000)
       }))
 
-    it.effect("a batch call waits its yieldFor plus one permit time however many interactive calls come", () =>
-      Effect.gen(function*() {
-        const bulkhead = yield* Bulkhead.make({
-          name: uniqueName("lanes"),
-          permits: 1,
-          lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 second" } })
-        })
-        const starts = new Map<string, number>()
-        // an interactive call of 10 ms holds the permit; another arrives every 10 ms, for 3 s
-        yield* Effect.fork(bulkhead.run(timed(starts, "i0", 10), { lane: "interactive" }))
-        yield* yieldTurns(10)
-        const batch = yield* Effect.fork(bulkhead.run(timed(starts, "b", 10), { lane: "batch" }))
-        yield* yieldTurns(10)
-        for (let i = 1; i <= 300; i++) {
-          yield* Effect.fork(bulkhead.run(timed(starts, `i${i}`, 10), { lane: "interactive" }))
+    it.effect(
+      "a batch call waits its yieldFor plus one permit time however many interactive calls come",
+      () =>
+        Effect.gen(function*() {
+          const bulkhead = yield* Bulkhead.make({
+            name: uniqueName("lanes"),
+            permits: 1,
+            lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 second" } })
+          })
+          const starts = new Map<string, number>()
+          // an interactive call of 10 ms holds the permit; another arrives every 10 ms, for 1.5 s
+          yield* Effect.fork(bulkhead.run(timed(starts, "i0", 10), { lane: "interactive" }))
           yield* yieldTurns(10)
-          yield* TestClock.adjust("10 millis")
-        }
-        yield* Fiber.join(batch)
-        // due at 1,000 ms: the interactive calls due no later and still waiting go first (the one
-        // queued at 990 starts at 1,000; the one queued at 1,000 wins the tie, at 1,010), then the
-        // batch call, within 1,000 + A · ⌈(2 + 1) / 1⌉
-        assert.strictEqual(starts.get("b"), 1_020)
-        assert.isAtMost(starts.get("b") ?? Infinity, 1_000 + 10 * 3)
-        yield* advance(5, 10)
-        yield* expectIdle(bulkhead)
-      }))
+          const batch = yield* Effect.fork(bulkhead.run(timed(starts, "b", 10), { lane: "batch" }))
+          yield* yieldTurns(10)
+          for (let i = 1; i <= 150; i++) {
+            yield* Effect.fork(bulkhead.run(timed(starts, `i${i}`, 10), { lane: "interactive" }))
+            yield* yieldTurns(10)
+            yield* TestClock.adjust("10 millis")
+          }
+          yield* Fiber.join(batch)
+          // due at 1,000 ms: the interactive calls due no later and still waiting go first (the one
+          // queued at 990 starts at 1,000; the one queued at 1,000 wins the tie, at 1,010), then the
+          // batch call, within 1,000 + A · ⌈(2 + 1) / 1⌉
+          assert.strictEqual(starts.get("b"), 1_020)
+          assert.isAtMost(starts.get("b") ?? Infinity, 1_000 + 10 * 3)
+          yield* advance(5, 10)
+          yield* expectIdle(bulkhead)
+        }),
+      30_000
+    )
 
     it.effect("each lane's maxWaiting and maxWait refuse with errors that name the lane", () =>
       Effect.gen(function*() {
@@ -181,6 +185,78 @@ describe("lanes", () => {
           yield* expectIdle(bulkhead)
         }),
       30_000
+    )
+
+    it.effect(
+      "over 10,000 grants, 3:1 holds within 5 % and a lane that goes idle lends its share",
+      () =>
+        Effect.gen(function*() {
+          const bulkhead = yield* Bulkhead.make({
+            name: uniqueName("fair-10k"),
+            permits: 32,
+            lanes: BulkheadLanes.fairShare({ weights: { a: 3, b: 1, c: 2 } })
+          })
+          const granted = { a: 0, b: 0, c: 0 }
+          const phase = { current: "all" as "all" | "c idle" }
+          const counted = { all: { a: 0, b: 0, c: 0 }, "c idle": { a: 0, b: 0, c: 0 } }
+          // Every call holds its permit until the test opens the gate of its step: a step ends
+          // all 32 calls at once, as calls of equal length would (the shares need no clock).
+          let gate = yield* Deferred.make<void>()
+          const call = (lane: "a" | "b" | "c") =>
+            bulkhead.run(
+              Effect.suspend(() => {
+                granted[lane]++
+                counted[phase.current][lane]++
+                return Deferred.await(gate)
+              }),
+              { lane }
+            )
+          // 80 callers per lane (more than twice the permits), each calling again as soon as its
+          // call ends: no lane runs dry while its calls end, so every lane stays busy
+          const callers = (lane: "a" | "b" | "c") =>
+            Effect.forEach(Array.from({ length: 80 }), () => Effect.fork(Effect.forever(call(lane))))
+          const a = yield* callers("a")
+          const b = yield* callers("b")
+          const c = yield* callers("c")
+          yield* yieldTurns(20)
+          const steps = (n: number) =>
+            Effect.repeatN(
+              Effect.gen(function*() {
+                const open = gate
+                gate = yield* Deferred.make<void>()
+                yield* Deferred.succeed(open, undefined)
+                yield* yieldTurns(8)
+              }),
+              n - 1
+            )
+          // 32 permits a step: 170 steps of all three, then 170 without c, 10,880 grants
+          yield* steps(170)
+          yield* Effect.forEach(c, Fiber.interrupt)
+          phase.current = "c idle"
+          yield* steps(170)
+          yield* Effect.forEach([...a, ...b], Fiber.interrupt)
+          const total = granted.a + granted.b + granted.c
+          assert.isAtLeast(total, 10_000)
+          const share = (counts: Record<"a" | "b" | "c", number>, lane: "a" | "b" | "c", weight: number) => {
+            const sum = counts.a + counts.b + counts.c
+            const achieved = counts[lane] / sum
+            assert.isTrue(
+              Math.abs(achieved - weight) <= 0.05 * weight,
+              `${lane}: ${counts[lane]} of ${sum} (${(achieved * 100).toFixed(2)} %) for a weight of ${
+                (weight * 100).toFixed(2)
+              } %`
+            )
+          }
+          share(counted.all, "a", 3 / 6)
+          share(counted.all, "b", 1 / 6)
+          share(counted.all, "c", 2 / 6)
+          // c idle: its share goes to a and b, still 3:1
+          assert.isAtMost(counted["c idle"].c, 32)
+          share(counted["c idle"], "a", 3 / 4)
+          share(counted["c idle"], "b", 1 / 4)
+          yield* expectIdle(bulkhead)
+        }),
+      60_000
     )
   })
 

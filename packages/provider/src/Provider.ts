@@ -20,6 +20,7 @@ import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
 import type * as Scope from "effect/Scope"
 import * as internalConfig from "./internal/config.js"
+import * as lane from "./internal/lane.js"
 import * as metrics from "./internal/metrics.js"
 import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
@@ -106,7 +107,7 @@ export type {
  * @since 0.1.0
  * @category models
  */
-export type { Outcome, PhaseSummary, Stats, Verdict } from "./ProviderStats.js"
+export type { LaneSummary, Outcome, PhaseSummary, Stats, Verdict } from "./ProviderStats.js"
 
 // errors: declared in the module `ProviderError`, re-exported so that one import gives them all
 
@@ -292,6 +293,40 @@ export const withProvider: {
     options?: (C & CallOptions) | undefined
   ): Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
 } = internal.withProvider as never
+
+/**
+ * Sets the bulkhead lane of every call `self` makes through any provider, the HTTP middleware's
+ * requests included, so that a library that takes an `HttpClient` (`@effect/ai-openai`) sends in
+ * that lane without knowing of it. A call's own `lane` option wins; the innermost `withLane` wins
+ * over an outer one. Fibers forked inside inherit it. A provider whose bulkhead has no lanes
+ * ignores it.
+ *
+ * @example
+ * ```ts
+ * import { BulkheadLanes } from "@sluice/bulkhead"
+ * import { Provider } from "@sluice/provider"
+ * import { Effect } from "effect"
+ *
+ * const program = Effect.gen(function*() {
+ *   const openai = yield* Provider.make({
+ *     name: "openai",
+ *     bulkhead: {
+ *       permits: 8,
+ *       lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "30 seconds" } })
+ *     }
+ *   })
+ *   // a chat answer passes the batch's queue
+ *   return yield* openai.call(Effect.succeed("hello")).pipe(Provider.withLane("interactive"))
+ * }).pipe(Effect.scoped)
+ * ```
+ *
+ * @since 0.4.0
+ * @category combinators
+ */
+export const withLane: {
+  (lane: string): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
+  <A, E, R>(self: Effect.Effect<A, E, R>, lane: string): Effect.Effect<A, E, R>
+} = lane.withLane
 
 /**
  * The verdict on phase times: see `ProviderStats.verdict`.

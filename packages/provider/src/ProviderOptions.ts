@@ -177,6 +177,14 @@ export interface CallOptions {
   readonly totalTimeout?: Duration.DurationInput | undefined
   /** `false`: one attempt only, e.g. for a call that is not idempotent. Default `true`. */
   readonly retry?: boolean | undefined
+  /**
+   * The bulkhead lane this call waits in, for a provider whose bulkhead has `lanes`; wins over
+   * `Provider.withLane`. Default: the lane `withLane` set, else the bulkhead's default lane.
+   * Ignored by a bulkhead without lanes.
+   *
+   * @since 0.4.0
+   */
+  readonly lane?: string | undefined
 }
 
 /**

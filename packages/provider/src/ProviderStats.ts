@@ -121,6 +121,35 @@ export interface Stats {
   readonly circuit: CircuitState
   readonly bulkhead: Bulkhead.Stats
   readonly verdict: Verdict
+  /**
+   * For a bulkhead with `lanes`: each lane's attempts, permit wait and share of the permits.
+   *
+   * @since 0.4.0
+   */
+  readonly lanes?: ReadonlyArray<LaneSummary> | undefined
+}
+
+/**
+ * One bulkhead lane as the provider saw it: how long its attempts waited for their permits, and
+ * the share of the permits it got, in one sentence (`reason`) with the numbers.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface LaneSummary {
+  readonly lane: string
+  /** Attempts granted a permit in this lane since the provider was made. */
+  readonly attempts: number
+  /** The permit wait of the lane's last attempts (`sampleSize`). */
+  readonly permitWait: PhaseSummary
+  /** The lane's share, 0 to 1, of the permits the bulkhead granted since it was made. */
+  readonly share: number
+  /** Fair share: the lane's weight over the weights of the lanes seen, 0 to 1, what `share` is due. */
+  readonly weightShare?: number | undefined
+  /** Callers waiting in the lane now. */
+  readonly waiting: number
+  /** One sentence with the numbers. */
+  readonly reason: string
 }
 
 /** What the verdict reads of a phase: a `PhaseSummary` without its median. */

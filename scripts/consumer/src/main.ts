@@ -3,12 +3,25 @@
 // check that fails ends the run with exit code 1.
 import { HttpClientRequest } from "@effect/platform"
 import { NodeRuntime } from "@effect/platform-node"
+import { BulkheadLanes } from "@sluice/bulkhead"
 import { HttpPool, ProviderHttpClient } from "@sluice/http"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import { RedisConnection } from "@sluice/redis"
-import { Config, ConfigProvider, Console, Data, Duration, Effect, Layer, Schema } from "effect"
+import {
+  Config,
+  ConfigProvider,
+  Console,
+  Data,
+  Deferred,
+  Duration,
+  Effect,
+  Fiber,
+  Layer,
+  Schedule,
+  Schema
+} from "effect"
 import { Redis } from "ioredis"
 import { upstream } from "./upstream.js"
 
@@ -169,6 +182,39 @@ const scenarios = (served: { readonly tooMany: number }, redisUrl: string) =>
       "beta's stats count 9 successes, 2 upstream errors and the limiter's waits"
     )
     yield* check(alphaStats.verdict.reason.length > 0 && betaStats.verdict.reason.length > 0, "both have a verdict")
+
+    yield* Console.log("lanes: a chat call passes the batch's queue on one permit")
+    const shared = yield* Provider.make({
+      name: "lanes",
+      bulkhead: { permits: 1, lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 minute" } }) }
+    })
+    const until = (what: (stats: Provider.Stats) => boolean) =>
+      Effect.repeat(shared.stats, { schedule: Schedule.spaced("1 millis"), until: what })
+    const order: Array<string> = []
+    const gate = yield* Deferred.make<void>()
+    const holder = yield* Effect.fork(shared.call(Deferred.await(gate)))
+    yield* until((stats) => stats.inFlight === 1 && stats.bulkhead.inFlight === 1)
+    const rows = yield* Effect.forEach(
+      ["b1", "b2", "b3"],
+      (id) => Effect.fork(shared.call(Effect.sync(() => order.push(id)))),
+      { concurrency: "unbounded" }
+    )
+    yield* until((stats) => stats.bulkhead.waiting === 3)
+    const chat = yield* Effect.fork(
+      shared.call(Effect.sync(() => order.push("chat"))).pipe(Provider.withLane("interactive"))
+    )
+    yield* until((stats) => stats.bulkhead.waiting === 4)
+    yield* Deferred.succeed(gate, undefined)
+    yield* Fiber.join(holder)
+    yield* Fiber.join(chat)
+    yield* Effect.forEach(rows, Fiber.join, { discard: true })
+    yield* check(order.join() === "chat,b1,b2,b3", `the chat call went first (${order.join()})`)
+    const lanes = (yield* shared.stats).lanes ?? []
+    yield* Console.log(lanes.map((lane) => `  ${lane.reason}`).join("\n"))
+    yield* check(
+      lanes.map((lane) => `${lane.lane} ${lane.attempts}`).join() === "interactive 1,batch 4",
+      "stats.lanes counts each lane's attempts"
+    )
   })
 
 const main = Effect.gen(function*() {

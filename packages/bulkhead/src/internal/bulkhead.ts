@@ -74,6 +74,7 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly queue: Queue
   /** The lanes, when the bulkhead has them (`lanes` option). */
   readonly lanes: { readonly setup: Lanes.Setup; readonly queue: LaneQueue<Waiter> } | undefined
+  readonly defaultLane: string | undefined
 
   readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
   readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
@@ -104,6 +105,7 @@ class BulkheadImpl implements Api.Bulkhead {
     const inFlight = (n: number) => inFlightGauge.unsafeUpdate(n, labels)
     if (options.lanes === undefined) {
       this.lanes = undefined
+      this.defaultLane = undefined
       this.queue = new PermitQueue<Waiter>(settings.permits, order, {
         granted,
         inFlight,
@@ -123,6 +125,7 @@ class BulkheadImpl implements Api.Bulkhead {
         }
       })
       this.lanes = { setup, queue }
+      this.defaultLane = setup.defaultLane
       this.queue = queue
     }
     this.releaseOne = releasing(this.queue, 1)
@@ -342,7 +345,8 @@ class BulkheadImpl implements Api.Bulkhead {
           name: lane.name,
           waiting: lane.waiting,
           waitingPermits: lane.waitingPermits,
-          granted: lane.granted
+          granted: lane.granted,
+          ...(this.lanes?.setup.policy._tag === "fairShare" ? { weight: lane.weight } : {})
         }))
       })
     }))
@@ -387,6 +391,7 @@ export const unsafeMake = (options: Api.Options): Api.Bulkhead => {
     name: impl.name,
     maxPermits: impl.maxPermits,
     maxWait: impl.maxWait,
+    ...(impl.defaultLane === undefined ? {} : { defaultLane: impl.defaultLane }),
     run: (self, options) => impl.run(self, options),
     acquire: (options) => impl.acquire(options),
     resize: (permits) => impl.resize(permits),

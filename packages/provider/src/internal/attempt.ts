@@ -26,12 +26,13 @@ export const attempt = <A, E, R>(
 ): Effect.Effect<A, unknown, R> => {
   const queuedAt = clock.unsafeCurrentTimeMillis()
   progress.phase = "permit_wait"
-  const permits = progress.settings.permits
+  const { lane, permits } = progress.settings
   const recorder = provider.recorder
   recorder?.queued(queuedAt, progress.attempt)
   const holding = Effect.suspend(() => {
     const granted = clock.unsafeCurrentTimeMillis()
     provider.permitWait.add(granted - queuedAt)
+    provider.lanes?.add(progress.settings.lane, granted - queuedAt)
     // a permit granted as the total runs out (freed by a call that timed out at that instant) comes too late
     if (granted >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, granted, "permit_wait"))
     const held = provider.limiter === undefined
@@ -44,10 +45,10 @@ export const attempt = <A, E, R>(
   const left = progress.deadline - queuedAt
   // the permit wait bounded by what is left of the total, when that ends before the bulkhead's own
   if (left >= provider.permitWaitMillis) {
-    return provider.bulkhead.run(holding, permits === 1 ? undefined : { permits })
+    return provider.bulkhead.run(holding, permits === 1 && lane === undefined ? undefined : { permits, lane })
   }
   return Effect.catchIf(
-    provider.bulkhead.run(holding, { permits, maxWait: Duration.millis(left) }),
+    provider.bulkhead.run(holding, { permits, lane, maxWait: Duration.millis(left) }),
     (error) => Bulkhead.isBulkheadError(error) && error._tag === "PermitWaitTimeout",
     () => Effect.fail(provider.totalTimeout(progress, clock.unsafeCurrentTimeMillis(), "permit_wait"))
   )

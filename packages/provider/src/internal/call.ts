@@ -17,6 +17,7 @@ import * as ProviderError from "../ProviderError.js"
 import { attempt } from "./attempt.js"
 import { CallFailed, unwrap } from "./callFailed.js"
 import { guard, type Judgement } from "./circuitBreaker.js"
+import { currentLane } from "./lane.js"
 import { outcomeOf } from "./metrics.js"
 import { type PerCall, perCall } from "./options.js"
 import { Progress, type ProviderState } from "./providerState.js"
@@ -38,7 +39,7 @@ export const call = <A, E, R>(
 ): Effect.Effect<A, unknown, R> =>
   Effect.withFiberRuntime((fiber) => {
     if (provider.closing) return provider.refused()
-    const settings = perCall(provider.resolved, provider.defaults, options)
+    const settings = perCall(provider.resolved, provider.defaults, options, fiber.getFiberRef(currentLane))
     return fiber.getFiberRef(FiberRef.currentTracerEnabled)
       ? Effect.useSpan(
         "Provider.call",

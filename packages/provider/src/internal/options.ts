@@ -240,6 +240,8 @@ export interface PerCall {
   readonly attemptTimeoutMillis: number | undefined
   readonly totalTimeoutMillis: number | undefined
   readonly maxAttempts: number
+  /** The bulkhead lane: the call's option, else `Provider.withLane`'s; `undefined` for the default. */
+  readonly lane: string | undefined
 }
 
 /** @internal */
@@ -249,19 +251,27 @@ export const defaultsOf = (resolved: Resolved): PerCall => ({
   usage: undefined,
   attemptTimeoutMillis: resolved.attemptTimeoutMillis,
   totalTimeoutMillis: resolved.totalTimeoutMillis,
-  maxAttempts: resolved.maxAttempts
+  maxAttempts: resolved.maxAttempts,
+  lane: undefined
 })
 
 /** @internal */
-export const perCall = (resolved: Resolved, defaults: PerCall, options: Api.CallOptions | undefined): PerCall => {
+export const perCall = (
+  resolved: Resolved,
+  defaults: PerCall,
+  options: Api.CallOptions | undefined,
+  currentLane: string | undefined
+): PerCall => {
+  const lane = options?.lane ?? currentLane
   // no option set (an HTTP client passes `{}` on every call): the provider's own, as validated once
   if (
     options === undefined ||
     (options.permits === undefined && options.cost === undefined && options.attemptTimeout === undefined &&
       options.totalTimeout === undefined && options.retry !== false && options.usage === undefined)
-  ) return defaults
+  ) return lane === undefined ? defaults : { ...defaults, lane }
   const call = resolved.decodeCall(options)
   return {
+    lane,
     permits: call.permits ?? 1,
     cost: call.cost ?? 1,
     usage: options.usage,

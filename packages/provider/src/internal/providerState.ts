@@ -17,11 +17,12 @@ import type * as Api from "../ProviderStats.js"
 import * as RetryBudgetModule from "../RetryBudget.js"
 import type * as internalBreaker from "./circuitBreaker.js"
 import type { Owner } from "./format.js"
+import { laneSummaries } from "./lane.js"
 import { interruptedTotal, Labels, outcomeNames, outcomesTotal, recordOf } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
 import { Recorder } from "./recording.js"
 import type { RetryBudget } from "./retryBudget.js"
-import { DimensionUsage, Samples, StartTimes } from "./samples.js"
+import { DimensionUsage, LaneWaits, Samples, StartTimes } from "./samples.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
 
 /**
@@ -83,6 +84,8 @@ export class ProviderState {
   readonly starts: StartTimes
   /** Units per dimension of recent starts, when the limiter names dimensions of its own. */
   readonly dimensions: DimensionUsage | undefined
+  /** Permit waits per lane, when the bulkhead has lanes. */
+  readonly lanes: LaneWaits | undefined
   /** The run as time series, when `recording` is on. */
   readonly recorder: Recorder | undefined
 
@@ -124,6 +127,9 @@ export class ProviderState {
     this.starts = new StartTimes(resolved.sampleSize)
     const named = limiter !== undefined && (limiter.dimensions.length > 1 || limiter.dimensions[0] !== "default")
     this.dimensions = named ? new DimensionUsage(limiter.dimensions, resolved.sampleSize) : undefined
+    this.lanes = bulkhead.defaultLane === undefined
+      ? undefined
+      : new LaneWaits(bulkhead.defaultLane, resolved.sampleSize)
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
     const recording = resolved.recording
     this.recorder = recording === undefined
@@ -245,6 +251,7 @@ export class ProviderState {
         callTime,
         circuit: this.breaker?.state ?? "closed",
         bulkhead,
+        ...(this.lanes === undefined ? {} : { lanes: laneSummaries(this.lanes, bulkhead) }),
         verdict: verdict({
           attempts: this.attempts,
           upstreamErrors: this.upstreamErrors,

@@ -108,3 +108,27 @@ export class DimensionUsage {
     return ring.at[(ring.next - 1 + this.size) % this.size] - ring.at[oldest]
   }
 }
+
+/**
+ * Permit waits per bulkhead lane: attempts granted in each lane since the provider was made, and
+ * the waits of its last `size`. Made only for a bulkhead with lanes, so it holds no more lanes
+ * than the bulkhead does.
+ *
+ * @internal
+ */
+export class LaneWaits {
+  readonly lanes = new Map<string, { attempts: number; readonly waits: Samples }>()
+
+  constructor(private readonly defaultLane: string, private readonly size: number) {}
+
+  add(lane: string | undefined, waitMillis: number): void {
+    const name = lane ?? this.defaultLane
+    let entry = this.lanes.get(name)
+    if (entry === undefined) {
+      entry = { attempts: 0, waits: new Samples(this.size) }
+      this.lanes.set(name, entry)
+    }
+    entry.attempts++
+    entry.waits.add(waitMillis)
+  }
+}

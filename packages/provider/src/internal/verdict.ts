@@ -29,10 +29,12 @@ const MIN_ATTEMPTS = 20
 
 const perSecond = (rate: number): string => `${Number(rate.toFixed(rate >= 100 ? 0 : 1))}/s`
 
-const ms = (millis: number): string =>
+/** @internal */
+export const ms = (millis: number): string =>
   millis >= 1000 ? `${Number((millis / 1000).toFixed(2))} s` : `${Number(millis.toFixed(1))} ms`
 
-const percent = (share: number): string => `${Math.round(share * 100)} %`
+/** @internal */
+export const percent = (share: number): string => `${Math.round(share * 100)} %`
 
 const windowNames: ReadonlyArray<readonly [number, string]> = [
   [1_000, "s"],
