@@ -9,7 +9,12 @@ const memory = Effect.provide(RateLimiterStore.layerMemory)
 const sum = (xs: ReadonlyArray<number>) => xs.reduce((a, b) => a + b, 0)
 
 /** `n` calls at once through `provider`, each running `work`, the clock moved `by` after they queue. */
-const batch = <E>(provider: Provider.Provider<E>, n: number, work: Effect.Effect<unknown, unknown>, by: Duration.DurationInput) =>
+const batch = <E>(
+  provider: Provider.Provider<E>,
+  n: number,
+  work: Effect.Effect<unknown, unknown>,
+  by: Duration.DurationInput
+) =>
   Effect.gen(function*() {
     const fiber = yield* Effect.fork(
       Effect.forEach(Array.from({ length: n }, (_, i) => i), () => Effect.either(provider.call(work)), {
