@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Everything the tests need, then every check: the README's test command and what CI runs.
-#   install (frozen lockfile, redis-server) → index.ts drift → type-check → doc examples → lint → build → all tests;
+#   install (frozen lockfile, redis-server, chromium) → index.ts drift → type-check → doc examples → lint → build → all tests;
 #   the Effect 4 workspace (effect4/) is installed, type-checked and tested on Node 22 after the root's
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,6 +46,16 @@ if ! command -v redis-server >/dev/null 2>&1; then
   as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends redis-server >/dev/null
 fi
 redis-server --version
+
+# The report's browser test (packages/report/test/browser.test.ts) drives Debian's chromium
+# headless; a missing browser is a failure, never a skip.
+step "chromium"
+if ! command -v chromium >/dev/null 2>&1; then
+  as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium >/dev/null
+fi
+chromium --version
 
 step "generated src/index.ts is up to date"
 pnpm run codegen:check

@@ -52,6 +52,8 @@ const withAttempt: Settings = { ...withLimiter, attemptTimeout: "10 seconds" }
 const withTotal: Settings = { ...withAttempt, totalTimeout: "30 seconds" }
 const withRetry: Settings = { ...withTotal, retry: { maxAttempts: 3 } }
 const withBreaker: Settings = { ...withRetry, circuitBreaker: {} }
+/** Every feature, and the run recorded (1 s buckets): what `recording` adds to a call. */
+const withRecording: Settings = { ...withBreaker, recording: true }
 
 /** The elapsed nanoseconds per call of `rounds` rounds of `run(n)`, each in one Effect. */
 const rounds = (
@@ -174,6 +176,7 @@ const variants: ReadonlyArray<Variant> = [
   { suite: "sequential", name: "+ totalTimeout", run: throughProvider(withTotal, loop, succeed) },
   { suite: "sequential", name: "+ retry", run: throughProvider(withRetry, loop, succeed) },
   { suite: "sequential", name: "+ circuit breaker", run: throughProvider(withBreaker, loop, succeed) },
+  { suite: "sequential", name: "+ recording", run: throughProvider(withRecording, loop, succeed) },
   {
     suite: "concurrent",
     name: "bare effect",
@@ -194,7 +197,12 @@ const variants: ReadonlyArray<Variant> = [
     run: throughProvider(waitingShutdown, fanOut, yieldOnce)
   },
   { suite: "concurrent", name: "naive: all features but a breaker", run: naive("retry", yieldOnce)(fanOut) },
-  { suite: "concurrent", name: "provider: all features", run: throughProvider(withBreaker, fanOut, yieldOnce) }
+  { suite: "concurrent", name: "provider: all features", run: throughProvider(withBreaker, fanOut, yieldOnce) },
+  {
+    suite: "concurrent",
+    name: "provider: all features, recording",
+    run: throughProvider(withRecording, fanOut, yieldOnce)
+  }
 ]
 
 const keyOf = (v: Variant): string => `${v.suite}/${v.name}`
@@ -308,6 +316,14 @@ const budgets = (
   if (breaker !== undefined && retry !== undefined) {
     lines.push(`the circuit breaker adds ${formatNs(breaker - retry)} per call (Effect has no combinator for it)`)
   }
+  const recording = ns("+ recording")
+  if (recording !== undefined && breaker !== undefined) {
+    lines.push(
+      `recording adds ${formatNs(recording - breaker)} per call (${
+        formatRatio(recording / breaker)
+      } every feature without it); off by default, it costs nothing when off`
+    )
+  }
   const all = ns("+ circuit breaker")
   const naiveAll = ns("naive: + Effect.retry")
   if (all !== undefined && naiveAll !== undefined) {
@@ -318,6 +334,16 @@ const budgets = (
     )
   }
   return lines
+}
+
+/** What recording adds to 64 calls in flight, where the permits held are counted as they change. */
+const concurrentRecording = (
+  results: ReadonlyArray<{ readonly name: string; readonly ns: number }>
+): Array<string> => {
+  const off = results.find((r) => r.name === "provider: all features")?.ns
+  const on = results.find((r) => r.name === "provider: all features, recording")?.ns
+  if (off === undefined || on === undefined) return []
+  return [`recording adds ${formatNs(on - off)} per call with ${IN_FLIGHT} in flight (${formatRatio(on / off)})`]
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -370,7 +396,8 @@ const main = async (): Promise<void> => {
           ? [
             `every provider has a bulkhead of ${IN_FLIGHT} permits; each row adds one feature to the row above: a ` +
             "limiter of 10⁹ per second (never binds), an attempt timeout of 10 s, a total timeout of 30 s, 3 attempts " +
-            "(never retried: the call succeeds), a circuit breaker (never opens)",
+            "(never retried: the call succeeds), a circuit breaker (never opens), then the run recorded (`recording: " +
+            "true`: 1 s buckets, at most 512)",
             "each provider call runs inside the span Provider.call (Effect's default tracer, no exporter), the " +
             "parent of the call's spans; \"useSpan + bulkhead.run\" is Effect.useSpan(name, { captureStackTrace: " +
             "false }, () => bulkhead.run(e)), which sets no parent; the \"naive\" rows add, one per row as the " +
@@ -379,7 +406,9 @@ const main = async (): Promise<void> => {
           ]
           : [
             `Effect.forEach with concurrency ${IN_FLIGHT}; the bulkhead has ${IN_FLIGHT} permits, so nobody queues`,
-            "all features: limiter, attempt and total timeouts, retries and a circuit breaker, as in the last sequential row"
+            "all features: limiter, attempt and total timeouts, retries and a circuit breaker, as in the sequential " +
+            "\"+ circuit breaker\" row; \"recording\" adds the run's recording, as \"+ recording\" does",
+            ...concurrentRecording(results)
           ]),
         ...(baseline === undefined ? [] : [`baseline: the packages of ${baselineDir}, bundled by the same code`]),
         ...(suite === "sequential" ? budgets(results) : [])

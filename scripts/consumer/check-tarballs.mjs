@@ -17,7 +17,8 @@ const expected = [
   "provider",
   "rate-limiter",
   "rate-limiter-redis",
-  "redis"
+  "redis",
+  "report"
 ]
 const problems = []
 if (tarballs.length !== expected.length) {

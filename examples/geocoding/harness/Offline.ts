@@ -8,6 +8,7 @@ import * as Console from "effect/Console"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
+import * as HtmlReport from "../src/HtmlReport.js"
 import type { ProviderName, Settings } from "../src/providers/Geocoder.js"
 import * as Run from "../src/Run.js"
 import * as Scenario from "../src/Scenario.js"
@@ -171,6 +172,13 @@ export const run = (
           ? JSON.stringify({ summary, servers, ...(silent === undefined ? {} : { silent }) })
           : `\n${Run.renderSummary(summary, serverLines(servers, silent))}`
       )
+    }
+    if (batchConfig.report !== undefined) {
+      const notes = [
+        "against stand-ins on loopback: local HTTP servers speaking each provider's format, enforcing its quota (429 past it)",
+        ...(silent === undefined ? [] : [`what the stand-ins saw: unknown, ${silent}`])
+      ]
+      yield* HtmlReport.write(batchConfig.report, summary, servers, notes, options.json)
     }
     return { summary, servers, silent } as const
   })).pipe(Effect.provide(Gazetteer.Default))

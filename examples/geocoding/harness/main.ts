@@ -23,7 +23,8 @@ Program.runMain(
         StandInsFailed: Program.oneLine,
         ListenFailed: Program.oneLine,
         InvalidSizing: Program.oneLine,
-        RowsFailed: Program.oneLine
+        RowsFailed: Program.oneLine,
+        ReportError: Program.oneLine
       }),
       Program.reportUnexpected,
       Effect.provide(NodeContext.layer)

@@ -14,6 +14,7 @@ import * as Equivalence from "effect/Equivalence"
 import * as HashMap from "effect/HashMap"
 import * as Option from "effect/Option"
 import * as Path from "node:path"
+import * as HtmlReport from "./HtmlReport.js"
 import type * as Pipeline from "./Pipeline.js"
 import { type ProviderName, providerNames } from "./providers/Geocoder.js"
 import * as Run from "./Run.js"
@@ -134,6 +135,10 @@ export const batchOptions = {
     Options.withDefault(10_000)
   ),
   json: Options.boolean("json").pipe(Options.withDescription("Print the summary as JSON")),
+  report: Options.text("report").pipe(
+    Options.withDescription("Also write the run report, plots per provider, to this HTML file (self-contained)"),
+    Options.optional
+  ),
   noProgress: Options.boolean("no-progress"),
   progressEvery: Options.integer("progress-every").pipe(
     Options.withDescription("Seconds between progress lines when stderr is not a terminal"),
@@ -185,7 +190,8 @@ export const toBatch = (args: BatchArgs, rows = 0): Run.BatchConfig => ({
   workers: Option.getOrUndefined(args.workers),
   cache: args.cache,
   progress: !args.noProgress && !args.json,
-  progressEvery: args.progressEvery
+  progressEvery: args.progressEvery,
+  report: Option.getOrUndefined(args.report)
 })
 
 /** Whether two paths name one file: the same path, or (both existing) the same device and inode. */
@@ -230,8 +236,10 @@ const runHandler = (args: ProviderArgs & BatchArgs) =>
       config.providers,
       (name) => Run.remote(config, name, config.urls[name] ?? Scenario.realEndpoints[name].baseUrl)
     )
-    const summary = yield* Run.batch(settings, config, toBatch(args), noSample)
+    const batch = toBatch(args)
+    const summary = yield* Run.batch(settings, config, batch, noSample)
     yield* Console.log(args.json ? JSON.stringify({ summary }) : `\n${Run.renderSummary(summary)}`)
+    if (batch.report !== undefined) yield* HtmlReport.write(batch.report, summary, [], [], args.json)
     yield* failOnFailedRows(summary)
   })
 

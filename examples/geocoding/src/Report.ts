@@ -4,7 +4,7 @@
  * the headers, mean permit wait, mean limiter wait, 429s, refusals passed on to the next provider,
  * and the binding bound (the provider's verdict on the run's figures, with its reason underneath).
  */
-import { Provider } from "@sluice/provider"
+import { Provider, type ProviderRecording } from "@sluice/provider"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import { Calls } from "./Calls.js"
@@ -34,6 +34,8 @@ export interface ProviderReport {
   readonly refused: number
   readonly refusals: Readonly<Record<string, number>>
   readonly verdict: Provider.Verdict
+  /** The provider's recording, for the HTML report (`--report`). */
+  readonly recording?: ProviderRecording.Recording | undefined
 }
 
 /**
@@ -67,6 +69,7 @@ export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
     return yield* Effect.forEach(geocoders, (geocoder) =>
       Effect.gen(function*() {
         const stats = yield* geocoder.provider.stats
+        const recording = yield* geocoder.provider.recording
         const seen = yield* calls.stats(geocoder.origin)
         const limit = clientLimit(geocoder.settings)
         const reasons = Object.fromEntries(refusals.get(geocoder.name) ?? new Map<string, number>())
@@ -91,7 +94,8 @@ export const collect = (geocoders: ReadonlyArray<Geocoder>, router: Router) =>
           tooManyRequests: seen.tooManyRequests,
           refused: Object.values(reasons).reduce((a, b) => a + b, 0),
           refusals: reasons,
-          verdict: runVerdict(stats, achievedRate, clientRate)
+          verdict: runVerdict(stats, achievedRate, clientRate),
+          recording
         }
         return report
       }))
@@ -135,14 +139,14 @@ export const render = (reports: ReadonlyArray<ProviderReport>): string => {
     "passed on",
     "binding"
   ]
-  const reasons = reports.map((r) => {
+  // one line per verdict; the sizing and the refusals apart, under their own heading
+  const reasons = reports.map((r) => `  ${r.name}: ${r.verdict.binding}: ${r.verdict.reason}`)
+  const sizing = reports.map((r) => {
     const refused = Object.entries(r.refusals).map(([reason, n]) => `${reason} ${n}`).join(", ")
-    return [
-      `  ${r.name}: ${r.verdict.binding}: ${r.verdict.reason}`,
-      `    permits ${r.permits} (${r.permitsReason}); client limit ${rate(r.clientRate)}/s under the ${
-        rate(r.quota)
-      }/s quota, burst ${r.burst} (${r.burstReason})${refused === "" ? "" : `; passed on: ${refused}`}`
-    ].join("\n")
+    return `  ${r.name}: permits ${r.permits} (${r.permitsReason}); client limit ${rate(r.clientRate)}/s under the ${
+      rate(r.quota)
+    }/s quota, burst ${r.burst} (${r.burstReason})${refused === "" ? "" : `; passed on: ${refused}`}`
   })
-  return [table(header, rows), "", "binding bound, per provider:", ...reasons].join("\n")
+  return [table(header, rows), "", "binding bound, per provider:", ...reasons, "", "sizing, per provider:", ...sizing]
+    .join("\n")
 }

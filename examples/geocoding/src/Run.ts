@@ -57,6 +57,8 @@ export interface BatchConfig {
   readonly cache: number
   readonly progress: boolean
   readonly progressEvery: number
+  /** `--report`: the HTML report's path. */
+  readonly report?: string | undefined
 }
 
 /** A run ended with rows written as failed: the exit code says so, and the count. */

@@ -17,7 +17,8 @@ Program.runMain(
       InputError: Program.oneLine,
       OutputError: Program.oneLine,
       InvalidSizing: Program.oneLine,
-      RowsFailed: Program.oneLine
+      RowsFailed: Program.oneLine,
+      ReportError: Program.oneLine
     }),
     Program.reportUnexpected,
     Effect.provide(NodeContext.layer)

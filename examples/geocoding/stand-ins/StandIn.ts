@@ -70,7 +70,17 @@ export interface Stats {
   /** The most arrivals accepted within one window, and the most requests in progress at once. */
   readonly peakInWindow: number
   readonly peakInFlight: number
+  /** Requests arrived per `bucketMillis` from the first (429s included), for the run report; at most an hour's. */
+  readonly arrivals: {
+    readonly startMillis: number
+    readonly bucketMillis: number
+    readonly counts: ReadonlyArray<number>
+  }
 }
+
+/** The arrivals' buckets: a quarter second, as the client's recording in the demo; an hour of them at most. */
+const ARRIVAL_BUCKET_MILLIS = 250
+const MAX_ARRIVAL_BUCKETS = 14_400
 
 export interface StandIn {
   readonly format: Format
@@ -182,6 +192,14 @@ export const make = (options: Options) =>
       peakInFlight: 0
     }
     let inFlight = 0
+    const arrivals = { startMillis: Number.NaN, counts: [] as Array<number> }
+    const arrived = (now: number) => {
+      if (Number.isNaN(arrivals.startMillis)) arrivals.startMillis = now
+      const i = Math.floor((now - arrivals.startMillis) / ARRIVAL_BUCKET_MILLIS)
+      if (i >= MAX_ARRIVAL_BUCKETS) return
+      while (arrivals.counts.length <= i) arrivals.counts.push(0)
+      arrivals.counts[i]++
+    }
 
     const json = (body: unknown, status: number, headers: Record<string, string> = {}) =>
       HttpServerResponse.unsafeJson(body, { status, headers })
@@ -245,6 +263,7 @@ export const make = (options: Options) =>
       const request = yield* HttpServerRequest.HttpServerRequest
       const now = yield* Clock.currentTimeMillis
       stats.requests++
+      arrived(now)
       const url = new URL(request.url, "http://stand-in")
       if (url.pathname !== paths[options.format]) {
         return json(formats.errorBody(options.format, 404, `no endpoint ${url.pathname}`, now), 404)
@@ -308,7 +327,14 @@ export const make = (options: Options) =>
       url: `http://127.0.0.1:${port}`,
       port,
       options,
-      stats: Effect.sync(() => ({ ...stats })),
+      stats: Effect.sync(() => ({
+        ...stats,
+        arrivals: {
+          startMillis: Number.isNaN(arrivals.startMillis) ? 0 : arrivals.startMillis,
+          bucketMillis: ARRIVAL_BUCKET_MILLIS,
+          counts: [...arrivals.counts]
+        }
+      })),
       setFaults: (next) => Ref.set(faults, next)
     }
     return self

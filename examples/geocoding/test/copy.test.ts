@@ -49,12 +49,15 @@ describe("src/, the geocoder a user copies", () => {
       const input = Path.join(dir, "in.jsonl")
       const ids = distinctInput(input, 40)
       const output = Path.join(dir, "out.jsonl")
+      const report = Path.join(dir, "run.html")
       const result = yield* runCopied([
         "run",
         "--input",
         input,
         "--output",
         output,
+        "--report",
+        report,
         "--json",
         ...standIns.flatMap((standIn) => ["--url", `${standIn.format}=${standIn.url}`]),
         ...Object.entries(RATES).flatMap(([name, rate]) => ["--rate", `${name}=${rate}`])
@@ -65,6 +68,10 @@ describe("src/, the geocoder a user copies", () => {
       }
       expect(summary).toMatchObject({ rows: 40, failed: 0 })
       expect(readOutput(output).map((record) => record.id).sort()).toEqual([...ids].sort())
+      // the report's path on stderr (stdout is the JSON line), the page with every provider
+      expect(result.stderr).toContain(`report: ${report}`)
+      const html = Fs.readFileSync(report, "utf8")
+      for (const name of Object.keys(RATES)) expect(html).toContain(`<h2>${name}</h2>`)
     }).pipe(Effect.scoped, Effect.provide(Gazetteer.Default)), 120_000)
 
   it.live("refuses a run without --input, naming the flag", () =>

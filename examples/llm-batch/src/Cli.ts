@@ -4,12 +4,14 @@
  */
 import * as Command from "@effect/cli/Command"
 import * as Options from "@effect/cli/Options"
+import { Report as HtmlReport } from "@sluice/report"
 import * as Config from "effect/Config"
 import * as Console from "effect/Console"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Option from "effect/Option"
+import * as Path from "node:path"
 import type * as OpenAi from "./OpenAi.js"
 import * as Report from "./Report.js"
 import * as Run from "./Run.js"
@@ -121,6 +123,10 @@ const runOptions = {
     Options.withDescription("With --interactive: one queue for all, to compare the chat calls' latency")
   ),
   json: Options.boolean("json").pipe(Options.withDescription("Print the figures as one JSON line")),
+  report: Options.text("report").pipe(
+    Options.withDescription("Also write the run report, plots per dimension, to this HTML file (self-contained)"),
+    Options.optional
+  ),
   noProgress: Options.boolean("no-progress")
 }
 
@@ -170,6 +176,31 @@ export const describeScaling = (quotas: OpenAi.Quotas, standsForMillis: number):
     `burst ${quotas.requests.burst} requests, ${thousands(quotas.tokens.burst)} tokens`
 }
 
+/** `--report`: the provider's recording in one page, its path printed (to stderr under `--json`). */
+const writeReport = (path: string, summary: Run.Summary, figures: Report.Figures, json: boolean) =>
+  Effect.gen(function*() {
+    if (summary.recording === undefined) return
+    const e = figures.estimate
+    yield* HtmlReport.write(path, {
+      title: `sluice llm-batch run: ${figures.calls} calls in ${(figures.elapsedMillis / 1000).toFixed(1)} s`,
+      notes: [
+        `${figures.failed} failed, ${figures.tooManyRequests} 429s received`,
+        `estimates: ${e.reserved} tokens reserved for ${e.actual} used (error ${e.error >= 0 ? "+" : ""}${
+          (e.error * 100).toFixed(1)
+        } %); ${e.short} calls used more than reserved`,
+        `binding: ${figures.binding.dimension}: ${figures.binding.reason}`
+      ],
+      providers: [{
+        recording: summary.recording,
+        verdict: summary.providerVerdict,
+        server: summary.server === undefined
+          ? undefined
+          : { requests: summary.server.received, rateLimited: summary.server.rateLimited }
+      }]
+    })
+    yield* (json ? Console.error : Console.log)(`report: ${Path.resolve(path)}`)
+  })
+
 const runHandler = (args: RunArgs) =>
   Effect.gen(function*() {
     const { quotas, standsForMillis } = yield* toQuotas(args)
@@ -217,6 +248,7 @@ const runHandler = (args: RunArgs) =>
         ? JSON.stringify({ figures, server: summary.server, calls: summary.calls.length })
         : `\n${Report.format(figures)}`
     )
+    if (Option.isSome(args.report)) yield* writeReport(args.report.value, summary, figures, args.json)
     if (figures.failed > 0) return yield* new CallsFailed({ failed: figures.failed, calls: figures.calls })
   })
 

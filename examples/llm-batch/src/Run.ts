@@ -8,7 +8,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Middleware, ProviderHttpClient } from "@sluice/http"
-import { Provider } from "@sluice/provider"
+import { Provider, type ProviderRecording } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import * as Arr from "effect/Array"
@@ -86,6 +86,9 @@ export interface Summary {
   readonly server: StandIn.Stats | undefined
   /** Each bulkhead lane as the provider saw it, when the run had lanes. */
   readonly lanes: ReadonlyArray<Provider.LaneSummary> | undefined
+  /** The provider's recording and its own verdict, for the HTML report (`--report`). */
+  readonly recording?: ProviderRecording.Recording | undefined
+  readonly providerVerdict?: Provider.Verdict | undefined
 }
 
 /** The stand-in's answer times: 40 ms, plus 0.4 ms a completion token (about 50 to 150 ms a call). */
@@ -310,7 +313,9 @@ const batch = (
       verdict: stats.verdict,
       phases: stats,
       server: standIn === undefined ? undefined : yield* standIn.stats,
-      lanes: stats.lanes
+      lanes: stats.lanes,
+      recording: yield* provider.recording,
+      providerVerdict: stats.verdict
     }
     return summary
   }).pipe(Effect.scoped)

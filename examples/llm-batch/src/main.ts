@@ -34,7 +34,8 @@ const program = process.env[Child.ROLE_VARIABLE] !== undefined
       StandInFailed: oneLine,
       PoolTooSmall: oneLine,
       RedisUnreachable: oneLine,
-      CallsFailed: oneLine
+      CallsFailed: oneLine,
+      ReportError: oneLine
     }),
     Effect.tapErrorCause((cause) =>
       Cause.isInterruptedOnly(cause) || Option.exists(Cause.failureOption(cause), ValidationError.isValidationError)

@@ -13,7 +13,7 @@ import * as Os from "node:os"
 import * as Path from "node:path"
 import { describe, expect, it } from "vitest"
 import * as Prompts from "../src/Prompts.js"
-import { exampleDir, quotaArgs, runCli } from "./utils.js"
+import { exampleDir, quotaArgs, QUOTAS, runCli } from "./utils.js"
 
 /** A loopback port nothing listens on: taken, then let go. */
 const closedPort = () =>
@@ -66,6 +66,22 @@ describe("the CLI's end", () => {
     expect(ran.stdout).toMatch(/^4 calls \(4 failed\)/m)
     expect(ran.code).toBe(1)
     expect(ran.stderr).toContain("error: 4 of 4 calls failed")
+  }, 120_000)
+
+  it("--report writes the run's page, each dimension against its limit, and prints its path", async () => {
+    const report = Path.join(Fs.mkdtempSync(Path.join(Os.tmpdir(), "sluice-llm-report-")), "run.html")
+    const ran = await runCli([...quotaArgs(), "--prompts", "12", "--no-progress", "--report", report])
+    expect(ran.code, ran.stderr).toBe(0)
+    expect(ran.stdout).toContain(`report: ${report}`)
+    const html = Fs.readFileSync(report, "utf8")
+    expect(html).toContain("<h2>openai</h2>")
+    const data = /<script type="application\/json" id="sluice-report-data">([^<]*)<\/script>/.exec(html)?.[1] ?? ""
+    const titles = (JSON.parse(data) as { sections: Array<{ plots: Array<{ title: string }> }> }).sections[0].plots
+      .map((plot) => plot.title)
+    // the client's limit: 2 % under the quota, per the 5 s window
+    const clientRequests = Math.floor(QUOTAS.requests.limit * 0.98)
+    expect(titles).toContain(`requests used against its limit of ${clientRequests} per ${QUOTAS.windowMillis / 1000} s`)
+    expect(titles.some((title) => title.startsWith("tokens used against its limit of"))).toBe(true)
   }, 120_000)
 
   it("a --redis that does not answer is said at the start, before any call", async () => {

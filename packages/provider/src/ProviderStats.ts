@@ -50,7 +50,8 @@ export interface PhaseSummary {
 /**
  * Which bound binds:
  * - `limiter`: permits are held mostly asleep in the limiter: the quota is saturated (healthy for a batch);
- * - `bulkhead`: permits are held mostly by the call while callers wait for permits: the provider slowed;
+ * - `bulkhead`: permits are held mostly by the call while callers wait for permits: too few permits for
+ *   the call time, or the provider slowed (a call time above its usual latency);
  * - `upstream`: the upstream pushes back (429s, 5xx);
  * - `store`: the limiter's store fails to decide (`RateLimiterStoreError`): the calls never reach the upstream;
  * - `none`: nothing waits.

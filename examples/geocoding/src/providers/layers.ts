@@ -34,6 +34,8 @@ export const providerSettings = (settings: Settings) => {
     circuitBreaker: { consecutiveFailures: 5, openFor: "5 seconds" },
     isUpstreamError,
     sampleSize: 4_096,
+    // for the run report (--report): quarter seconds show a 429's pause and a burst's shape
+    recording: { bucket: "250 millis" },
     gracePeriod: "2 seconds"
   } as const
 }

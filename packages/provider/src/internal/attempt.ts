@@ -26,17 +26,22 @@ export const attempt = <A, E, R>(
 ): Effect.Effect<A, unknown, R> => {
   const queuedAt = clock.unsafeCurrentTimeMillis()
   progress.phase = "permit_wait"
+  const { lane, permits } = progress.settings
+  const recorder = provider.recorder
+  recorder?.queued(queuedAt, progress.attempt)
   const holding = Effect.suspend(() => {
     const granted = clock.unsafeCurrentTimeMillis()
     provider.permitWait.add(granted - queuedAt)
     provider.lanes?.add(progress.settings.lane, granted - queuedAt)
     // a permit granted as the total runs out (freed by a call that timed out at that instant) comes too late
     if (granted >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, granted, "permit_wait"))
-    return provider.limiter === undefined
+    const held = provider.limiter === undefined
       ? call(provider, self, progress, clock, undefined)
       : limited(provider, provider.limiter, self, progress, clock, granted)
+    if (recorder === undefined) return held
+    recorder.granted(granted, granted - queuedAt, permits)
+    return Effect.ensuring(held, Effect.sync(() => recorder.released(clock.unsafeCurrentTimeMillis(), permits)))
   })
-  const { lane, permits } = progress.settings
   const left = progress.deadline - queuedAt
   // the permit wait bounded by what is left of the total, when that ends before the bulkhead's
   // own budget (the call's lane's, with lanes)
@@ -71,6 +76,7 @@ const limited = <A, E, R>(
     Effect.suspend(() => {
       const passed = clock.unsafeCurrentTimeMillis()
       provider.limiterWait.add(passed - granted)
+      provider.recorder?.passed(passed, passed - granted)
       if (passed >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, passed, "limiter_wait"))
       return call(provider, self, progress, clock, usage)
     })
@@ -139,6 +145,7 @@ const call = <A, E, R>(
   // only a limiter's rate is compared with the starts
   if (provider.limiterRate !== undefined) provider.starts.add(start)
   provider.dimensions?.started(start, progress.settings.cost)
+  provider.recorder?.started(start, progress.settings.cost)
   progress.phase = "call"
   const own = usage === undefined ? self : Effect.onExit(self, usage)
   const timed = Effect.ensuring(
@@ -146,6 +153,7 @@ const call = <A, E, R>(
     Effect.sync(() => {
       const took = clock.unsafeCurrentTimeMillis() - start
       provider.callTime.add(took)
+      provider.recorder?.called(took + start, took)
       callSeconds.unsafeUpdate(took / 1000, provider.labels.name)
     })
   )

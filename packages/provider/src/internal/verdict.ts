@@ -159,13 +159,15 @@ export const verdict = (input: Api.VerdictInput): Api.Verdict => {
     )
   }
   if (permitWait.meanMillis > 0 && permitWait.meanMillis >= PERMIT_WAIT_SHARE * callTime.meanMillis) {
+    // a batch with more callers than permits queues for them however healthy the provider: the
+    // wait alone cannot tell a slowed provider, the call time against its usual latency does
     return {
       binding: "bulkhead",
-      reason: `permits were held ${percent(1 - limiterShare)} by the call (mean ${
-        ms(callTime.meanMillis)
-      }) while callers waited a mean ${ms(permitWait.meanMillis)} (p95 ${
+      reason: `permits bind: callers waited a mean ${ms(permitWait.meanMillis)} (p95 ${
         ms(permitWait.p95Millis)
-      }) for one: the provider slowed down; act on latency, timeouts or a fallback`
+      }) for a permit, held ${percent(1 - limiterShare)} by the call (mean ${
+        ms(callTime.meanMillis)
+      }): more permits help, unless that call time is above the provider's usual (then it slowed)`
     }
   }
   return { binding: "none", reason: `nothing binds: ${waits}` }
