@@ -192,7 +192,9 @@ const writeReport = (path: string, summary: Run.Summary, figures: Report.Figures
       ],
       providers: [{
         recording: summary.recording,
-        verdict: summary.providerVerdict,
+        // the terminal's verdict, on the table's own rates (the quota, not the client's limit)
+        verdict: figures.verdict,
+        lanes: summary.lanes,
         server: summary.server === undefined
           ? undefined
           : { requests: summary.server.received, rateLimited: summary.server.rateLimited }

@@ -76,7 +76,7 @@ export interface Summary {
   readonly calls: ReadonlyArray<Call>
   /** 429s the client received (retries included). */
   readonly tooManyRequests: number
-  readonly verdict: { readonly binding: string; readonly reason: string }
+  readonly verdict: Provider.Verdict
   /** The provider's figures the verdict reads, for the report to read them on its own rates. */
   readonly phases: Pick<
     Provider.Stats,
@@ -86,9 +86,8 @@ export interface Summary {
   readonly server: StandIn.Stats | undefined
   /** Each bulkhead lane as the provider saw it, when the run had lanes. */
   readonly lanes: ReadonlyArray<Provider.LaneSummary> | undefined
-  /** The provider's recording and its own verdict, for the HTML report (`--report`). */
+  /** The provider's recording, for the HTML report (`--report`). */
   readonly recording?: ProviderRecording.Recording | undefined
-  readonly providerVerdict?: Provider.Verdict | undefined
 }
 
 /** The stand-in's answer times: 40 ms, plus 0.4 ms a completion token (about 50 to 150 ms a call). */
@@ -314,8 +313,7 @@ const batch = (
       phases: stats,
       server: standIn === undefined ? undefined : yield* standIn.stats,
       lanes: stats.lanes,
-      recording: yield* provider.recording,
-      providerVerdict: stats.verdict
+      recording: yield* provider.recording
     }
     return summary
   }).pipe(Effect.scoped)

@@ -62,6 +62,8 @@ export interface ProviderInput {
   /** The upstream's quota per second, when it differs from the client's limit (a margin under it). */
   readonly quotaPerSecond?: number | undefined
   readonly server?: ServerSide | undefined
+  /** The bulkhead's lanes as the provider saw them (`stats.lanes`): one line each. */
+  readonly lanes?: ReadonlyArray<ProviderStats.LaneSummary> | undefined
 }
 
 /**

@@ -1,4 +1,5 @@
 import { assert, describe, it } from "@effect/vitest"
+import { BulkheadLanes } from "@sluice/bulkhead"
 import { Provider, type ProviderRecording } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { Report } from "@sluice/report"
@@ -90,8 +91,32 @@ describe("the report's data", () => {
       // what the attempts used in all: 9 (one retried) settled at 260 tokens each, whatever their exit
       assert.strictEqual(units.reduce((a, b) => a + b, 0), 9 * 260)
       assert.isTrue(
-        section.facts.some(([label, value]) => label === "tokens estimate error" && value.startsWith("actual +"))
+        section.facts.some(([label, value]) =>
+          label === "tokens estimate error" && / % more used than estimated \(\d+ estimated, 2340 used\)/.test(value)
+        ),
+        JSON.stringify(section.facts)
       )
+    }))
+})
+
+describe("lanes", () => {
+  it.scoped("each lane of the provider's bulkhead is one line, with its numbers", () =>
+    Effect.gen(function*() {
+      const provider = yield* Provider.make({
+        name: "lanes",
+        recording: true,
+        bulkhead: { permits: 1, lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 minute" } }) }
+      })
+      yield* provider.call(Effect.void).pipe(Provider.withLane("interactive"))
+      yield* provider.call(Effect.void)
+      const stats = yield* provider.stats
+      const recording = yield* provider.recording
+      if (recording === undefined) return assert.fail("no recording")
+      const facts = Report.model({ title: "lanes", providers: [{ recording, lanes: stats.lanes }] }).sections[0].facts
+      assert.deepStrictEqual(facts.filter(([label]) => label.startsWith("lane")), [
+        ["lane \"interactive\"", "1 attempt, 50 % of the permits; permit wait p50 0 ms, p95 0 ms"],
+        ["lane \"batch\"", "1 attempt, 50 % of the permits; permit wait p50 0 ms, p95 0 ms"]
+      ])
     }))
 })
 

@@ -265,11 +265,16 @@ const section = (input: Api.ProviderInput, origin: number, index: number): Api.S
       const bias = dimension.corrected / dimension.estimated
       facts.push([
         `${dimension.dimension} estimate error`,
-        `actual ${bias >= 0 ? "+" : ""}${round(bias * 100, 1)} % against the estimates (${
+        `${round(Math.abs(bias) * 100, 1)} % ${bias < 0 ? "less" : "more"} used than estimated (${
           round(dimension.estimated, 0)
-        } estimated), mean size of a correction ${round((dimension.misestimated / dimension.estimated) * 100, 1)} %`
+        } estimated, ${round(dimension.estimated + dimension.corrected, 0)} used), mean size of a correction ${
+          round((dimension.misestimated / dimension.estimated) * 100, 1)
+        } %`
       ])
     }
+  }
+  for (const lane of input.lanes ?? []) {
+    facts.push([`lane "${lane.lane}"`, lane.reason.replace(`lane "${lane.lane}": `, "")])
   }
   if (server !== undefined) {
     facts.push([
