@@ -69,6 +69,7 @@ cat >"$app/package.json" <<EOF
     "@sluice/redis": "file:$(tarball redis)",
     "@sluice/provider": "file:$(tarball provider)",
     "@sluice/http": "file:$(tarball http)",
+    "@sluice/report": "file:$(tarball report)",
     "effect": "~3.22.4",
     "@effect/platform": "~0.97.2",
     "@effect/platform-node": "~0.108.2",

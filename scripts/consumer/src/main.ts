@@ -9,6 +9,7 @@ import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
 import { RedisRateLimiterStore } from "@sluice/rate-limiter-redis"
 import { RedisConnection } from "@sluice/redis"
+import { Report } from "@sluice/report"
 import {
   Config,
   ConfigProvider,
@@ -23,6 +24,9 @@ import {
   Schema
 } from "effect"
 import { Redis } from "ioredis"
+import * as fs from "node:fs"
+import * as os from "node:os"
+import * as path from "node:path"
 import { upstream } from "./upstream.js"
 
 // Two providers, each declared once with the tag factory, and an HTTP client for each.
@@ -186,6 +190,7 @@ const scenarios = (served: { readonly tooMany: number }, redisUrl: string) =>
     yield* Console.log("lanes: a chat call passes the batch's queue on one permit")
     const shared = yield* Provider.make({
       name: "lanes",
+      recording: true,
       bulkhead: { permits: 1, lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "1 minute" } }) }
     })
     const until = (what: (stats: Provider.Stats) => boolean) =>
@@ -214,6 +219,20 @@ const scenarios = (served: { readonly tooMany: number }, redisUrl: string) =>
     yield* check(
       lanes.map((lane) => `${lane.lane} ${lane.attempts}`).join() === "interactive 1,batch 4",
       "stats.lanes counts each lane's attempts"
+    )
+
+    yield* Console.log("the run report, uPlot inlined from the installed package")
+    const recording = yield* shared.recording
+    const page = path.join(os.tmpdir(), `sluice-consumer-report-${process.pid}.html`)
+    if (recording !== undefined) {
+      yield* Report.write(page, { title: "consumer", providers: [{ recording, lanes }] })
+    }
+    const html = fs.existsSync(page) ? fs.readFileSync(page, "utf8") : ""
+    fs.rmSync(page, { force: true })
+    yield* check(
+      html.includes("uPlot") && html.includes("1 attempt, 20 % of the permits") &&
+        !/(src|href)=["']?https?:/.test(html),
+      `a self-contained report of ${html.length} bytes, with the lanes`
     )
   })
 
