@@ -204,3 +204,13 @@ export * as Samples from "./Samples.js"
  * @since 0.1.0
  */
 export * as Settlement from "./Settlement.js"
+
+/**
+ * Usage-based limits on the limiter's side, on plain numbers: a take's costs per dimension resolved
+ * to one cost per limit, the figures a reservation records when it settles or is released, and
+ * which limit each observation of an upstream tightens. The bindings keep the metrics, the store
+ * calls and the logging; messages are built here so that both lines print the same sentences.
+ *
+ * @since 0.1.0
+ */
+export * as Usage from "./Usage.js"
