@@ -151,6 +151,15 @@ export * as Ledger from "./Ledger.js"
 export * as LimiterScripts from "./LimiterScripts.js"
 
 /**
+ * The in-memory limiter store on plain numbers: per key, the state of each limit, its pause and its
+ * ledger, each operation at the `now` its binding read. One instance is owned by one store of a
+ * binding, which wraps each call in its effect and logs what it ignored.
+ *
+ * @since 0.1.0
+ */
+export * as MemoryStore from "./MemoryStore.js"
+
+/**
  * The sentences an option refusal is made of, and the strict readings of Config text, on plain
  * values: both Effect lines' `OptionSchema` build their messages here, so the same input gets
  * byte-identical messages on Effect 3 and Effect 4.
