@@ -106,6 +106,15 @@ export * as LaneQueue from "./LaneQueue.js"
 export * as Ledger from "./Ledger.js"
 
 /**
+ * What the Redis limiter store sends and reads back, on plain values: key names, each script's
+ * arguments (encoded once per limiter) and the decoding of replies. The scripts themselves are
+ * `LimiterScripts`; the binding runs them and reads the clock.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterCommands from "./LimiterCommands.js"
+
+/**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
  *
  * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
@@ -188,6 +197,15 @@ export * as PermitQueue from "./PermitQueue.js"
  * @since 0.1.0
  */
 export * as RateLimitHeaders from "./RateLimitHeaders.js"
+
+/**
+ * What a take asks its limiter store, and what a refusal means, on plain numbers: the request of a
+ * take's costs, and which reason, limit and cost a refused start names. The bindings build their
+ * `RateLimitExceeded` and count it from these.
+ *
+ * @since 0.1.0
+ */
+export * as Requests from "./Requests.js"
 
 /**
  * The bound on every wait a server asks for: `Retry-After`'s pause and the resets of its rate-limit
