@@ -20,81 +20,87 @@ import * as Ledger from "./Ledger.js"
 import { settleAll, tighten } from "./Settlement.js"
 
 /**
- * A start to decide: `costs[i]` on limit `i` (absent: `cost` on every limit), within `maxWaitMillis`.
+ * Units on the limits of one key: `costs[i]` on limit `i`, or `cost` on every limit.
  *
  * @since 0.1.0
  * @category models
  */
-export interface ReserveRequest {
+export interface Charge {
   readonly key: string
   readonly limits: ReadonlyArray<LimitSpec>
   readonly cost: number
   readonly costs?: ReadonlyArray<number> | undefined
+}
+
+/**
+ * A start to decide within `maxWaitMillis`.
+ *
+ * @since 0.1.0
+ * @category models
+ */
+export interface ReserveRequest extends Charge {
   readonly maxWaitMillis: number
 }
 
 /**
- * A start decided: it may begin after `delayMillis`. `restore` is what `refund` and `settle` read.
+ * What `reserve` answers: a start after `delayMillis` (`restore` is what `refund` and `settle`
+ * read), or a refusal `retryAfterMillis` beyond the caller's wait, by the limit at index
+ * `binding` (-1: by the key's pause).
  *
  * @since 0.1.0
  * @category models
  */
-export interface Reserved {
-  readonly _tag: "Reserved"
-  readonly delayMillis: number
-  readonly reservation: number
-  readonly pausedMillis: number
-  readonly restore: ReadonlyArray<number>
-}
+export type ReserveResult =
+  | {
+    readonly _tag: "Reserved"
+    readonly delayMillis: number
+    readonly reservation: number
+    readonly pausedMillis: number
+    readonly restore: ReadonlyArray<number>
+  }
+  | {
+    readonly _tag: "Refused"
+    readonly delayMillis: number
+    readonly retryAfterMillis: number
+    readonly binding: number
+  }
 
 /**
- * A start refused: it would wait `delayMillis`, `retryAfterMillis` beyond the caller's wait, for
- * the limit at index `binding` (-1: for the key's pause).
+ * A refusal of `reserve`.
  *
  * @since 0.1.0
  * @category models
  */
-export interface Refused {
-  readonly _tag: "Refused"
-  readonly delayMillis: number
-  readonly retryAfterMillis: number
-  readonly binding: number
-}
+export type Refused = Extract<ReserveResult, { readonly _tag: "Refused" }>
 
 /**
- * @since 0.1.0
- * @category models
- */
-export type ReserveResult = Reserved | Refused
-
-/**
- * A reservation to take back, as `reserve` answered it.
+ * A reservation to take back (`restore` as `reserve` answered it), or a started one to correct
+ * from its `reserved` units per limit to its `actual` usage.
  *
  * @since 0.1.0
  * @category models
  */
-export interface RefundRequest {
-  readonly key: string
-  readonly limits: ReadonlyArray<LimitSpec>
-  readonly cost: number
-  readonly costs?: ReadonlyArray<number> | undefined
-  readonly reservation: number
-  readonly restore?: ReadonlyArray<number> | undefined
-}
+export type Correction =
+  | Charge & { readonly reservation: number; readonly restore?: ReadonlyArray<number> | undefined }
+  | {
+    readonly key: string
+    readonly limits: ReadonlyArray<LimitSpec>
+    readonly restore?: ReadonlyArray<number> | undefined
+    readonly reserved: ReadonlyArray<number>
+    readonly actual: ReadonlyArray<number>
+  }
 
 /**
- * A started reservation of `reserved` units per limit, corrected to its `actual` usage.
- *
  * @since 0.1.0
  * @category models
  */
-export interface SettleRequest {
-  readonly key: string
-  readonly limits: ReadonlyArray<LimitSpec>
-  readonly restore?: ReadonlyArray<number> | undefined
-  readonly reserved: ReadonlyArray<number>
-  readonly actual: ReadonlyArray<number>
-}
+export type RefundRequest = Extract<Correction, { readonly cost: number }>
+
+/**
+ * @since 0.1.0
+ * @category models
+ */
+export type SettleRequest = Extract<Correction, { readonly actual: ReadonlyArray<number> }>
 
 /**
  * What an upstream said of limit `limit` (an index of the limits), already checked by the binding.
