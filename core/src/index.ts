@@ -106,6 +106,15 @@ export * as LaneQueue from "./LaneQueue.js"
 export * as Ledger from "./Ledger.js"
 
 /**
+ * What the Redis limiter store sends and reads back, on plain values: key names, each script's
+ * arguments (encoded once per limiter) and the decoding of replies. The scripts themselves are
+ * `LimiterScripts`; the binding runs them and reads the clock.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterCommands from "./LimiterCommands.js"
+
+/**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
  *
  * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
@@ -151,6 +160,15 @@ export * as Ledger from "./Ledger.js"
 export * as LimiterScripts from "./LimiterScripts.js"
 
 /**
+ * The in-memory limiter store on plain numbers: per key, the state of each limit, its pause and its
+ * ledger, each operation at the `now` its binding read. One instance is owned by one store of a
+ * binding, which wraps each call in its effect and logs what it ignored.
+ *
+ * @since 0.1.0
+ */
+export * as MemoryStore from "./MemoryStore.js"
+
+/**
  * The sentences an option refusal is made of, and the strict readings of Config text, on plain
  * values: both Effect lines' `OptionSchema` build their messages here, so the same input gets
  * byte-identical messages on Effect 3 and Effect 4.
@@ -181,6 +199,15 @@ export * as PermitQueue from "./PermitQueue.js"
 export * as RateLimitHeaders from "./RateLimitHeaders.js"
 
 /**
+ * What a take asks its limiter store, and what a refusal means, on plain numbers: the request of a
+ * take's costs, and which reason, limit and cost a refused start names. The bindings build their
+ * `RateLimitExceeded` and count it from these.
+ *
+ * @since 0.1.0
+ */
+export * as Requests from "./Requests.js"
+
+/**
  * The bound on every wait a server asks for: `Retry-After`'s pause and the resets of its rate-limit
  * headers, in milliseconds. Imports nothing, so that both Effect lines read it unchanged.
  *
@@ -204,3 +231,13 @@ export * as Samples from "./Samples.js"
  * @since 0.1.0
  */
 export * as Settlement from "./Settlement.js"
+
+/**
+ * Usage-based limits on the limiter's side, on plain numbers: a take's costs per dimension resolved
+ * to one cost per limit, the figures a reservation records when it settles or is released, and
+ * which limit each observation of an upstream tightens. The bindings keep the metrics, the store
+ * calls and the logging; messages are built here so that both lines print the same sentences.
+ *
+ * @since 0.1.0
+ */
+export * as Usage from "./Usage.js"

@@ -4,10 +4,6 @@
  *
  * @internal
  */
-import type { ScriptName } from "@sluice/core/LimiterScripts"
-import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
-import type * as RedisConnection from "@sluice/redis/RedisConnection"
-import * as Effect from "effect/Effect"
 import {
   decodePause,
   type Decoder,
@@ -24,7 +20,11 @@ import {
   runsKeyOf,
   scaleLimits,
   stateKeyOf
-} from "./commands.js"
+} from "@sluice/core/LimiterCommands"
+import type { ScriptName } from "@sluice/core/LimiterScripts"
+import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import type * as RedisConnection from "@sluice/redis/RedisConnection"
+import * as Effect from "effect/Effect"
 import type { Policy, Resolved } from "./settings.js"
 
 /** A script as the connection runs it. */

@@ -1,4 +1,5 @@
 /** @internal */
+import { errorText, invalid } from "@sluice/core/LimiterCommands"
 import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
@@ -13,12 +14,12 @@ import * as MetricLabel from "effect/MetricLabel"
 import type * as Scope from "effect/Scope"
 import { type Cluster, Redis } from "ioredis"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
-import { errorText, invalid, nowArgument } from "./commands.js"
+import { nowArgument } from "./commands.js"
 import { operations, type RunScript, type Script } from "./operations.js"
 import { clientClockTtlPadMillis, resolve, type Resolved, resolveStore } from "./settings.js"
 
 /** @internal */
-export { keysOf } from "./commands.js"
+export { keysOf } from "@sluice/core/LimiterCommands"
 
 /** @internal */
 export { config } from "./settings.js"

@@ -4,6 +4,7 @@
  *
  * @internal
  */
+import * as core from "@sluice/core/Requests"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -11,7 +12,7 @@ import * as Either from "effect/Either"
 import * as MetricLabel from "effect/MetricLabel"
 import type * as RateLimiter from "../RateLimiter.js"
 import { type CostExceedsCapacity, RateLimitExceeded } from "../RateLimiterError.js"
-import * as RateLimiterStore from "../RateLimiterStore.js"
+import type * as RateLimiterStore from "../RateLimiterStore.js"
 import { rejectedTotal } from "./metrics.js"
 import { decodeMaxWait } from "./settings.js"
 import * as usage from "./usage.js"
@@ -19,14 +20,8 @@ import * as usage from "./usage.js"
 /** @internal */
 export const make = (shape: usage.Shape, maxWaitMillis: number) => {
   // The request of a take with neither cost nor maxWait, built once: stores never keep or change it.
-  const unitCosts: ReadonlyArray<number> = shape.specs.map(() => 1)
-  const defaultRequest: RateLimiterStore.ReserveRequest = {
-    key: shape.key,
-    limits: shape.specs,
-    cost: 1,
-    costs: unitCosts,
-    maxWaitMillis
-  }
+  const defaultRequest = core.unitRequest(shape.key, shape.specs, maxWaitMillis)
+  const unitCosts = defaultRequest.costs
 
   /** The store's request for a take's options, or why they cannot be charged. */
   const requestFor = (
@@ -39,7 +34,7 @@ export const make = (shape: usage.Shape, maxWaitMillis: number) => {
       ? Either.right(unitCosts)
       : usage.takeCosts(shape, options.cost)
     if (Either.isLeft(costs)) return Either.left(costs.left)
-    const charged = { ...defaultRequest, cost: Math.max(...costs.right), costs: costs.right }
+    const charged = core.charged(defaultRequest, costs.right)
     if (options.maxWait === undefined) return Either.right(charged)
     return Either.map(
       decodeMaxWait(options.maxWait),
@@ -62,17 +57,17 @@ export const refusal = (
     refusal: RateLimiterStore.Refused,
     request: RateLimiterStore.ReserveRequest
   ): Effect.Effect<never, RateLimitExceeded> => {
-    const paused = refusal.binding < 0
-    const cost = paused ? request.cost : RateLimiterStore.costsOf(request)[refusal.binding]
+    const read = core.refusalOf(refusal, request)
+    const paused = read._tag === "Paused"
     rejectedTotal.unsafeUpdate(1, paused ? pausedLabels : quotaLabels)
     return Effect.fail(
       new RateLimitExceeded({
         limiter: name,
         reason: paused ? "paused" : "quota",
-        retryAfter: Duration.millis(refusal.retryAfterMillis),
-        limit: paused ? undefined : limits[refusal.binding],
-        cost,
-        maxWait: Duration.millis(request.maxWaitMillis)
+        retryAfter: Duration.millis(read.retryAfterMillis),
+        limit: paused ? undefined : limits[read.index],
+        cost: read.cost,
+        maxWait: Duration.millis(read.maxWaitMillis)
       })
     )
   }

@@ -5,7 +5,7 @@
  *
  * @internal
  */
-import * as algorithm from "@sluice/core/Algorithm"
+import * as core from "@sluice/core/Usage"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -49,11 +49,8 @@ export const labelsByDimension = (
     ]])
   )
 
-const isUnits = (u: unknown): u is number => typeof u === "number" && Number.isSafeInteger(u) && u >= 0
-
 /**
- * A take's cost as one cost per limit, or why it cannot be charged. A number must be an integer
- * ≥ 1; a record holds integers ≥ 0 under known dimensions.
+ * A take's cost as one cost per limit, or why it cannot be charged (`@sluice/core/Usage`).
  *
  * @internal
  */
@@ -61,27 +58,25 @@ export const takeCosts = (
   shape: Shape,
   cost: RateLimiter.Cost
 ): Either.Either<ReadonlyArray<number>, string | CostExceedsCapacity> => {
-  if (typeof cost === "number" && !(isUnits(cost) && cost >= 1)) {
-    return Either.left(`cost must be an integer ≥ 1, got ${show(cost)}`)
-  }
-  const costs = perLimit(shape, cost, "cost", undefined)
-  if (Either.isLeft(costs)) return costs
-  for (let i = 0; i < shape.specs.length; i++) {
-    const capacity = algorithm.capacity(shape.specs[i])
-    const limit = shape.limits[i]
-    if (costs.right[i] > capacity) {
+  const result = core.takeCosts(shape, cost, show)
+  switch (result._tag) {
+    case "Resolved":
+      return Either.right(result.costs)
+    case "Invalid":
+      return Either.left(result.message)
+    case "ExceedsCapacity": {
+      const limit = shape.limits[result.index]
       return Either.left(
         new CostExceedsCapacity({
           limiter: shape.name,
           dimension: limit.dimension,
-          cost: costs.right[i],
-          capacity,
+          cost: result.cost,
+          capacity: result.capacity,
           limit
         })
       )
     }
   }
-  return costs
 }
 
 /**
@@ -95,40 +90,8 @@ export const perLimit = (
   label: string,
   fallback: ReadonlyArray<number> | undefined
 ): Either.Either<ReadonlyArray<number>, string> => {
-  if (typeof cost === "number") {
-    return isUnits(cost)
-      ? Either.right(shape.specs.map(() => cost))
-      : Either.left(`${label} must be an integer ≥ 0, got ${show(cost)}`)
-  }
-  if (typeof cost !== "object" || cost === null) {
-    return Either.left(`${label} must be a number or a record, got ${show(cost)}`)
-  }
-  for (const [dimension, units] of Object.entries(cost)) {
-    if (!shape.dimensions.includes(dimension)) {
-      return Either.left(
-        `${label} names the dimension ${show(dimension)}, which no limit has (dimensions: ${
-          shape.dimensions.map(show).join(", ")
-        })`
-      )
-    }
-    if (!isUnits(units)) {
-      return Either.left(`${label} on dimension ${show(dimension)} must be an integer ≥ 0, got ${show(units)}`)
-    }
-  }
-  return Either.right(shape.limits.map((limit, i) => {
-    const units = Object.hasOwn(cost, limit.dimension) ? cost[limit.dimension] : undefined
-    return units ?? fallback?.[i] ?? 0
-  }))
-}
-
-/** Per dimension, the figure of its first limit (every limit of a dimension has the same). */
-const byDimension = (shape: Shape, perLimitUnits: ReadonlyArray<number>): Record<string, number> => {
-  const out: Record<string, number> = {}
-  for (let i = 0; i < shape.limits.length; i++) {
-    const dimension = shape.limits[i].dimension
-    if (!Object.hasOwn(out, dimension)) out[dimension] = perLimitUnits[i]
-  }
-  return out
+  const resolved = core.perLimit(shape, cost, label, fallback, show)
+  return resolved._tag === "Resolved" ? Either.right(resolved.costs) : Either.left(resolved.message)
 }
 
 // -----------------------------------------------------------------------------
@@ -160,7 +123,7 @@ export const makeReservation = (
   reserved: RateLimiterStore.Reserved,
   onUsage: (reserved: ReadonlyArray<number>, actual: ReadonlyArray<number>, released: boolean) => void
 ): RateLimiter.Reservation => {
-  const estimate = byDimension(shape, costs)
+  const estimate = core.byDimension(shape, costs)
   for (const dimension of shape.dimensions) {
     reservedUnitsTotal.unsafeUpdate(estimate[dimension], shape.labels[dimension])
   }
@@ -168,13 +131,12 @@ export const makeReservation = (
   let done = false
 
   const record = (actual: ReadonlyArray<number>, released: boolean): void => {
-    const usage = byDimension(shape, actual)
+    const usage = core.byDimension(shape, actual)
     for (const dimension of shape.dimensions) {
       const labels = shape.labels[dimension]
       actualUnitsTotal.unsafeUpdate(usage[dimension], labels)
-      if (!released && estimate[dimension] > 0) {
-        estimateErrorRatio.unsafeUpdate((usage[dimension] - estimate[dimension]) / estimate[dimension], labels)
-      }
+      const error = core.estimateError(estimate[dimension], usage[dimension], released)
+      if (error !== undefined) estimateErrorRatio.unsafeUpdate(error, labels)
     }
   }
 
@@ -196,21 +158,21 @@ export const makeReservation = (
       done = true
       record(resolved.right, false)
       onUsage(costs, resolved.right, false)
-      return resolved.right.every((units, i) => units === costs[i]) ? Effect.void : settleWith(resolved.right)
+      return core.settlesAsReserved(costs, resolved.right) ? Effect.void : settleWith(resolved.right)
     }))
 
   const release: Effect.Effect<void, RateLimiterStore.RateLimiterStoreError> = Effect.uninterruptible(
     Effect.suspend(() => {
       if (done) return Effect.void
       done = true
-      const zeros = costs.map(() => 0)
+      const { cost, zeros } = core.released(costs)
       record(zeros, true)
       onUsage(costs, zeros, true)
       return Effect.flatMap(
         store.refund({
           key: shape.key,
           limits: shape.specs,
-          cost: Math.max(...costs),
+          cost,
           costs,
           reservation: reserved.reservation,
           restore: reserved.restore
@@ -227,90 +189,24 @@ export const makeReservation = (
 // tighten
 // -----------------------------------------------------------------------------
 
-/** The limit of `dimension` an observation describes: the nearest configured limit, then the shortest window. */
-const limitFor = (shape: Shape, dimension: string, limit: number | undefined): number => {
-  let best = -1
-  for (let i = 0; i < shape.limits.length; i++) {
-    const candidate = shape.limits[i]
-    if (candidate.dimension !== dimension) continue
-    if (best < 0) {
-      best = i
-      continue
-    }
-    const current = shape.limits[best]
-    const distance = (l: RateLimiter.ResolvedLimit) => limit === undefined ? 0 : Math.abs(l.limit - limit)
-    const d = distance(candidate) - distance(current)
-    if (d < 0 || (d === 0 && Duration.lessThan(candidate.window, current.window))) best = i
-  }
-  return best
+/** A `resetAfter` as the core reads it: decoded here, where Effect's durations are known. */
+const readResetAfter = (input: unknown): core.ResetAfter => {
+  const decoded = decodeResetAfter(input)
+  return Either.isLeft(decoded)
+    ? { _tag: "Invalid", message: decoded.left }
+    : { _tag: "Millis", millis: Duration.toMillis(decoded.right) }
 }
 
 /**
- * What the store is told for `observations`, one per limit (the lowest `remaining`, the longest
- * reset), and the warnings for what was ignored or bounded. `observations` is read as untyped
- * input: headers are data, and a caller's mistake must name the limiter, not throw a `TypeError`.
+ * What the store is told for `observations`, and the warnings (`@sluice/core/Usage`).
  *
  * @internal
  */
 export const observationsFor = (
   shape: Shape,
   observations: unknown
-): { readonly observations: ReadonlyArray<RateLimiterStore.Observation>; readonly warnings: ReadonlyArray<string> } => {
-  const byLimit = new Map<number, { remaining: number; resetAfterMillis: number }>()
-  const warnings: Array<string> = []
-  if (!Array.isArray(observations)) {
-    return {
-      observations: [],
-      warnings: [`tighten takes an array of observations, got ${show(observations)}: ignored`]
-    }
-  }
-  for (const observation of observations as ReadonlyArray<unknown>) {
-    if (typeof observation !== "object" || observation === null) {
-      warnings.push(`an observation must be a record, got ${show(observation)}: ignored`)
-      continue
-    }
-    const { dimension, limit, remaining, resetAfter } = observation as Partial<RateLimiter.Observation>
-    if (remaining === undefined) continue
-    const index = typeof dimension === "string" ? limitFor(shape, dimension, limit) : -1
-    if (index < 0) {
-      warnings.push(`an observation of the unknown dimension ${show(dimension)} was ignored`)
-      continue
-    }
-    if (!isUnits(remaining)) {
-      warnings.push(`remaining ${show(remaining)} on dimension ${show(dimension)} was ignored`)
-      continue
-    }
-    let resetAfterMillis = 0
-    if (resetAfter !== undefined) {
-      const decoded = decodeResetAfter(resetAfter)
-      if (Either.isLeft(decoded)) {
-        warnings.push(`${decoded.left} on dimension ${show(dimension)}: the reset was ignored`)
-      } else {
-        resetAfterMillis = Duration.toMillis(decoded.right)
-        if (resetAfterMillis > shape.maxResetAfterMillis) {
-          // only a reset with nothing remaining holds the dimension: one with units left is bounded quietly
-          if (remaining === 0) {
-            warnings.push(
-              `resetAfter ${show(resetAfter)} on dimension ${
-                show(dimension)
-              } is beyond maxResetAfter (${shape.maxResetAfterMillis} ms): read as ${shape.maxResetAfterMillis} ms`
-            )
-          }
-          resetAfterMillis = shape.maxResetAfterMillis
-        }
-      }
-    }
-    const seen = byLimit.get(index)
-    byLimit.set(index, {
-      remaining: Math.min(remaining, seen?.remaining ?? Number.POSITIVE_INFINITY),
-      resetAfterMillis: Math.max(resetAfterMillis, seen?.resetAfterMillis ?? 0)
-    })
-  }
-  return {
-    observations: Array.from(byLimit, ([limit, seen]) => ({ limit, ...seen })),
-    warnings
-  }
-}
+): { readonly observations: ReadonlyArray<RateLimiterStore.Observation>; readonly warnings: ReadonlyArray<string> } =>
+  core.observationsFor(shape, observations, readResetAfter, show)
 
 /** @internal */
 export const tighten = (
@@ -322,7 +218,7 @@ export const tighten = (
     const mapped = observationsFor(shape, observations)
     const warn = Effect.forEach(
       mapped.warnings,
-      (warning) => Effect.logWarning(`rate limiter ${show(shape.name)}: ${warning}`),
+      (warning) => Effect.logWarning(core.warning(shape.name, warning, show)),
       { discard: true }
     )
     if (mapped.observations.length === 0) return warn
