@@ -11,6 +11,15 @@
 export * as Algorithm from "./Algorithm.js"
 
 /**
+ * A circuit breaker's state machine on plain numbers: which calls it admits, and how their
+ * outcomes open and close the circuit. Times are milliseconds passed in as `now`; the binding owns
+ * the clock, the interruption mask and the watch on each call's end.
+ *
+ * @since 0.1.0
+ */
+export * as BreakerState from "./BreakerState.js"
+
+/**
  * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
  * acquires and releases of one event-loop turn (`internal/fleetScripts/batch.ts`), and one script per other
  * operation, each after the common prelude (`internal/fleetScripts/prelude.ts`). These modules import nothing from
