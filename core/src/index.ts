@@ -198,6 +198,15 @@ export * as RateLimitHeaders from "./RateLimitHeaders.js"
 export * as RetryAfter from "./RetryAfter.js"
 
 /**
+ * A retry budget's sliding window on plain numbers: first attempts and retries counted per slice
+ * of the window, and how many retries it allows. Times are milliseconds passed in as `now`; the
+ * binding owns the clock and the refusal.
+ *
+ * @since 0.1.0
+ */
+export * as RetryBudgetState from "./RetryBudgetState.js"
+
+/**
  * Exact summaries of recent calls in bounded memory: the last values of each phase, the start
  * times behind a rate, and the usage reported per dimension.
  *
