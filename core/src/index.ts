@@ -222,3 +222,12 @@ export * as Samples from "./Samples.js"
  * @since 0.1.0
  */
 export * as Settlement from "./Settlement.js"
+
+/**
+ * How many permits a bulkhead needs, from Little's law (calls in flight = rate × time in the
+ * system), on plain numbers: the figures, their derivation as text, and the message of a bad input.
+ * The binding decodes the median latency into milliseconds and carries the refusal as its error.
+ *
+ * @since 0.1.0
+ */
+export * as Sizing from "./Sizing.js"
