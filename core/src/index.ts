@@ -231,3 +231,12 @@ export * as Settlement from "./Settlement.js"
  * @since 0.1.0
  */
 export * as Sizing from "./Sizing.js"
+
+/**
+ * The verdict on a provider's recent calls (which bound binds, and why, in one sentence with the
+ * numbers), and the figures provider messages print, on milliseconds: both Effect lines write the
+ * same sentences, whatever each major's `Duration.format` does.
+ *
+ * @since 0.1.0
+ */
+export * as Verdict from "./Verdict.js"
