@@ -11,6 +11,15 @@
 export * as Algorithm from "./Algorithm.js"
 
 /**
+ * A circuit breaker's state machine on plain numbers: which calls it admits, and how their
+ * outcomes open and close the circuit. Times are milliseconds passed in as `now`; the binding owns
+ * the clock, the interruption mask and the watch on each call's end.
+ *
+ * @since 0.1.0
+ */
+export * as BreakerState from "./BreakerState.js"
+
+/**
  * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
  * acquires and releases of one event-loop turn (`internal/fleetScripts/batch.ts`), and one script per other
  * operation, each after the common prelude (`internal/fleetScripts/prelude.ts`). These modules import nothing from
@@ -216,6 +225,15 @@ export * as Requests from "./Requests.js"
 export * as RetryAfter from "./RetryAfter.js"
 
 /**
+ * A retry budget's sliding window on plain numbers: first attempts and retries counted per slice
+ * of the window, and how many retries it allows. Times are milliseconds passed in as `now`; the
+ * binding owns the clock and the refusal.
+ *
+ * @since 0.1.0
+ */
+export * as RetryBudgetState from "./RetryBudgetState.js"
+
+/**
  * Exact summaries of recent calls in bounded memory: the last values of each phase, the start
  * times behind a rate, and the usage reported per dimension.
  *
@@ -233,6 +251,15 @@ export * as Samples from "./Samples.js"
 export * as Settlement from "./Settlement.js"
 
 /**
+ * How many permits a bulkhead needs, from Little's law (calls in flight = rate × time in the
+ * system), on plain numbers: the figures, their derivation as text, and the message of a bad input.
+ * The binding decodes the median latency into milliseconds and carries the refusal as its error.
+ *
+ * @since 0.1.0
+ */
+export * as Sizing from "./Sizing.js"
+
+/**
  * Usage-based limits on the limiter's side, on plain numbers: a take's costs per dimension resolved
  * to one cost per limit, the figures a reservation records when it settles or is released, and
  * which limit each observation of an upstream tightens. The bindings keep the metrics, the store
@@ -241,3 +268,12 @@ export * as Settlement from "./Settlement.js"
  * @since 0.1.0
  */
 export * as Usage from "./Usage.js"
+
+/**
+ * The verdict on a provider's recent calls (which bound binds, and why, in one sentence with the
+ * numbers), and the figures provider messages print, on milliseconds: both Effect lines write the
+ * same sentences, whatever each major's `Duration.format` does.
+ *
+ * @since 0.1.0
+ */
+export * as Verdict from "./Verdict.js"

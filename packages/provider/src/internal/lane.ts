@@ -1,12 +1,12 @@
 /** @internal */
 import type { Bulkhead } from "@sluice/bulkhead"
 import type { LaneWaits } from "@sluice/core/Samples"
+import { ms, percent } from "@sluice/core/Verdict"
 import * as Effect from "effect/Effect"
 import * as FiberRef from "effect/FiberRef"
 import { dual } from "effect/Function"
 import { globalValue } from "effect/GlobalValue"
 import type * as Api from "../ProviderStats.js"
-import { ms, percent } from "./verdict.js"
 
 /**
  * The lane set by `Provider.withLane` for the calls an effect makes through any provider: read
