@@ -33,7 +33,9 @@ const limitsFields = {
   maxWait: Schema.optional(MaxWait)
 }
 
-const maxPermitsRule = Schema.makeFilter((settings: { readonly permits: number; readonly maxPermits?: number | undefined }) =>
+const maxPermitsRule = Schema.makeFilter((
+  settings: { readonly permits: number; readonly maxPermits?: number | undefined }
+) =>
   settings.maxPermits === undefined || settings.maxPermits >= settings.permits || {
     path: ["maxPermits"],
     issue: `must be an integer ≥ permits (${settings.permits}), got ${settings.maxPermits}`
