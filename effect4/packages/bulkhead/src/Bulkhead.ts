@@ -307,6 +307,20 @@ export const withBulkhead: {
 } = internal.withBulkhead
 
 /**
+ * The batch helpers, from `BulkheadBatch`.
+ *
+ * @since 2.0.0
+ * @category combinators
+ */
+export { forEach, mapStream } from "./BulkheadBatch.js"
+
+/**
+ * @since 2.0.0
+ * @category models
+ */
+export type { BatchOptions } from "./BulkheadBatch.js"
+
+/**
  * A service tag for one bulkhead, with its layers: one tag per protected resource, since one tag
  * holds one value. `E` is the store error of the bulkhead it holds (`never`: a local one).
  *

@@ -11,6 +11,15 @@
 export * as Bulkhead from "./Bulkhead.js"
 
 /**
+ * The batch helpers: a stream or an iterable mapped through a bulkhead by a fixed pool of workers
+ * with bounded read-ahead, so that memory and fibers stay flat whatever the length of the input.
+ * `Bulkhead` re-exports them; this module holds them apart from the bulkhead itself.
+ *
+ * @since 2.0.0
+ */
+export * as BulkheadBatch from "./BulkheadBatch.js"
+
+/**
  * The errors of a bulkhead: each way a call can be refused a permit. Every one names its bulkhead
  * in the field `bulkhead`.
  *

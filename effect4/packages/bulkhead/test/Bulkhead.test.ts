@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
 import type { Tracer } from "effect"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Metric, Result, Scope } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Metric, Result, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { expectIdle, hold, metricOf, uniqueName, yieldTurns } from "./utils.js"
 
@@ -343,6 +343,14 @@ describe("Bulkhead", () => {
         assert.isFalse(Duration.isFinite(bulkhead.maxWait))
         yield* dies(bulkhead.run(Effect.void, { permits: huge }), /permits must be .*, got 1152921504606847000$/)
         yield* dies(bulkhead.resize(Infinity), /resize needs .*, got Infinity$/)
+        yield* dies(
+          Bulkhead.forEach([1], bulkhead, () => Effect.void, { workers: huge }),
+          /workers .*not a safe integer/
+        )
+        yield* dies(
+          Stream.runDrain(Bulkhead.mapStream(Stream.make(1), bulkhead, () => Effect.void, { buffer: NaN })),
+          /buffer must be an integer ≥ 1, got NaN$/
+        )
         yield* expectIdle(bulkhead)
       }))
 
