@@ -8,8 +8,8 @@
 import { describe, expect, it } from "@effect/vitest"
 // the root workspace's check, by path: it is Effect-free (node:* and typescript only), and one
 // copy serves both lines
-import { consumerDeclarations } from "../../../../test-utils/src/declarations.js"
 import * as path from "node:path"
+import { consumerDeclarations } from "../../../../test-utils/src/declarations.js"
 
 const packageDir = path.resolve(import.meta.dirname, "..")
 
