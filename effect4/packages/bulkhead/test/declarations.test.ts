@@ -6,9 +6,9 @@
  * The check itself is the Effect 3 line's: test-utils/src/declarations.ts, run here on the 2.x package.
  */
 import { describe, expect, it } from "@effect/vitest"
+import * as path from "node:path"
 // the root workspace's check, by path: it is Effect-free (node:* and typescript only), and one
 // copy serves both lines
-import * as path from "node:path"
 import { consumerDeclarations } from "../../../../test-utils/src/declarations.js"
 
 const packageDir = path.resolve(import.meta.dirname, "..")
