@@ -459,6 +459,19 @@ describe("Bulkhead", () => {
         assert.strictEqual((yield* metricOf(Bulkhead.inFlight, name)).value, 0)
       }))
 
+    it.effect("records into the metric registry of the fiber that made it", () =>
+      Effect.gen(function*() {
+        const registry = new Map()
+        const own = Effect.provideService(Metric.MetricRegistry, registry)
+        const name = uniqueName("registry")
+        const bulkhead = yield* Bulkhead.make({ name, permits: 2 }).pipe(own)
+        // run from a fiber with the default registry: the bulkhead's own still gets the wait
+        yield* bulkhead.run(Effect.void)
+        assert.strictEqual((yield* metricOf(Bulkhead.permitWaitSeconds, name).pipe(own)).count, 1)
+        assert.strictEqual((yield* metricOf(Bulkhead.permitWaitSeconds, name)).count, 0)
+        assert.strictEqual((yield* metricOf(Bulkhead.permits, name).pipe(own)).value, 2)
+      }))
+
     it.effect("annotates the current span with the permit wait", () =>
       Effect.gen(function*() {
         const bulkhead = yield* Bulkhead.make({ name: uniqueName("span"), permits: 1 })

@@ -80,7 +80,7 @@ class BulkheadImpl implements Api.Bulkhead {
   readonly series: Series
   readonly inFlightGauge: typeof inFlightGauge
   readonly permitsGauge: typeof permitsGauge
-  /** Where the metrics are recorded: the context of the fiber that made the bulkhead. */
+  /** Where the metrics are recorded: the registry of the fiber that made the bulkhead. */
   readonly context: Context.Context<never>
   /** The release handlers of a call of cost 1, the common case, made once instead of per call. */
   readonly releaseOne: Releasing
@@ -414,8 +414,16 @@ const annotate = (fiber: Fiber.Fiber<unknown, unknown> | undefined, waitedMs: nu
 }
 
 /** @internal */
-export const makeUnsafe = (options: Api.Options, context?: Context.Context<never>): Api.Bulkhead => {
-  const impl = new BulkheadImpl(options, context ?? Fiber.getCurrent()?.context ?? Context.empty())
+export const makeUnsafe = (
+  options: Api.Options,
+  maker: Fiber.Fiber<unknown, unknown> | undefined = Fiber.getCurrent()
+): Api.Bulkhead => {
+  // the registry alone, not the maker's whole context: a bulkhead outlives the scope that made it
+  const registry = maker === undefined ? Context.empty() : Context.make(
+    Metric.MetricRegistry,
+    maker.getRef(Metric.MetricRegistry)
+  )
+  const impl = new BulkheadImpl(options, registry)
   // bind the methods so that `const { run } = bulkhead` works as users expect of a service
   return {
     [TypeId]: TypeId,
@@ -432,7 +440,7 @@ export const makeUnsafe = (options: Api.Options, context?: Context.Context<never
 
 /** @internal */
 export const make = (options: Api.Options): Effect.Effect<Api.Bulkhead> =>
-  Effect.withFiber((fiber) => Effect.sync(() => makeUnsafe(options, fiber.context)))
+  Effect.withFiber((fiber) => Effect.sync(() => makeUnsafe(options, fiber)))
 
 /** @internal */
 export const withBulkhead = dual<
