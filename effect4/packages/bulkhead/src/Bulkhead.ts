@@ -158,8 +158,9 @@ export interface Settings {
 
 /**
  * The schema (on `@sluice/options`) of the settings every bulkhead has, local or distributed:
- * `permits`, `maxPermits`, `maxWaiting`, `maxWait`. A package whose bulkhead takes them extends
- * its fields, so that both refuse the same values with the same sentence.
+ * `permits`, `maxPermits`, `maxWaiting`, `maxWait`, and the rule that `maxPermits` is at least
+ * `permits`. A package whose bulkhead takes them builds its schema on this one, so that both refuse
+ * the same values with the same sentence.
  *
  * @since 2.0.0
  * @category schemas
@@ -321,8 +322,10 @@ export { forEach, mapStream } from "./BulkheadBatch.js"
 export type { BatchOptions } from "./BulkheadBatch.js"
 
 /**
- * A service tag for one bulkhead, with its layers: one tag per protected resource, since one tag
- * holds one value. `E` is the store error of the bulkhead it holds (`never`: a local one).
+ * A service key for one bulkhead (a `Context.Service` class), with its layers: one key per
+ * protected resource, since one key holds one value. Each layer value builds its own bulkhead; under
+ * Effect 4's layer memoization, the same value provided again inside its own provide is the same
+ * bulkhead. `E` is the store error of the bulkhead it holds (`never`: a local one).
  *
  * @since 2.0.0
  * @category tags
