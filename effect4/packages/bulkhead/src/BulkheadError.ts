@@ -8,9 +8,9 @@
  * @since 2.0.0
  */
 import * as BulkheadMessages from "@sluice/core/BulkheadMessages"
-import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
+import * as Schema from "effect/Schema"
 
 /**
  * @since 2.0.0
@@ -30,32 +30,26 @@ export type ErrorTypeId = typeof ErrorTypeId
  * @since 2.0.0
  * @category errors
  */
-export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
+export class BulkheadFull extends Schema.TaggedError<BulkheadFull>()("BulkheadFull", {
   /** The name of the bulkhead that refused. */
-  readonly bulkhead: string
+  bulkhead: Schema.String,
   /**
    * The call's lane, for a bulkhead with lanes; `waiting` and `maxWaiting` are then the lane's
    * when its own bound refused (`bound: "lane"`), the whole queue's otherwise.
-   *
-   * @since 2.0.0
    */
-  readonly lane?: string | undefined
-  /**
-   * With lanes, which `maxWaiting` refused: the lane's own or the bulkhead's, across its lanes.
-   *
-   * @since 2.0.0
-   */
-  readonly bound?: "lane" | "bulkhead" | undefined
+  lane: Schema.optional(Schema.String),
+  /** With lanes, which `maxWaiting` refused: the lane's own or the bulkhead's, across its lanes. */
+  bound: Schema.optional(Schema.Literals(["lane", "bulkhead"])),
   /** The permits the refused call asked for. */
-  readonly requested: number
-  /** @deprecated Use `requested` (the same number). */
-  readonly cost: number
+  requested: Schema.Number,
+  /** The 0.x line's name for `requested` (the same number). */
+  cost: Schema.Number,
   /** The bulkhead's permits. */
-  readonly permits: number
-  readonly inFlight: number
-  readonly waiting: number
-  readonly maxWaiting: number
-}> {
+  permits: Schema.Number,
+  inFlight: Schema.Number,
+  waiting: Schema.Number,
+  maxWaiting: Schema.Number
+}) {
   /**
    * @since 2.0.0
    */
@@ -75,25 +69,21 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
  * @since 2.0.0
  * @category errors
  */
-export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
+export class PermitWaitTimeout extends Schema.TaggedError<PermitWaitTimeout>()("PermitWaitTimeout", {
   /** The name of the bulkhead that refused. */
-  readonly bulkhead: string
-  /**
-   * The call's lane, for a bulkhead with lanes; `aheadWhenQueued` then counts its lane.
-   *
-   * @since 2.0.0
-   */
-  readonly lane?: string | undefined
-  readonly waited: Duration.Duration
+  bulkhead: Schema.String,
+  /** The call's lane, for a bulkhead with lanes; `aheadWhenQueued` then counts its lane. */
+  lane: Schema.optional(Schema.String),
+  waited: Schema.Duration,
   /** The permits the caller asked for. */
-  readonly requested: number
-  /** @deprecated Use `requested` (the same number). */
-  readonly cost: number
+  requested: Schema.Number,
+  /** The 0.x line's name for `requested` (the same number). */
+  cost: Schema.Number,
   /** The bulkhead's permits. */
-  readonly permits: number
-  readonly inFlight: number
-  readonly aheadWhenQueued: number
-}> {
+  permits: Schema.Number,
+  inFlight: Schema.Number,
+  aheadWhenQueued: Schema.Number
+}) {
   /**
    * @since 2.0.0
    */

@@ -1,7 +1,7 @@
 import { assert, describe, expect, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
 import type { Tracer } from "effect"
-import { Cause, Deferred, Duration, Effect, Exit, Fiber, Metric, Result, Scope, Stream } from "effect"
+import { Cause, Deferred, Duration, Effect, Exit, Fiber, Metric, Result, Schema, Scope, Stream } from "effect"
 import { TestClock } from "effect/testing"
 import { expectIdle, hold, metricOf, uniqueName, yieldTurns } from "./utils.js"
 
@@ -405,6 +405,35 @@ describe("Bulkhead", () => {
         yield* Deferred.succeed(a.finish, undefined)
         yield* yieldTurns()
         yield* expectIdle(bulkhead)
+      }))
+
+    it.effect("the errors are Schema classes: a refusal encodes and decodes back to an equal one", () =>
+      Effect.gen(function*() {
+        const name = uniqueName("schema")
+        const bulkhead = yield* Bulkhead.make({ name, permits: 1, maxWaiting: 0, maxWait: "1 second" })
+        const a = yield* hold(bulkhead, "a")
+        const full = yield* bulkhead.run(Effect.void).pipe(Effect.flip)
+        if (full._tag !== "BulkheadFull") return assert.fail("expected BulkheadFull")
+        const decoded = Schema.decodeSync(Bulkhead.BulkheadFull)(Schema.encodeSync(Bulkhead.BulkheadFull)(full))
+        assert.instanceOf(decoded, Bulkhead.BulkheadFull)
+        assert.strictEqual(decoded.message, full.message)
+        assert.isTrue(Bulkhead.isBulkheadError(decoded))
+        const timeout = new Bulkhead.PermitWaitTimeout({
+          bulkhead: name,
+          waited: Duration.seconds(2),
+          requested: 1,
+          cost: 1,
+          permits: 1,
+          inFlight: 1,
+          aheadWhenQueued: 0
+        })
+        const back = Schema.decodeSync(Bulkhead.PermitWaitTimeout)(
+          Schema.encodeSync(Bulkhead.PermitWaitTimeout)(timeout)
+        )
+        assert.strictEqual(back.message, timeout.message)
+        assert.isTrue(String(back).startsWith("PermitWaitTimeout"))
+        yield* Deferred.succeed(a.finish, undefined)
+        yield* Fiber.join(a.fiber)
       }))
 
     it.effect("metric exports are named after the metric: rejectedTotal, with rejected kept as its deprecated alias", () =>
