@@ -20,6 +20,15 @@ export * as Algorithm from "./Algorithm.js"
 export * as BreakerState from "./BreakerState.js"
 
 /**
+ * The sentences of a bulkhead's refusals, built from their fields: both Effect lines' `BulkheadFull`
+ * and `PermitWaitTimeout` take their `message` from here, so that the same refusal prints the same
+ * bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as BulkheadMessages from "./BulkheadMessages.js"
+
+/**
  * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
  * acquires and releases of one event-loop turn (`internal/fleetScripts/batch.ts`), and one script per other
  * operation, each after the common prelude (`internal/fleetScripts/prelude.ts`). These modules import nothing from

@@ -7,8 +7,10 @@
  *
  * @since 0.2.0
  */
+import * as BulkheadMessages from "@sluice/core/BulkheadMessages"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 import * as Predicate from "effect/Predicate"
 
 /**
@@ -22,15 +24,6 @@ export const ErrorTypeId: unique symbol = Symbol.for("@sluice/bulkhead/BulkheadE
  * @category type ids
  */
 export type ErrorTypeId = typeof ErrorTypeId
-
-const formatDuration = (d: Duration.Duration): string => {
-  const text = Duration.format(d)
-  return text === "" || text === "0" ? "0ms" : text
-}
-
-const plural = (n: number): string => (n === 1 ? "" : "s")
-
-const lanePart = (lane: string | undefined): string => (lane === undefined ? "" : ` lane "${lane}"`)
 
 /**
  * The queue was at `maxWaiting` when the caller arrived; it failed at once and holds nothing.
@@ -72,13 +65,7 @@ export class BulkheadFull extends Data.TaggedError("BulkheadFull")<{
    * @since 0.2.0
    */
   override get message(): string {
-    const across = this.lane !== undefined && this.bound === "bulkhead"
-    return `bulkhead "${this.bulkhead}"${
-      across ? "" : lanePart(this.lane)
-    } is full: ${this.inFlight} of ${this.permits} ` +
-      `permits in use and ${this.waiting} caller${plural(this.waiting)} queued${across ? " in all its lanes" : ""} ` +
-      `(maxWaiting ${this.maxWaiting}); refused a call for ${this.requested} permit${plural(this.requested)}` +
-      (across ? ` in lane "${this.lane}"` : "")
+    return BulkheadMessages.full(this)
   }
 }
 
@@ -116,14 +103,10 @@ export class PermitWaitTimeout extends Data.TaggedError("PermitWaitTimeout")<{
    * @since 0.2.0
    */
   override get message(): string {
-    return `bulkhead "${this.bulkhead}"${lanePart(this.lane)} gave up after waiting ${
-      formatDuration(this.waited)
-    } for ${this.requested} of ` +
-      `${this.permits} permits (${this.inFlight} in use); ${this.aheadWhenQueued} caller${
-        plural(this.aheadWhenQueued)
-      } ${this.aheadWhenQueued === 1 ? "was" : "were"} queued ahead of it${
-        this.lane === undefined ? "" : " in its lane"
-      } when it arrived`
+    return BulkheadMessages.waitTimeout({
+      ...this,
+      waitedNanos: Option.getOrUndefined(Duration.toNanos(this.waited))
+    })
   }
 }
 
