@@ -3,8 +3,8 @@
  * short: the guarantee of RFC 0001 checked on the actual usage both processes started, on the
  * real clock. For every 1 s window opening at a start:
  *
- *   actual usage started in it ≤ limit + burst + the under-estimate of its calls settled after a
- *   later start in it + rate × timer lateness (+ one call: usage comes in whole calls)
+ *   actual usage started in it ≤ limit + burst + the under-estimates of its calls still in flight
+ *   at its last decision + rate × timer lateness (+ one call: usage comes in whole calls)
  *
  * and over the whole run the tokens per second stay at the limit (the debts were paid), where
  * reserving the estimate alone would have let 25 % more through.
@@ -28,7 +28,6 @@ const ACTUAL_MIN = 50
 const ACTUAL_MAX = 200
 const SECONDS = 3
 const LATENESS_ALLOWANCE_MILLIS = 100
-const REPLY_TRAVEL_MILLIS = 20
 
 /** The worst window's usage and its bound (each window opening at a start). */
 const worstWindow = (calls: ReadonlyArray<Call>, latenessMillis: number) => {
@@ -40,11 +39,14 @@ const worstWindow = (calls: ReadonlyArray<Call>, latenessMillis: number) => {
     let debt = 0
     let last = lo
     while (last + 1 < sorted.length && sorted[last + 1].start < end) last++
+    // the window's last decision: no later than the last reservation sent for a start in it
+    let decided = Number.NEGATIVE_INFINITY
+    for (let i = lo; i <= last; i++) decided = Math.max(decided, sorted[i].reservedAt)
     for (let i = lo; i <= last; i++) {
       const c = sorted[i]
       used += c.actual
-      // settled after a later start in the window: its debt was unknown when that one was admitted
-      if (i < last && sorted[i + 1].start < c.settled) debt += Math.max(0, c.actual - c.estimate)
+      // in flight at that decision (settled after it was asked for): its debt was not yet known
+      if (c.settled > decided) debt += Math.max(0, c.actual - c.estimate)
     }
     const bound = TOKENS + BURST + debt + (TOKENS * latenessMillis) / 1000 + ACTUAL_MAX
     if (used - bound > worst.excess) worst = { used, bound, excess: used - bound }
@@ -79,7 +81,7 @@ describe.sequential("usage across processes", () => {
       const calls = reports.flatMap((r) => r.calls)
       const lateness = Math.max(
         LATENESS_ALLOWANCE_MILLIS,
-        Math.max(...reports.map((r) => r.maxLoopDelayMillis)) + REPLY_TRAVEL_MILLIS
+        Math.max(...reports.map((r) => r.lateness.maxLoopDelayMillis + r.lateness.maxRoundTripMillis))
       )
       const worst = worstWindow(calls, lateness)
       const first = Math.min(...calls.map((c) => c.start))
@@ -96,7 +98,14 @@ describe.sequential("usage across processes", () => {
       const slack = (BURST + unknownAtEnd + (TOKENS * lateness) / 1000 + ACTUAL_MAX) / ((last - first) / 1000)
       console.log(
         `2 processes: ${calls.length} calls, ${total} tokens, ${perSecond.toFixed(0)} tokens/s of ${TOKENS}/s; ` +
-          `worst 1 s window ${worst.used} tokens (bound ${worst.bound.toFixed(0)}, lateness ${lateness.toFixed(0)} ms)`,
+          `worst 1 s window ${worst.used} tokens (bound ${worst.bound.toFixed(0)}, lateness ${
+            lateness.toFixed(0)
+          } ms: ` +
+          `loop delay and round trip ${
+            reports.map((r) =>
+              `${r.lateness.maxLoopDelayMillis.toFixed(0)}+${r.lateness.maxRoundTripMillis.toFixed(0)}`
+            ).join(", ")
+          } ms)`,
         `run bound ${(TOKENS + slack).toFixed(0)}/s`
       )
       expect(reports.every((r) => r.errors === 0)).toBe(true)
