@@ -217,6 +217,17 @@ export * as PermitQueue from "./PermitQueue.js"
 export * as RateLimitHeaders from "./RateLimitHeaders.js"
 
 /**
+ * A Redis connection's checks and sentences on plain values: which options it refuses and why (the
+ * URL, the Cluster nodes, the client, the timeouts), how a failed command reads, and the timings
+ * every connection it opens uses. Both Effect lines' `RedisConnection` take them from here, so that
+ * the same mistake prints the same bytes on Effect 3 and Effect 4; each binding unwraps its own
+ * `Redacted` and decodes its own `Duration`. `NOSCRIPT` is read by `LimiterCommands.isNoScript`.
+ *
+ * @since 0.1.0
+ */
+export * as RedisMessages from "./RedisMessages.js"
+
+/**
  * What a take asks its limiter store, and what a refusal means, on plain numbers: the request of a
  * take's costs, and which reason, limit and cost a refused start names. The bindings build their
  * `RateLimitExceeded` and count it from these.
