@@ -81,6 +81,17 @@ export * as BulkheadMessages from "./BulkheadMessages.js"
 export * as FleetScripts from "./FleetScripts.js"
 
 /**
+ * The HTTP middleware's sentences and judgements on plain values: the messages of its errors, the
+ * warnings of its usage metering, what a cost a limiter can charge is, and which failures never
+ * reached the upstream. Both Effect lines' `@sluice/http` build their text here, so that the same
+ * failure prints the same bytes on Effect 3 and Effect 4. Durations come in nanoseconds
+ * (undefined: infinite), so that no Effect `Duration` crosses into the core.
+ *
+ * @since 0.1.0
+ */
+export * as HttpMessages from "./HttpMessages.js"
+
+/**
  * The permits and the waiters of a bulkhead with lanes (RFC 0004), as plain synchronous code: no
  * Effect, no fibers, no clock (the caller passes `now` when a ticket queues). It decides who is
  * next; the caller wakes fibers, runs timers and records metrics, as with `PermitQueue`.
