@@ -218,6 +218,16 @@ export * as OptionMessages from "./OptionMessages.js"
 export * as PermitQueue from "./PermitQueue.js"
 
 /**
+ * The sentences of a provider's own refusals (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
+ * `RetryBudgetExhausted`, `ProviderClosed`), built from their fields with durations in
+ * milliseconds: both Effect lines' errors take their `message` from here, so that the same refusal
+ * prints the same bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as ProviderMessages from "./ProviderMessages.js"
+
+/**
  * Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
  * Header parsers for the limits a server reports: OpenAI, Anthropic, the IETF RateLimit fields and
  * the de facto X-RateLimit-*. Nothing here throws; a value that cannot be read is left out of the
