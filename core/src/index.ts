@@ -81,6 +81,17 @@ export * as BulkheadMessages from "./BulkheadMessages.js"
 export * as FleetScripts from "./FleetScripts.js"
 
 /**
+ * The HTTP middleware's sentences and judgements on plain values: the messages of its errors, the
+ * warnings of its usage metering, what a cost a limiter can charge is, and which failures never
+ * reached the upstream. Both Effect lines' `@sluice/http` build their text here, so that the same
+ * failure prints the same bytes on Effect 3 and Effect 4. Durations come in nanoseconds
+ * (undefined: infinite), so that no Effect `Duration` crosses into the core.
+ *
+ * @since 0.1.0
+ */
+export * as HttpMessages from "./HttpMessages.js"
+
+/**
  * The permits and the waiters of a bulkhead with lanes (RFC 0004), as plain synchronous code: no
  * Effect, no fibers, no clock (the caller passes `now` when a ticket queues). It decides who is
  * next; the caller wakes fibers, runs timers and records metrics, as with `PermitQueue`.
@@ -207,6 +218,16 @@ export * as OptionMessages from "./OptionMessages.js"
 export * as PermitQueue from "./PermitQueue.js"
 
 /**
+ * The sentences of a provider's own refusals (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
+ * `RetryBudgetExhausted`, `ProviderClosed`), built from their fields with durations in
+ * milliseconds: both Effect lines' errors take their `message` from here, so that the same refusal
+ * prints the same bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as ProviderMessages from "./ProviderMessages.js"
+
+/**
  * Pure: imports nothing from Effect, so that a build for another Effect major reuses it unchanged.
  * Header parsers for the limits a server reports: OpenAI, Anthropic, the IETF RateLimit fields and
  * the de facto X-RateLimit-*. Nothing here throws; a value that cannot be read is left out of the
@@ -215,6 +236,17 @@ export * as PermitQueue from "./PermitQueue.js"
  * @since 0.1.0
  */
 export * as RateLimitHeaders from "./RateLimitHeaders.js"
+
+/**
+ * A Redis connection's checks and sentences on plain values: which options it refuses and why (the
+ * URL, the Cluster nodes, the client, the timeouts), how a failed command reads, and the timings
+ * every connection it opens uses. Both Effect lines' `RedisConnection` take them from here, so that
+ * the same mistake prints the same bytes on Effect 3 and Effect 4; each binding unwraps its own
+ * `Redacted` and decodes its own `Duration`. `NOSCRIPT` is read by `LimiterCommands.isNoScript`.
+ *
+ * @since 0.1.0
+ */
+export * as RedisMessages from "./RedisMessages.js"
 
 /**
  * What a take asks its limiter store, and what a refusal means, on plain numbers: the request of a

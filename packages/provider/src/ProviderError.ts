@@ -6,11 +6,11 @@
  * @since 0.1.0
  */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as ProviderMessages from "@sluice/core/ProviderMessages"
 import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import * as Data from "effect/Data"
-import type * as Duration from "effect/Duration"
+import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
-import { formatDuration, plural } from "./internal/format.js"
 
 /**
  * @since 0.1.0
@@ -30,15 +30,7 @@ export type ErrorTypeId = typeof ErrorTypeId
  * @since 0.1.0
  * @category models
  */
-export type Phase = "circuit" | "permit_wait" | "limiter_wait" | "call" | "backoff"
-
-const phaseText: Record<Phase, string> = {
-  circuit: "circuit check",
-  permit_wait: "wait for a permit",
-  limiter_wait: "wait for the rate limiter",
-  call: "call",
-  backoff: "backoff before a retry"
-}
+export type Phase = ProviderMessages.Phase
 
 /**
  * One attempt's call outlived `attemptTimeout`; it was interrupted and its permit released.
@@ -58,9 +50,7 @@ export class CallTimeout extends Data.TaggedError("CallTimeout")<{
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return `provider "${this.provider}": the call took longer than its ${
-      formatDuration(this.timeout)
-    } attempt budget (attempt ${this.attempt} of ${this.maxAttempts})`
+    return ProviderMessages.callTimeout({ ...this, timeoutMillis: Duration.toMillis(this.timeout) })
   }
 }
 
@@ -82,24 +72,13 @@ export class TotalTimeout extends Data.TaggedError("TotalTimeout")<{
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const budget = formatDuration(this.timeout)
-    if (this.phase === "backoff") {
-      return `provider "${this.provider}": the backoff before attempt ${this.attempts + 1} would pass the ${budget} ` +
-        `total budget (${formatDuration(this.elapsed)} spent over ${plural(this.attempts, "attempt")})`
-    }
-    return `provider "${this.provider}": the operation passed its ${budget} total budget during the ${
-      phaseText[this.phase]
-    } of attempt ${this.attempts}`
+    return ProviderMessages.totalTimeout({
+      ...this,
+      timeoutMillis: Duration.toMillis(this.timeout),
+      elapsedMillis: Duration.toMillis(this.elapsed)
+    })
   }
 }
-
-/** Who refused, as a message starts: the provider (and its policy, when shared), or the policy alone. */
-const ownerOf = (provider: string | undefined, policy: string, name: string): string =>
-  provider === undefined
-    ? `${policy} "${name}"`
-    : name === provider
-    ? `provider "${provider}"`
-    : `provider "${provider}" (${policy} "${name}")`
 
 /**
  * The circuit is open (or half-open with its probe in flight): the call failed at once, holding
@@ -125,11 +104,11 @@ export class CircuitOpen extends Data.TaggedError("CircuitOpen")<{
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const opened = `the circuit opened ${formatDuration(this.openedFor)} ago after ${plural(this.failures, "failure")}`
-    const owner = ownerOf(this.provider, "circuit breaker", this.breaker)
-    return this.state === "open"
-      ? `${owner}: ${opened}; calls fail at once until a probe in ${formatDuration(this.retryAfter)}`
-      : `${owner}: ${opened}; it is half-open and its single probe is in flight`
+    return ProviderMessages.circuitOpen({
+      ...this,
+      openedForMillis: Duration.toMillis(this.openedFor),
+      retryAfterMillis: Duration.toMillis(this.retryAfter)
+    })
   }
 }
 
@@ -160,14 +139,7 @@ export class RetryBudgetExhausted extends Data.TaggedError("RetryBudgetExhausted
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   /** @since 0.1.0 */
   override get message(): string {
-    const last = Predicate.hasProperty(this.lastError, "_tag")
-      ? ` (the last error: ${String(this.lastError._tag)})`
-      : ""
-    return `${
-      ownerOf(this.provider, "retry budget", this.budget)
-    }: attempt ${this.attempt} refused by the retry budget: ${plural(this.retries, "retry", "retries")} against ${
-      plural(this.firstAttempts, "first attempt")
-    } in the last ${formatDuration(this.window)} (${this.allowed} allowed)${last}`
+    return ProviderMessages.retryBudgetExhausted({ ...this, windowMillis: Duration.toMillis(this.window) })
   }
 }
 
@@ -187,11 +159,7 @@ export class ProviderClosed extends Data.TaggedError("ProviderClosed")<{
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   /** @since 0.1.0 */
   override get message(): string {
-    return this.reason === "closing"
-      ? `provider "${this.provider}" is shutting down and admits no new calls`
-      : `provider "${this.provider}" shut down: the call was interrupted after the ${
-        formatDuration(this.gracePeriod)
-      } grace period`
+    return ProviderMessages.providerClosed({ ...this, gracePeriodMillis: Duration.toMillis(this.gracePeriod) })
   }
 }
 

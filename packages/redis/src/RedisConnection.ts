@@ -11,6 +11,7 @@
  *
  * @since 0.1.0
  */
+import * as RedisMessages from "@sluice/core/RedisMessages"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
 import * as Context from "effect/Context"
@@ -174,7 +175,7 @@ export class RedisCommandError extends Data.TaggedError("RedisCommandError")<{
    * @since 0.1.0
    */
   override get message(): string {
-    return `Redis ${this.command} failed: ${this.cause instanceof Error ? this.cause.message : String(this.cause)}`
+    return RedisMessages.commandFailed(this.command, this.cause)
   }
 }
 

@@ -1,6 +1,8 @@
+import * as HttpMessages from "@sluice/core/HttpMessages"
 import { RetryableTypeId } from "@sluice/provider/Provider"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
+import * as Option from "effect/Option"
 
 /** @internal */
 export const ErrorTypeId: unique symbol = Symbol.for("@sluice/http/HttpError")
@@ -8,10 +10,8 @@ export const ErrorTypeId: unique symbol = Symbol.for("@sluice/http/HttpError")
 /** @internal */
 export type ErrorTypeId = typeof ErrorTypeId
 
-const formatBytes = (n: number): string =>
-  n >= 1024 * 1024 ? `${(n / 1024 / 1024).toFixed(1)} MiB` : n >= 1024 ? `${(n / 1024).toFixed(1)} KiB` : `${n} B`
-
-const formatDuration = (d: Duration.Duration): string => Duration.format(d) || "0ms"
+/** A duration as the core's sentences take it: nanoseconds, undefined when infinite. */
+const nanosOf = (d: Duration.Duration): bigint | undefined => Option.getOrUndefined(Duration.toNanos(d))
 
 /**
  * The upstream answered 429 (or 503 with Retry-After): the provider's limiter was paused for
@@ -31,9 +31,7 @@ export class UpstreamRateLimited extends Data.TaggedError("UpstreamRateLimited")
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   readonly [RetryableTypeId] = true
   override get message(): string {
-    return `provider "${this.provider}" answered ${this.status} to ${this.url}; paused the provider for ${
-      formatDuration(this.retryAfter)
-    } (Retry-After: ${this.retryAfterHeader ?? "absent"})`
+    return HttpMessages.upstreamRateLimited({ ...this, retryAfterNanos: nanosOf(this.retryAfter) })
   }
 }
 
@@ -55,8 +53,7 @@ export class UpstreamStatus extends Data.TaggedError("UpstreamStatus")<{
     return this.status >= 500 || this.status === 408
   }
   override get message(): string {
-    const excerpt = this.body.length > 0 ? `: ${this.body.slice(0, 200)}` : ""
-    return `provider "${this.provider}" answered ${this.status} to ${this.url}${excerpt}`
+    return HttpMessages.upstreamStatus(this)
   }
 }
 
@@ -83,7 +80,7 @@ export class DecodeError extends Data.TaggedError("DecodeError")<{
 }> {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `provider "${this.provider}" sent a body from ${this.url} that could not be decoded: ${this.reason}`
+    return HttpMessages.decodeError(this)
   }
 }
 
@@ -101,9 +98,7 @@ export class BodyTooLarge extends Data.TaggedError("BodyTooLarge")<{
 }> {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `provider "${this.provider}" sent more than ${formatBytes(this.limit)} from ${this.url} (${
-      formatBytes(this.received)
-    } received); the request was aborted`
+    return HttpMessages.bodyTooLarge(this)
   }
 }
 
@@ -121,9 +116,7 @@ export class StreamIdleTimeout extends Data.TaggedError("StreamIdleTimeout")<{
 }> {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    return `provider "${this.provider}" sent nothing for ${
-      formatDuration(this.idleTimeout)
-    } on the stream from ${this.url} (${formatBytes(this.received)} received); the request was aborted`
+    return HttpMessages.streamIdleTimeout({ ...this, idleTimeoutNanos: nanosOf(this.idleTimeout) })
   }
 }
 
@@ -145,11 +138,6 @@ export class PoolTooSmall extends Data.TaggedError("PoolTooSmall")<{
 }> {
   readonly [ErrorTypeId]: ErrorTypeId = ErrorTypeId
   override get message(): string {
-    const parts = Object.entries(this.providers).map(([name, n]) => `${name} ${n}`).join(" + ")
-    const why = this.reason === "limit"
-      ? `its pool allows ${this.connections} connections`
-      : `its pool was already created with ${this.connections} connections (reserve before the first request)`
-    return `origin ${this.origin}: ${why}, but the bulkheads on it need ${this.required} (${parts}); ` +
-      `a smaller pool would queue calls that hold a permit where no metric sees them`
+    return HttpMessages.poolTooSmall(this)
   }
 }

@@ -1,5 +1,6 @@
 import type * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
+import * as HttpMessages from "@sluice/core/HttpMessages"
 import type * as Provider from "@sluice/provider/Provider"
 import * as Cause from "effect/Cause"
 import * as Duration from "effect/Duration"
@@ -15,66 +16,13 @@ export interface Slot {
   usage: Provider.Cost | undefined
 }
 
-/**
- * Error codes of a connection that never opened: the upstream never saw the request, so its
- * reservation is released. Any other failure may come after the upstream counted it.
- */
-const neverConnected = new Set([
-  "ECONNREFUSED",
-  "ENOTFOUND",
-  "EAI_AGAIN",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-  "UND_ERR_CONNECT_TIMEOUT"
-])
-
-const codeOf = (u: unknown): string | undefined =>
-  Predicate.hasProperty(u, "code") && typeof u.code === "string" ? u.code : undefined
-
 /** True for a failure that happened before the request left: nothing for the upstream to count. */
-const neverSent = (error: unknown): boolean => {
-  if (!Predicate.isTagged(error, "RequestError") || !Predicate.hasProperty(error, "reason")) return false
-  if (error.reason === "InvalidUrl" || error.reason === "Encode") return true
-  if (error.reason !== "Transport") return false
-  const cause = Predicate.hasProperty(error, "cause") ? error.cause : undefined
-  const code = codeOf(cause) ?? (Predicate.hasProperty(cause, "cause") ? codeOf(cause.cause) : undefined)
-  return code !== undefined && neverConnected.has(code)
-}
+const neverSent = (error: unknown): boolean =>
+  Predicate.isTagged(error, "RequestError") && Predicate.hasProperty(error, "reason") &&
+  typeof error.reason === "string" &&
+  HttpMessages.neverSent(error.reason, Predicate.hasProperty(error, "cause") ? error.cause : undefined)
 
-/** A value for a log line: objects with their fields, `undefined` ones included. */
-const show = (u: unknown): string => {
-  if (typeof u !== "object" || u === null) return typeof u === "string" ? JSON.stringify(u) : String(u)
-  const fields = Object.entries(u).map(([key, value]) => `${key}: ${show(value)}`)
-  return `{ ${fields.join(", ")} }`
-}
-
-/** What a usage function was given, for the warning that it read nothing. */
-const describeBody = (body: unknown): string => {
-  if (body === undefined) return "none"
-  if (typeof body === "string") return `text of ${body.length} characters`
-  if (ArrayBuffer.isView(body)) return `${body.byteLength} bytes`
-  return "parsed JSON"
-}
-
-/**
- * Why `cost` is no cost a limiter can charge (`undefined` when it is one): a number, or units by
- * dimension, each an integer of at least `min` (0 for a dimension of a record), on the dimensions
- * the limiter has.
- */
-const junkCost = (cost: unknown, min: number, dimensions: ReadonlySet<string> | undefined): string | undefined => {
-  const unit = (n: unknown, least: number) => typeof n === "number" && Number.isSafeInteger(n) && n >= least
-  if (typeof cost === "number") return unit(cost, min) ? undefined : `not an integer ≥ ${min}`
-  if (typeof cost !== "object" || cost === null) return "neither a number nor units by dimension"
-  const entries = Object.entries(cost)
-  if (entries.length === 0) return "no dimension"
-  for (const [dimension, n] of entries) {
-    if (!unit(n, 0)) return `${dimension} is not an integer ≥ 0`
-    if (dimensions !== undefined && !dimensions.has(dimension)) {
-      return `the limiter has no dimension ${dimension} (it has ${[...dimensions].join(", ")})`
-    }
-  }
-  return undefined
-}
+const { junkCost, metering: say } = HttpMessages
 
 /**
  * The per-provider usage options of a client: the estimate, the usage read from responses and
@@ -102,18 +50,17 @@ export const make = (provider: Provider.Provider<unknown>, options: Api.Options)
           remaining: o.remaining,
           resetAfter: o.resetAfterMillis === undefined ? undefined : Duration.millis(o.resetAfterMillis)
         }))
-        const problems = Effect.forEach(reading.problems, (problem) =>
-          Effect.logWarning(
-            `provider "${name}": ignored the rate-limit header ${problem.header}: ${
-              JSON.stringify(problem.value)
-            } (${problem.reason})`
-          ), { discard: true })
+        const problems = Effect.forEach(
+          reading.problems,
+          (problem) => Effect.logWarning(say.ignoredHeader(name, problem)),
+          { discard: true }
+        )
         if (observations.length === 0) return problems
         return Effect.zipRight(
           problems,
           Effect.catchAll(
             limiter.tighten(observations),
-            (error) => Effect.logWarning(`provider "${name}": could not apply its rate-limit headers: ${error.message}`)
+            (error) => Effect.logWarning(say.tightenFailed(name, error.message))
           )
         )
       })
@@ -129,20 +76,14 @@ export const make = (provider: Provider.Provider<unknown>, options: Api.Options)
       try {
         read = usage({ status: response.status, headers: response.headers, body })
       } catch (error) {
-        return Effect.logWarning(`provider "${name}": its usage option threw (${String(error)}); the estimate stands`)
+        return Effect.logWarning(say.usageThrew(name, error))
       }
       if (read === undefined) {
-        return Effect.logWarning(
-          `provider "${name}": its usage option read nothing from a ${response.status} response (body: ${
-            describeBody(body)
-          }); the estimate stands`
-        )
+        return Effect.logWarning(say.usageReadNothing(name, response.status, body))
       }
       const junk = junkCost(read, 0, dimensions)
       if (junk !== undefined) {
-        return Effect.logWarning(
-          `provider "${name}": its usage option returned ${show(read)} (${junk}); the estimate stands`
-        )
+        return Effect.logWarning(say.usageJunk(name, read, junk))
       }
       slot.usage = read as Provider.Cost
       return Effect.void
@@ -176,18 +117,14 @@ export const make = (provider: Provider.Provider<unknown>, options: Api.Options)
         cost = estimate(request)
       } catch (error) {
         return Effect.as(
-          Effect.logWarning(
-            `provider "${name}": its estimate option threw (${String(error)}); charged its default cost`
-          ),
+          Effect.logWarning(say.estimateThrew(name, error)),
           withUsage(base)
         )
       }
       const junk = junkCost(cost, 1, dimensions)
       if (junk !== undefined) {
         return Effect.as(
-          Effect.logWarning(
-            `provider "${name}": its estimate option returned ${show(cost)} (${junk}); charged its default cost`
-          ),
+          Effect.logWarning(say.estimateJunk(name, cost, junk)),
           withUsage(base)
         )
       }

@@ -1,4 +1,7 @@
 /** @internal */
+import * as LimiterCommands from "@sluice/core/LimiterCommands"
+import * as OptionMessages from "@sluice/core/OptionMessages"
+import * as RedisMessages from "@sluice/core/RedisMessages"
 import * as Cause from "effect/Cause"
 import * as Config from "effect/Config"
 import * as ConfigError from "effect/ConfigError"
@@ -13,24 +16,6 @@ import { Cluster, Redis } from "ioredis"
 import { createHash } from "node:crypto"
 import * as Api from "../RedisConnection.js"
 
-/** A command waits at most this long before the caller's store-down policy answers instead. */
-const defaultCommandTimeoutMillis = 500
-const defaultConnectTimeoutMillis = 2000
-/** Reconnection backoff: 100 ms more per attempt, capped so that recovery is noticed within 1 s. */
-const maxReconnectDelayMillis = 1000
-const retryStrategy = (times: number) => Math.min(times * 100, maxReconnectDelayMillis)
-/**
- * How often a Cluster's subscriber reads the slot map at the latest: after a failover it subscribes
- * again at the new master within this (plus a connection), even when no command of this process
- * touched the slot.
- */
-const subscriberSlotsRefreshMillis = 500
-
-/** @internal */
-export const errorText = (cause: unknown): string => cause instanceof Error ? cause.message : String(cause)
-
-const isNoScript = (cause: unknown): boolean => errorText(cause).startsWith("NOSCRIPT")
-
 /** @internal */
 export const script = (name: string, lua: string): Api.Script => ({
   name,
@@ -39,53 +24,28 @@ export const script = (name: string, lua: string): Api.Script => ({
 })
 
 // -----------------------------------------------------------------------------
-// validation: every reason names the option and the value
+// validation: every reason names the option and the value (the sentences are the core's)
 // -----------------------------------------------------------------------------
 
-const showInput = (input: unknown): string =>
-  typeof input === "string"
-    ? JSON.stringify(input)
-    : Duration.isDuration(input)
-    ? Duration.format(input)
-    : String(input)
+const toEither = <A>(reading: RedisMessages.Reading<A>): Either.Either<A, string> =>
+  reading._tag === "Read" ? Either.right(reading.value) : Either.left(reading.reason)
 
-/** `Duration` reads `-5 seconds` and `-1` as zero: a minus sign is a mistake to name. */
-const isNegative = (input: unknown): boolean =>
-  ((typeof input === "number" || typeof input === "bigint") && input < 0) ||
-  (typeof input === "string" && /^\s*-/.test(input)) ||
-  (Array.isArray(input) && input.some((part) => (typeof part === "number" || typeof part === "bigint") && part < 0))
-
-const decodeMillis = (label: string, input: unknown, fallback: number): Either.Either<number, string> => {
-  if (input === undefined) return Either.right(fallback)
-  const refused = Either.left(`${label} must be a finite duration > 0, got ${showInput(input)}`)
-  if (isNegative(input)) return refused
-  const decoded = Duration.decodeUnknown(input)
-  if (Option.isNone(decoded)) return Either.left(`${label} must be a duration, got ${showInput(input)}`)
-  const millis = Duration.toMillis(decoded.value)
-  return millis > 0 && Number.isFinite(millis) ? Either.right(millis) : refused
+const durations = {
+  toMillis: (input: unknown) => Option.getOrUndefined(Option.map(Duration.decodeUnknown(input), Duration.toMillis)),
+  showDuration: (input: unknown) =>
+    Duration.isDuration(input)
+      ? OptionMessages.formatDuration(Option.getOrUndefined(Duration.toNanos(input)))
+      : undefined
 }
+
+const decodeMillis = (label: string, input: unknown, fallback: number): Either.Either<number, string> =>
+  toEither(RedisMessages.readMillis(label, input, fallback, durations))
 
 /** A Redis URL, or why not (a URL given as `Redacted` is never printed). */
-const checkUrl = (input: unknown): Either.Either<string, string> => {
-  const redacted = Redacted.isRedacted(input)
-  // no default server: a connection that guessed localhost would hide a missing setting
-  if (input === undefined) return Either.left("url is needed (redis://host:port), or cluster, or client")
-  const url = redacted ? Redacted.value(input) : input
-  if (typeof url !== "string" || url.length === 0) return Either.left("url must be a non-empty string")
-  const shown = redacted ? "(redacted)" : JSON.stringify(url)
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return Either.left(`url must be a URL such as redis://host:6379, got ${shown}`)
-  }
-  if (parsed.protocol !== "redis:" && parsed.protocol !== "rediss:") {
-    if (parsed.password !== "") parsed.password = "***"
-    return Either.left(`url must use redis:// or rediss://, got ${redacted ? shown : JSON.stringify(parsed.href)}`)
-  }
-  if (parsed.hostname === "") return Either.left(`url must name a host (redis://host:port), got ${shown}`)
-  return Either.right(url)
-}
+const checkUrl = (input: unknown): Either.Either<string, string> =>
+  Redacted.isRedacted(input)
+    ? toEither(RedisMessages.readUrl(Redacted.value(input), true))
+    : toEither(RedisMessages.readUrl(input, false))
 
 interface Resolved {
   readonly commandTimeoutMillis: number
@@ -94,53 +54,39 @@ interface Resolved {
 
 const resolveTimeouts = (options: Api.Timeouts): Either.Either<Resolved, string> =>
   Either.all({
-    commandTimeoutMillis: decodeMillis("commandTimeout", options.commandTimeout, defaultCommandTimeoutMillis),
-    connectTimeoutMillis: decodeMillis("connectTimeout", options.connectTimeout, defaultConnectTimeoutMillis)
+    commandTimeoutMillis: decodeMillis(
+      "commandTimeout",
+      options.commandTimeout,
+      RedisMessages.defaultCommandTimeoutMillis
+    ),
+    connectTimeoutMillis: decodeMillis(
+      "connectTimeout",
+      options.connectTimeout,
+      RedisMessages.defaultConnectTimeoutMillis
+    )
   })
 
 /** @internal */
 export const check = <O extends Api.Options>(options: O): Either.Either<O, string> => {
-  if ("client" in options) {
-    const client: unknown = options.client
-    return typeof client === "object" && client !== null && "evalsha" in client
-      ? Either.right(options)
-      : Either.left(`client must be an ioredis Redis or Cluster, got ${String(client)}`)
-  }
-  if ("cluster" in options) {
-    if (!Array.isArray(options.cluster) || options.cluster.length === 0) {
-      return Either.left(`cluster must name at least one node, got ${JSON.stringify(options.cluster)}`)
-    }
-  } else {
-    const url = checkUrl(options.url)
-    if (Either.isLeft(url)) return Either.left(url.left)
-  }
-  return Either.map(resolveTimeouts(options), () => options)
+  const refusal = "client" in options
+    ? RedisMessages.clientRefusal(options.client)
+    : "cluster" in options
+    ? RedisMessages.clusterRefusal(options.cluster)
+    : Either.getLeft(checkUrl(options.url)).pipe(Option.getOrUndefined)
+  if (refusal !== undefined) return Either.left(refusal)
+  return "client" in options ? Either.right(options) : Either.map(resolveTimeouts(options), () => options)
 }
 
 // -----------------------------------------------------------------------------
 // the client
 // -----------------------------------------------------------------------------
 
-/**
- * The settings that keep a command from hanging while Redis is down: fail at once when
- * disconnected, give up after the timeout, never resend (a script may have run).
- */
-const noHang = (commandTimeout: number) => ({
-  enableOfflineQueue: false,
-  commandTimeout,
-  maxRetriesPerRequest: 0
-})
-
-const offlineQueueWarning = "Redis connection: the ioredis client given has enableOfflineQueue on, so a command " +
-  "waits while Redis is down instead of failing at once; set enableOfflineQueue: false, maxRetriesPerRequest: 0 " +
-  "and a commandTimeout on it for the store-down policy to answer"
-
 const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis | Cluster => {
   const { commandTimeoutMillis, connectTimeoutMillis } = timeouts
   if ("cluster" in options) {
     const given = options.clusterOptions ?? {}
     return new Cluster([...options.cluster], {
-      clusterRetryStrategy: retryStrategy,
+      clusterRetryStrategy: RedisMessages.retryStrategy,
       ...given,
       enableOfflineQueue: false,
       redisOptions: {
@@ -156,10 +102,10 @@ const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis
   // `check` has refused a missing url before a client is opened
   const url = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url ?? ""
   return new Redis(url, {
-    retryStrategy,
+    retryStrategy: RedisMessages.retryStrategy,
     connectTimeout: connectTimeoutMillis,
     ...options.redis,
-    ...noHang(commandTimeoutMillis)
+    ...RedisMessages.noHang(commandTimeoutMillis)
   })
 }
 
@@ -170,7 +116,7 @@ const clientOf = (
   Effect.suspend(() => {
     const checked = check(options)
     if (Either.isLeft(checked)) {
-      return Effect.die(new Cause.IllegalArgumentException(`Redis connection: ${checked.left}`))
+      return Effect.die(new Cause.IllegalArgumentException(RedisMessages.invalidOptions(checked.left)))
     }
     if ("client" in options) {
       const client = options.client
@@ -178,8 +124,8 @@ const clientOf = (
         ? client.options.enableOfflineQueue
         : client.options.enableOfflineQueue
       return Effect.as(
-        offlineQueue !== false ? Effect.logWarning(offlineQueueWarning) : Effect.void,
-        { client, connectTimeoutMillis: defaultConnectTimeoutMillis }
+        offlineQueue !== false ? Effect.logWarning(RedisMessages.offlineQueueWarning) : Effect.void,
+        { client, connectTimeoutMillis: RedisMessages.defaultConnectTimeoutMillis }
       )
     }
     const timeouts = Either.getOrThrow(resolveTimeouts(options))
@@ -238,7 +184,7 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
               shardedSubscribers: true,
               enableOfflineQueue: true,
               enableAutoPipelining: false,
-              slotsRefreshInterval: subscriberSlotsRefreshMillis
+              slotsRefreshInterval: RedisMessages.subscriberSlotsRefreshMillis
             })
             : client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, enableAutoPipelining: false })
           sub.on("error", () => {})
@@ -312,7 +258,7 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
     // EVAL rather than SCRIPT LOAD: it carries the keys, so a Cluster routes it to the slot's node.
     const unsafeRunScript = (s: Api.Script, keyCount: number, keysAndArgs: ReadonlyArray<string>): Promise<unknown> =>
       client.evalsha(s.sha, keyCount, ...keysAndArgs).catch((cause: unknown) =>
-        isNoScript(cause) ? client.eval(s.lua, keyCount, ...keysAndArgs) : Promise.reject(cause)
+        LimiterCommands.isNoScript(cause) ? client.eval(s.lua, keyCount, ...keysAndArgs) : Promise.reject(cause)
       )
 
     const runScript = (

@@ -1,0 +1,365 @@
+/** @internal */
+import * as LimiterCommands from "@sluice/core/LimiterCommands"
+import * as OptionMessages from "@sluice/core/OptionMessages"
+import * as RedisMessages from "@sluice/core/RedisMessages"
+import * as Cause from "effect/Cause"
+import * as Config from "effect/Config"
+import * as Duration from "effect/Duration"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Option from "effect/Option"
+import * as Redacted from "effect/Redacted"
+import * as Result from "effect/Result"
+import * as Schema from "effect/Schema"
+import type * as AST from "effect/SchemaAST"
+import * as SchemaGetter from "effect/SchemaGetter"
+import * as SchemaIssue from "effect/SchemaIssue"
+import * as SchemaTransformation from "effect/SchemaTransformation"
+import * as Scope from "effect/Scope"
+import { Cluster, Redis } from "ioredis"
+import { createHash } from "node:crypto"
+import * as Api from "../RedisConnection.js"
+
+/** @internal */
+export const script = (name: string, lua: string): Api.Script => ({
+  name,
+  lua,
+  sha: createHash("sha1").update(lua).digest("hex")
+})
+
+// -----------------------------------------------------------------------------
+// validation: every reason names the option and the value (the sentences are the core's)
+// -----------------------------------------------------------------------------
+
+const toResult = <A>(reading: RedisMessages.Reading<A>): Result.Result<A, string> =>
+  reading._tag === "Read" ? Result.succeed(reading.value) : Result.fail(reading.reason)
+
+const durations = {
+  toMillis: (input: unknown) =>
+    Option.getOrUndefined(Option.map(Duration.fromInput(input as Duration.Input), Duration.toMillis)),
+  showDuration: (input: unknown) =>
+    Duration.isDuration(input)
+      ? OptionMessages.formatDuration(Option.getOrUndefined(Duration.toNanos(input)))
+      : undefined
+}
+
+const decodeMillis = (label: string, input: unknown, fallback: number): Result.Result<number, string> =>
+  toResult(RedisMessages.readMillis(label, input, fallback, durations))
+
+/** A Redis URL, or why not (a URL given as `Redacted` is never printed). */
+const checkUrl = (input: unknown): Result.Result<string, string> =>
+  Redacted.isRedacted(input)
+    ? toResult(RedisMessages.readUrl(Redacted.value(input), true))
+    : toResult(RedisMessages.readUrl(input, false))
+
+interface Resolved {
+  readonly commandTimeoutMillis: number
+  readonly connectTimeoutMillis: number
+}
+
+const resolveTimeouts = (options: Api.Timeouts): Result.Result<Resolved, string> =>
+  Result.all({
+    commandTimeoutMillis: decodeMillis(
+      "commandTimeout",
+      options.commandTimeout,
+      RedisMessages.defaultCommandTimeoutMillis
+    ),
+    connectTimeoutMillis: decodeMillis(
+      "connectTimeout",
+      options.connectTimeout,
+      RedisMessages.defaultConnectTimeoutMillis
+    )
+  })
+
+/** @internal */
+export const check = <O extends Api.Options>(options: O): Result.Result<O, string> => {
+  const refusal = "client" in options
+    ? RedisMessages.clientRefusal(options.client)
+    : "cluster" in options
+    ? RedisMessages.clusterRefusal(options.cluster)
+    : Result.getFailure(checkUrl(options.url)).pipe(Option.getOrUndefined)
+  if (refusal !== undefined) return Result.fail(refusal)
+  return "client" in options ? Result.succeed(options) : Result.map(resolveTimeouts(options), () => options)
+}
+
+// -----------------------------------------------------------------------------
+// the client
+// -----------------------------------------------------------------------------
+
+const open = (options: Api.FromUrl | Api.FromCluster, timeouts: Resolved): Redis | Cluster => {
+  const { commandTimeoutMillis, connectTimeoutMillis } = timeouts
+  if ("cluster" in options) {
+    const given = options.clusterOptions ?? {}
+    return new Cluster([...options.cluster], {
+      clusterRetryStrategy: RedisMessages.retryStrategy,
+      ...given,
+      enableOfflineQueue: false,
+      redisOptions: {
+        connectTimeout: connectTimeoutMillis,
+        ...given.redisOptions,
+        // the node connections keep their offline queue: ioredis opens them at their first
+        // command, which would fail at once without it; the command timeout still bounds it
+        commandTimeout: commandTimeoutMillis,
+        maxRetriesPerRequest: 0
+      }
+    })
+  }
+  // `check` has refused a missing url before a client is opened
+  const url = Redacted.isRedacted(options.url) ? Redacted.value(options.url) : options.url ?? ""
+  return new Redis(url, {
+    retryStrategy: RedisMessages.retryStrategy,
+    connectTimeout: connectTimeoutMillis,
+    ...options.redis,
+    ...RedisMessages.noHang(commandTimeoutMillis)
+  })
+}
+
+/** Builds the client the options describe, or takes the application's; owned ones close with the scope. */
+const clientOf = (
+  options: Api.Options
+): Effect.Effect<{ readonly client: Redis | Cluster; readonly connectTimeoutMillis: number }, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    const checked = check(options)
+    if (Result.isFailure(checked)) {
+      return Effect.die(new Cause.IllegalArgumentError(RedisMessages.invalidOptions(checked.failure)))
+    }
+    if ("client" in options) {
+      const client = options.client
+      const offlineQueue = client instanceof Cluster
+        ? client.options.enableOfflineQueue
+        : client.options.enableOfflineQueue
+      return Effect.as(
+        offlineQueue !== false ? Effect.logWarning(RedisMessages.offlineQueueWarning) : Effect.void,
+        { client, connectTimeoutMillis: RedisMessages.defaultConnectTimeoutMillis }
+      )
+    }
+    const timeouts = Result.getOrThrow(resolveTimeouts(options))
+    return Effect.acquireRelease(
+      Effect.sync(() => {
+        const client = open(options, timeouts)
+        // failures reach the callers through the commands; without a listener ioredis prints each one
+        client.on("error", () => {})
+        return { client, connectTimeoutMillis: timeouts.connectTimeoutMillis }
+      }),
+      ({ client }) => close(client)
+    )
+  })
+
+/**
+ * `QUIT` when connected (the connection then ends by itself), otherwise a disconnect. Not both: a
+ * `Cluster` disconnected after its `QUIT` stays "disconnecting" for good.
+ */
+const close = (client: Redis | Cluster): Effect.Effect<void> =>
+  client.status === "ready"
+    ? Effect.catch(Effect.tryPromise(() => client.quit()), () => Effect.sync(() => client.disconnect()))
+    : Effect.sync(() => client.disconnect())
+
+/** Whether `self` answered within `millis`: false when it did not (it is interrupted then). */
+const within = (self: Effect.Effect<boolean>, millis: number): Effect.Effect<boolean> =>
+  Effect.timeoutOrElse(self, { duration: Duration.millis(millis), orElse: () => Effect.succeed(false) })
+
+/** Waits (bounded) for a connection to be ready; answers whether it is. */
+const awaitReady = (client: Redis | Cluster, millis: number): Effect.Effect<boolean> =>
+  client.status === "ready" ? Effect.succeed(true) : within(
+    Effect.callback<boolean>((resume) => {
+      const onReady = () => resume(Effect.succeed(true))
+      client.once("ready", onReady)
+      return Effect.sync(() => {
+        client.off("ready", onReady)
+      })
+    }),
+    millis
+  )
+
+/** @internal */
+export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { client, connectTimeoutMillis } = yield* clientOf(options)
+
+    // One subscriber connection for every shard channel of this connection, opened on first use:
+    // pub/sub takes a connection of its own. On a Cluster, ioredis keeps one per master.
+    const handlers = new Map<string, Set<(message: string) => void>>()
+    let subscriber: Redis | Cluster | undefined
+    const subscriberScope = yield* Effect.scope
+    const onMessage = (channel: string, message: string) => {
+      const set = handlers.get(channel)
+      if (set !== undefined) { for (const handler of set) handler(message) }
+    }
+    const openSubscriber = Effect.suspend(() => {
+      if (subscriber !== undefined) return Effect.succeed(subscriber)
+      return Effect.acquireRelease(
+        Effect.sync(() => {
+          // Offline queue on: a subscription asked for while disconnected is sent on connection,
+          // and ioredis subscribes again after each reconnect.
+          const sub = client instanceof Cluster
+            ? client.duplicate([], {
+              shardedSubscribers: true,
+              enableOfflineQueue: true,
+              enableAutoPipelining: false,
+              slotsRefreshInterval: RedisMessages.subscriberSlotsRefreshMillis
+            })
+            : client.duplicate({ enableOfflineQueue: true, maxRetriesPerRequest: null, enableAutoPipelining: false })
+          sub.on("error", () => {})
+          sub.on("smessage", onMessage)
+          const followSlots = () => {
+            if (sub instanceof Cluster && sub.status === "ready") sub.refreshSlotsCache()
+          }
+          // A failover moves a slot without closing the old master's connection (it unsubscribes
+          // the slot's shard channels as it turns replica): ioredis subscribes again at the new
+          // master only when the subscriber reads the new slot map, so it reads it whenever the
+          // commands' client does (a MOVED reply), and at least every subscriberSlotsRefreshMillis.
+          client.on("refresh", followSlots)
+          subscriber = sub
+          return { sub, followSlots }
+        }),
+        ({ followSlots, sub }) =>
+          Effect.andThen(
+            Effect.sync(() => {
+              client.off("refresh", followSlots)
+            }),
+            close(sub)
+          )
+      ).pipe(Effect.map(({ sub }) => sub), Scope.provide(subscriberScope))
+    })
+
+    /** A subscription change, awaited (bounded): true when Redis confirmed it. */
+    const confirmed = (change: () => Promise<unknown>): Effect.Effect<void> =>
+      Effect.asVoid(within(Effect.promise(() => change().then(() => true, () => false)), connectTimeoutMillis))
+
+    const subscribe = (channel: string, handler: (message: string) => void): Effect.Effect<void, never, Scope.Scope> =>
+      Effect.acquireRelease(
+        Effect.flatMap(openSubscriber, (sub) =>
+          Effect.suspend(() => {
+            const existing = handlers.get(channel)
+            if (existing !== undefined) {
+              existing.add(handler)
+              return Effect.void
+            }
+            handlers.set(channel, new Set([handler]))
+            // Waits (bounded) for the subscription, so that the messages published from now on are
+            // heard; when Redis is down it completes on connection, and the caller's periodic check
+            // covers what is published meanwhile.
+            return confirmed(() => sub.ssubscribe(channel))
+          })),
+        () =>
+          Effect.suspend(() => {
+            const set = handlers.get(channel)
+            if (set === undefined) return Effect.void
+            set.delete(handler)
+            if (set.size > 0 || subscriber === undefined) return Effect.void
+            handlers.delete(channel)
+            const sub = subscriber
+            // awaited: a reply arriving after the subscriber is closed finds no command and ioredis
+            // raises it as an error nobody listens to
+            return confirmed(() => sub.sunsubscribe(channel))
+          })
+      )
+
+    // After a restart or a failover the node has no script cache: NOSCRIPT means the script never
+    // ran, so sending its text once (EVAL runs it and caches it on that node) cannot run it twice.
+    // EVAL rather than SCRIPT LOAD: it carries the keys, so a Cluster routes it to the slot's node.
+    const runScriptUnsafe = (s: Api.Script, keyCount: number, keysAndArgs: ReadonlyArray<string>): Promise<unknown> =>
+      client.evalsha(s.sha, keyCount, ...keysAndArgs).catch((cause: unknown) =>
+        LimiterCommands.isNoScript(cause) ? client.eval(s.lua, keyCount, ...keysAndArgs) : Promise.reject(cause)
+      )
+
+    const runScript = (
+      s: Api.Script,
+      keys: ReadonlyArray<string>,
+      args: ReadonlyArray<string>
+    ): Effect.Effect<unknown, Api.RedisCommandError> =>
+      Effect.callback<unknown, Api.RedisCommandError>((resume) => {
+        runScriptUnsafe(s, keys.length, [...keys, ...args]).then(
+          (reply) => resume(Effect.succeed(reply)),
+          (cause) => resume(Effect.fail(new Api.RedisCommandError({ command: `script ${s.name}`, cause })))
+        )
+      })
+
+    const loadScripts = (scripts: ReadonlyArray<Api.Script>): Effect.Effect<void, Api.RedisCommandError> =>
+      Effect.forEach(
+        client instanceof Cluster ? client.nodes("master") : [client],
+        (node) =>
+          Effect.forEach(scripts, (s) =>
+            Effect.tryPromise({
+              try: () => node.script("LOAD", s.lua),
+              catch: (cause) => new Api.RedisCommandError({ command: `SCRIPT LOAD ${s.name}`, cause })
+            }), { discard: true }),
+        { discard: true }
+      )
+
+    yield* awaitReady(client, connectTimeoutMillis)
+    return {
+      client,
+      runScript,
+      runScriptUnsafe,
+      unsafeRunScript: runScriptUnsafe,
+      loadScripts,
+      subscribe,
+      isReady: () => client.status === "ready"
+    }
+  })
+
+/** @internal */
+export const layer = (options: Api.Options): Layer.Layer<Api.RedisConnection> =>
+  Layer.effect(Api.RedisConnection, make(options))
+
+/** @internal */
+export const layerConfig = (
+  config: Config.Config<Api.FromUrl>
+): Layer.Layer<Api.RedisConnection, Config.ConfigError> =>
+  Layer.effect(Api.RedisConnection, Effect.flatMap(config, make))
+
+// -----------------------------------------------------------------------------
+// Config: the section's text, refused at its key with the option's sentence
+// -----------------------------------------------------------------------------
+
+const Texts = Schema.UndefinedOr(Schema.Struct({
+  URL: Schema.optionalKey(Schema.String),
+  // read as text: a duration reader takes "-5 seconds" as a duration below zero, refused here by name
+  COMMAND_TIMEOUT: Schema.optionalKey(Schema.String),
+  CONNECT_TIMEOUT: Schema.optionalKey(Schema.String)
+}))
+
+const FromUrl = Schema.Struct({
+  url: Schema.Redacted(Schema.String),
+  commandTimeout: Schema.optionalKey(Schema.Duration),
+  connectTimeout: Schema.optionalKey(Schema.Duration)
+})
+
+/** A refusal at `key`; the text is kept for a duration and never for the URL, which may hold a password. */
+const refusedAt = (key: string, reason: string, text?: string, parseOptions?: AST.ParseOptions) =>
+  new SchemaIssue.Pointer([key], new SchemaIssue.InvalidValue({ message: reason }, text, parseOptions))
+
+const durationKey = (
+  key: string,
+  text: string | undefined,
+  parseOptions: AST.ParseOptions
+): Result.Result<Duration.Duration | undefined, SchemaIssue.Issue> =>
+  text === undefined ? Result.succeed(undefined) : decodeMillis(key, text, 0).pipe(
+    Result.map(Duration.millis),
+    Result.mapError((reason) => refusedAt(key, reason, text, parseOptions))
+  )
+
+/** @internal */
+export const config: Config.Config<Api.FromUrl> = Config.schema(
+  Texts.pipe(Schema.decodeTo(
+    Schema.toType(FromUrl),
+    new SchemaTransformation.Transformation(
+      SchemaGetter.transformEffect((section: Schema.Schema.Type<typeof Texts>, parseOptions) =>
+        Effect.fromResult(Result.gen(function*() {
+          const url = section?.URL === undefined ? undefined : Redacted.make(section.URL)
+          const checked = checkUrl(url)
+          if (Result.isFailure(checked)) return yield* Result.fail(refusedAt("URL", checked.failure))
+          const commandTimeout = yield* durationKey("COMMAND_TIMEOUT", section?.COMMAND_TIMEOUT, parseOptions)
+          const connectTimeout = yield* durationKey("CONNECT_TIMEOUT", section?.CONNECT_TIMEOUT, parseOptions)
+          return {
+            url: Redacted.make(checked.success),
+            ...(commandTimeout === undefined ? {} : { commandTimeout }),
+            ...(connectTimeout === undefined ? {} : { connectTimeout })
+          }
+        }))
+      ),
+      SchemaGetter.forbidden(() => "a connection read from Config is not written back")
+    )
+  ))
+)
