@@ -7,10 +7,10 @@
  * The workloads (`lib/lineWorkloads.ts`): a free permit taken one call after another; 64 callers
  * on 16 permits; 200,000 fibers submitted at once. Each beside the same line's `Semaphore`.
  */
+import { build } from "esbuild"
 import { execFileSync, spawnSync } from "node:child_process"
 import { join, resolve } from "node:path"
-import { build } from "esbuild"
-import { workloadNames, type WorkloadName } from "./lib/lineWorkloads.js"
+import { type WorkloadName, workloadNames } from "./lib/lineWorkloads.js"
 import { formatNs, formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
 const ROUNDS = 5
@@ -43,7 +43,10 @@ const nodeVersion = execFileSync(node22, ["--version"], { encoding: "utf8" }).tr
 // each bundle sits in its own workspace, so that `effect` resolves to that line's
 const lines = {
   "Effect 3": await bundle(join(root, "bench/src/lib/linesEffect3.ts"), join(root, "bench/build/lines-effect3.mjs")),
-  "Effect 4": await bundle(join(root, "effect4/bench/src/lines.ts"), join(root, "effect4/bench/build/lines-effect4.mjs"))
+  "Effect 4": await bundle(
+    join(root, "effect4/bench/src/lines.ts"),
+    join(root, "effect4/bench/build/lines-effect4.mjs")
+  )
 }
 type LineName = keyof typeof lines
 

@@ -63,7 +63,10 @@ export const runWorkload = async <F>(line: Line<F>, name: WorkloadName): Promise
       break
     case "in-flight-64":
       // 64 callers on 16 permits, each yielding while it holds one: a steady queue of 48
-      program = Effect.forEach(range(64), () => loop(Math.floor(n / 64), line.yieldNow), { concurrency: "unbounded", discard: true })
+      program = Effect.forEach(range(64), () => loop(Math.floor(n / 64), line.yieldNow), {
+        concurrency: "unbounded",
+        discard: true
+      })
       break
     default:
       // everything submitted at once: n fibers queue, 16 at a time run

@@ -44,7 +44,9 @@ describe("comparison: Effect 4's PartitionedSemaphore and the bulkhead's lanes",
       const order: Array<string> = []
       const fibers = yield* Effect.forEach(calls, ({ id, tenant }) =>
         Effect.tap(
-          Effect.forkChild(bulkhead.run(Effect.sync(() => order.push(id)), lanes === undefined ? {} : { lane: tenant })),
+          Effect.forkChild(
+            bulkhead.run(Effect.sync(() => order.push(id)), lanes === undefined ? {} : { lane: tenant })
+          ),
           () => yieldTurns(2)
         ))
       yield* Deferred.succeed(release, undefined)
