@@ -133,6 +133,23 @@ export * as Ledger from "./Ledger.js"
 export * as LimiterCommands from "./LimiterCommands.js"
 
 /**
+ * What a rate limiter reads of its options and a store of its requests, on plain numbers: a
+ * limit's defaults, a request's cost on each limit, and the observations a store can apply.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterInput from "./LimiterInput.js"
+
+/**
+ * The sentences of a rate limiter's errors and option refusals, built from their fields in
+ * milliseconds: both Effect lines' `RateLimitExceeded` and `CostExceedsCapacity` take their
+ * `message` from here, so that the same refusal prints the same bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterMessages from "./LimiterMessages.js"
+
+/**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
  *
  * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
