@@ -3,17 +3,37 @@
  * sentence both Effect lines must print for it, byte for byte. The core's test checks the builders
  * against it; each line's test builds its own error classes from the same rows.
  */
-import type * as LimiterMessages from "../src/LimiterMessages.js"
+
+/** A limit as the rows give it (the shape of `LimiterMessages.LimitFields`; data, no import). */
+export interface RowLimit {
+  readonly dimension: string
+  readonly limit: number
+  readonly windowMillis: number
+  readonly algorithm: "gcra" | "fixed-window" | "sliding-window"
+  readonly burst: number
+}
 
 /** A `RateLimitExceeded` row. */
 export interface ExceededRow {
-  readonly fields: LimiterMessages.ExceededFields
+  readonly fields: {
+    readonly limiter: string
+    readonly maxWaitMillis: number
+    readonly retryAfterMillis: number
+    readonly cost: number
+    readonly limit: RowLimit | undefined
+  }
   readonly message: string
 }
 
 /** A `CostExceedsCapacity` row. */
 export interface CapacityRow {
-  readonly fields: LimiterMessages.CapacityFields
+  readonly fields: {
+    readonly limiter: string
+    readonly dimension: string
+    readonly cost: number
+    readonly capacity: number
+    readonly limit: RowLimit
+  }
   readonly message: string
 }
 
