@@ -107,3 +107,49 @@ export const capacityRows: ReadonlyArray<CapacityRow> = [
       `rate limiter "openai": cost 300000 on dimension "tokens" exceeds what tokens: 200000 per 1min (burst 200000) can ever hold (200000); it would wait forever`
   }
 ]
+
+/**
+ * A limiter's options and the takes made on it at one instant (on each line's `TestClock`): each
+ * line prints what every take ends with (`started`, its error's `String`, or its defect's
+ * message), and what `make` refused, the same on both.
+ */
+export interface TakeRow {
+  readonly options: Readonly<Record<string, unknown>>
+  readonly takes: ReadonlyArray<Readonly<Record<string, unknown>>>
+}
+
+export const takeRows: ReadonlyArray<TakeRow> = [
+  { options: { name: "bad", limit: 0, window: 1000 }, takes: [] },
+  { options: { name: "bad", limit: 1.5, window: 1000 }, takes: [] },
+  { options: { name: "bad", limit: 10, window: 0 }, takes: [] },
+  { options: { name: "bad", limit: 10, window: -5 }, takes: [] },
+  { options: { name: "bad", limit: 10, window: "soon" }, takes: [] },
+  { options: { name: "bad", limit: 10, window: 1000, maxWait: -1 }, takes: [] },
+  { options: { name: "bad", limit: 10, window: 1000, dimension: "" }, takes: [] },
+  { options: { name: "bad", limit: 10, window: 1000, algorithm: "leaky" }, takes: [] },
+  { options: { name: "bad", limit: 10, window: 1000, algorithm: "fixed-window", burst: 2 }, takes: [] },
+  { options: { name: "bad", limit: 10, window: 1000, limits: [{ limit: 1, window: 1000 }] }, takes: [] },
+  { options: { name: "bad", limits: [] }, takes: [] },
+  { options: { name: "bad", limits: [{ limit: 1, window: 1000, algorithm: "sliding-window", burst: 3 }] }, takes: [] },
+  { options: { name: "", limit: 1, window: 1000 }, takes: [] },
+  {
+    options: { name: "nominatim", limit: 10, window: 1000, maxWait: 2000 },
+    takes: [...Array.from({ length: 22 }, () => ({})), { cost: 2 }, { maxWait: 0 }]
+  },
+  { options: { name: "costly", limit: 10, window: 1000, burst: 2 }, takes: [{ cost: 3 }, { cost: -1 }, { cost: 1.5 }] },
+  { options: { name: "window", limit: 3, window: 60_000, algorithm: "sliding-window" }, takes: [{ cost: 4 }] },
+  {
+    options: {
+      name: "llm",
+      limits: [
+        { dimension: "requests", limit: 10, window: 1000, burst: 10 },
+        { dimension: "tokens", limit: 200_000, window: 60_000, burst: 200_000 }
+      ]
+    },
+    takes: [{ cost: { tokens: 300_000 } }, { cost: { token: 1 } }, { cost: { requests: -1 } }, { maxWait: -5 }]
+  },
+  {
+    options: { name: "daily", limit: 2, window: 86_400_000, algorithm: "fixed-window", maxWait: 0 },
+    takes: [{}, {}, {}]
+  }
+]
