@@ -661,3 +661,246 @@ export const vectors: ReadonlyArray<Vector> = [
     starts: {}
   }))
 ]
+
+// --- mass cancellation ----------------------------------------------------------------------
+
+/** A deterministic shuffle (a linear congruential generator), so that a failure replays. */
+export const shuffled = <A>(items: ReadonlyArray<A>, seed: number): Array<A> => {
+  const out = [...items]
+  let x = seed
+  for (let i = out.length - 1; i > 0; i--) {
+    x = (x * 1103515245 + 12345) % 2147483648
+    const j = x % (i + 1)
+    const tmp = out[i]
+    out[i] = out[j]
+    out[j] = tmp
+  }
+  return out
+}
+
+const cancellationOrders: ReadonlyArray<readonly [string, (ids: ReadonlyArray<string>) => ReadonlyArray<string>]> = [
+  ["oldest first", (ids) => ids],
+  ["newest first", (ids) => [...ids].reverse()],
+  ["in random order", (ids) => shuffled(ids, 17)]
+]
+
+/**
+ * 10 per second, 1,000 takers at 0, all interrupted at 500 ms: the ones that started keep their
+ * starts, every other slot comes back, and the next take starts where the started ones allow
+ * (one emission interval on for GCRA, the next window for the window algorithms).
+ */
+export const cancellationVectors: ReadonlyArray<Vector> = ([
+  ["gcra", 6, (i: number) => i * 100, 600],
+  ["fixed-window", 10, () => 0, 1000],
+  ["sliding-window", 10, () => 0, 1000]
+] as const).flatMap(([algorithm, started, startOf, next]) =>
+  cancellationOrders.map(([order, arrange]): Vector => {
+    const ids = Array.from({ length: 1000 }, (_, i) => `t${i}`)
+    return {
+      group: "mass cancellation",
+      name: `${algorithm}: interrupting 1,000 queued takers ${order} gives every slot back`,
+      limiters: one({ limit: 10, window: 1000, ...(algorithm === "gcra" ? {} : { algorithm }) }),
+      steps: [
+        ...takes("t", 1000),
+        { do: "adjust", millis: 500 },
+        ...arrange(ids).map((id): Step => ({ do: "interrupt", id })),
+        { do: "take", id: "after" },
+        { do: "adjust", millis: 2000 }
+      ],
+      starts: { ...startsOf("t", Array.from({ length: started }, (_, i) => startOf(i))), after: next }
+    }
+  })
+)
+
+// --- the store interface --------------------------------------------------------------------
+
+/** One limit in the store's terms. */
+export interface StoreLimit {
+  readonly algorithm: "gcra" | "fixed-window" | "sliding-window"
+  readonly limit: number
+  readonly windowMillis: number
+  readonly burst: number
+}
+
+/**
+ * A step on a store's own interface, on one key. `reserve` names its reservation `id` for the
+ * steps after it and checks the fields of its answer it gives.
+ */
+export type StoreStep =
+  | {
+    readonly do: "reserve"
+    readonly id?: string
+    readonly cost: number
+    readonly costs?: ReadonlyArray<number>
+    readonly maxWaitMillis: number
+    readonly expect:
+      | { readonly _tag: "Reserved"; readonly delayMillis?: number }
+      | {
+        readonly _tag: "Refused"
+        readonly delayMillis?: number
+        readonly retryAfterMillis?: number
+        readonly binding?: number
+        /** A delay at least this long (a hold far in the future). */
+        readonly delayAtLeast?: number
+      }
+  }
+  | { readonly do: "refund"; readonly id: string; readonly cost: number; readonly expect: boolean }
+  | {
+    readonly do: "settle"
+    readonly id: string
+    readonly reserved: ReadonlyArray<number>
+    readonly actual: ReadonlyArray<number>
+  }
+  | {
+    readonly do: "tighten"
+    readonly observations: ReadonlyArray<unknown>
+    /** Texts the one warning it logs must hold; absent: it logs none. */
+    readonly warns?: ReadonlyArray<string>
+  }
+  | { readonly do: "pause"; readonly millis: number }
+  | { readonly do: "readPause"; readonly expect: number }
+  | { readonly do: "adjust"; readonly millis: number }
+
+/** A store vector: one key's limits and the steps on it, from `startAt` on the test clock. */
+export interface StoreVector {
+  readonly name: string
+  readonly startAt: number
+  readonly limits: ReadonlyArray<StoreLimit>
+  readonly steps: ReadonlyArray<StoreStep>
+}
+
+const gcraSpec = (limit: number, windowMillis: number, burst: number): StoreLimit => ({
+  algorithm: "gcra",
+  limit,
+  windowMillis,
+  burst
+})
+
+const reserveMany = (n: number, delays: ReadonlyArray<number>, prefix = "r"): Array<StoreStep> =>
+  Array.from({ length: n }, (_, i) => ({
+    do: "reserve",
+    id: `${prefix}${i}`,
+    cost: 1,
+    maxWaitMillis: Number.POSITIVE_INFINITY,
+    expect: { _tag: "Reserved", delayMillis: delays[i] }
+  }))
+
+export const storeVectors: ReadonlyArray<StoreVector> = [
+  {
+    name: "answers with relative delays and refunds only the latest reservation, once",
+    startAt: 1_700_000_000_000,
+    limits: [gcraSpec(1, 1000, 1)],
+    steps: [
+      ...reserveMany(2, [0, 1000]),
+      {
+        do: "reserve",
+        cost: 1,
+        maxWaitMillis: 1500,
+        expect: { _tag: "Refused", delayMillis: 2000, retryAfterMillis: 500, binding: 0 }
+      },
+      { do: "refund", id: "r0", cost: 1, expect: false },
+      { do: "refund", id: "r1", cost: 1, expect: true },
+      { do: "refund", id: "r1", cost: 1, expect: false },
+      {
+        do: "reserve",
+        cost: 1,
+        maxWaitMillis: Number.POSITIVE_INFINITY,
+        expect: { _tag: "Reserved", delayMillis: 1000 }
+      }
+    ]
+  },
+  {
+    name: "pause and readPause are relative durations",
+    startAt: 1_700_000_000_000,
+    limits: [gcraSpec(1, 1000, 1)],
+    steps: [
+      { do: "readPause", expect: 0 },
+      { do: "pause", millis: 1500 },
+      { do: "readPause", expect: 1500 },
+      { do: "adjust", millis: 1000 },
+      { do: "readPause", expect: 500 },
+      { do: "reserve", cost: 1, maxWaitMillis: 100, expect: { _tag: "Refused", binding: -1, retryAfterMillis: 400 } }
+    ]
+  },
+  {
+    name: "a refused take leaves every limit as it was",
+    startAt: 0,
+    limits: [
+      gcraSpec(1, 1000, 1),
+      { algorithm: "sliding-window", limit: 3, windowMillis: 10_000, burst: 3 },
+      { algorithm: "fixed-window", limit: 3, windowMillis: 10_000, burst: 3 }
+    ],
+    steps: [0, 1000, 2000, 10_000, 11_000, 12_000].flatMap((delayMillis): Array<StoreStep> => [
+      { do: "reserve", cost: 1, maxWaitMillis: Number.POSITIVE_INFINITY, expect: { _tag: "Reserved", delayMillis } },
+      { do: "reserve", cost: 1, maxWaitMillis: 0, expect: { _tag: "Refused" } }
+    ])
+  },
+  {
+    name: "rolls back over cancelled runs once the latest goes",
+    startAt: 1_700_000_000_000,
+    limits: [gcraSpec(1, 1000, 1), { algorithm: "fixed-window", limit: 2, windowMillis: 1000, burst: 2 }],
+    steps: [
+      ...reserveMany(5, [0, 1000, 2000, 3000, 4000]),
+      { do: "refund", id: "r2", cost: 1, expect: false },
+      { do: "refund", id: "r1", cost: 1, expect: false },
+      { do: "refund", id: "r1", cost: 1, expect: false },
+      { do: "refund", id: "r4", cost: 1, expect: true },
+      // 3 is now the latest; when it goes, 2 and 1 go with it
+      { do: "refund", id: "r3", cost: 1, expect: true },
+      {
+        do: "reserve",
+        cost: 1,
+        maxWaitMillis: Number.POSITIVE_INFINITY,
+        expect: { _tag: "Reserved", delayMillis: 1000 }
+      }
+    ]
+  },
+  {
+    name: "settle and tighten take plain data",
+    startAt: 1_700_000_000_000,
+    limits: [gcraSpec(10, 1000, 10), { algorithm: "fixed-window", limit: 100, windowMillis: 60_000, burst: 100 }],
+    steps: [
+      {
+        do: "reserve",
+        id: "r",
+        cost: 8,
+        costs: [1, 8],
+        maxWaitMillis: Number.POSITIVE_INFINITY,
+        expect: { _tag: "Reserved", delayMillis: 0 }
+      },
+      { do: "settle", id: "r", reserved: [1, 8], actual: [1, 100] },
+      { do: "reserve", cost: 1, costs: [0, 1], maxWaitMillis: 0, expect: { _tag: "Refused", binding: 1 } },
+      { do: "tighten", observations: [{ limit: 0, remaining: 0, resetAfterMillis: 2500 }] },
+      {
+        do: "reserve",
+        cost: 1,
+        costs: [1, 0],
+        maxWaitMillis: 0,
+        expect: { _tag: "Refused", binding: 0, delayMillis: 2500 }
+      }
+    ]
+  },
+  {
+    name: "an observation it cannot apply is ignored with a warning, a huge reset holds",
+    startAt: 1_700_000_000_000,
+    limits: [gcraSpec(10, 1000, 10), { algorithm: "sliding-window", limit: 10, windowMillis: 1000, burst: 10 }],
+    steps: [
+      {
+        do: "tighten",
+        observations: [
+          { limit: 5, remaining: 0, resetAfterMillis: 0 },
+          { limit: 1, remaining: Number.NaN, resetAfterMillis: 0 },
+          { limit: 1, remaining: 0, resetAfterMillis: -5 },
+          { limit: 1, remaining: 0, resetAfterMillis: Number.POSITIVE_INFINITY },
+          null,
+          // IETF's t=999999999999999, as the store would have been given it
+          { limit: 0, remaining: 0, resetAfterMillis: 999_999_999_999_999_000 }
+        ],
+        warns: [`ignored {"limit":5`, "resetAfterMillis (a finite number ≥ 0)"]
+      },
+      { do: "reserve", cost: 1, costs: [1, 0], maxWaitMillis: 0, expect: { _tag: "Refused", delayAtLeast: 1e17 } },
+      // the sliding window was told nothing it could apply
+      { do: "reserve", cost: 10, costs: [0, 10], maxWaitMillis: 0, expect: { _tag: "Reserved" } }
+    ]
+  }
+]
