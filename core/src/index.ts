@@ -213,6 +213,16 @@ export * as MemoryStore from "./MemoryStore.js"
 export * as OptionMessages from "./OptionMessages.js"
 
 /**
+ * A limiter's local pacer, on plain numbers: the limits applied to the actual starts of one
+ * process, so that timers firing late never bunch starts, and the pause that holds this process's
+ * callers. The store decides reservations; the pacer only holds a start that would break a limit
+ * where it happens. Every method takes `now` (milliseconds) and never reads a clock.
+ *
+ * @since 0.1.0
+ */
+export * as Pacer from "./Pacer.js"
+
+/**
  * The permits and the waiter queue of a bulkhead, as plain synchronous code: no Effect, no
  * fibers, no clock. It decides who holds permits and who is next; the caller wakes fibers, runs
  * timers and records metrics. Importing nothing from Effect, it is reused as is by any runtime.
@@ -284,6 +294,16 @@ export * as Settlement from "./Settlement.js"
  * @since 0.1.0
  */
 export * as Sizing from "./Sizing.js"
+
+/**
+ * The callers of a limiter between their reservation and their start, in the order of their
+ * reserved starts (first come first served among equal ones), as a doubly linked list: only its
+ * head keeps a timer, so callers that reserve together set one timer at a time. The binding owns
+ * the waking; the queue tells it which caller became the head.
+ *
+ * @since 0.1.0
+ */
+export * as StartQueue from "./StartQueue.js"
 
 /**
  * Usage-based limits on the limiter's side, on plain numbers: a take's costs per dimension resolved
