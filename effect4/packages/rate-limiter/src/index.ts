@@ -55,7 +55,7 @@ export * as RateLimiterMetrics from "./RateLimiterMetrics.js"
  * `TIME`, in one round trip.
  *
  * `layerMemory` keeps the state in the process and decides on Effect's `Clock` (so `TestClock`
- * drives it). The same contract suite (`test-utils/src/storeContract.ts`) runs against every store.
+ * drives it). The same contract vectors (`core/testing/limiterVectors.ts`) run against every store.
  *
  * @since 2.0.0
  */
