@@ -144,6 +144,23 @@ export * as Ledger from "./Ledger.js"
 export * as LimiterCommands from "./LimiterCommands.js"
 
 /**
+ * What a rate limiter reads of its options and a store of its requests, on plain numbers: a
+ * limit's defaults, a request's cost on each limit, and the observations a store can apply.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterInput from "./LimiterInput.js"
+
+/**
+ * The sentences of a rate limiter's errors and option refusals, built from their fields in
+ * milliseconds: both Effect lines' `RateLimitExceeded` and `CostExceedsCapacity` take their
+ * `message` from here, so that the same refusal prints the same bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterMessages from "./LimiterMessages.js"
+
+/**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
  *
  * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
@@ -205,6 +222,16 @@ export * as MemoryStore from "./MemoryStore.js"
  * @since 0.1.0
  */
 export * as OptionMessages from "./OptionMessages.js"
+
+/**
+ * A limiter's local pacer, on plain numbers: the limits applied to the actual starts of one
+ * process, so that timers firing late never bunch starts, and the pause that holds this process's
+ * callers. The store decides reservations; the pacer only holds a start that would break a limit
+ * where it happens. Every method takes `now` (milliseconds) and never reads a clock.
+ *
+ * @since 0.1.0
+ */
+export * as Pacer from "./Pacer.js"
 
 /**
  * The permits and the waiter queue of a bulkhead, as plain synchronous code: no Effect, no
@@ -299,6 +326,16 @@ export * as Settlement from "./Settlement.js"
  * @since 0.1.0
  */
 export * as Sizing from "./Sizing.js"
+
+/**
+ * The callers of a limiter between their reservation and their start, in the order of their
+ * reserved starts (first come first served among equal ones), as a doubly linked list: only its
+ * head keeps a timer, so callers that reserve together set one timer at a time. The binding owns
+ * the waking; the queue tells it which caller became the head.
+ *
+ * @since 0.1.0
+ */
+export * as StartQueue from "./StartQueue.js"
 
 /**
  * Usage-based limits on the limiter's side, on plain numbers: a take's costs per dimension resolved

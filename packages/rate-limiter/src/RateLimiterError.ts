@@ -7,10 +7,11 @@
  *
  * @since 0.2.0
  */
+import * as LimiterMessages from "@sluice/core/LimiterMessages"
 import * as Data from "effect/Data"
 import * as Duration from "effect/Duration"
 import * as Predicate from "effect/Predicate"
-import { describeLimit, formatMillis } from "./internal/errors.js"
+import { limitFields } from "./internal/errors.js"
 import type * as RateLimiter from "./RateLimiter.js"
 
 /**
@@ -51,13 +52,13 @@ export class RateLimitExceeded extends Data.TaggedError("RateLimitExceeded")<{
    * @since 0.2.0
    */
   override get message(): string {
-    const maxWait = Duration.toMillis(this.maxWait)
-    const within = maxWait === 0 ? "a start now" : `a start within ${formatMillis(maxWait)}`
-    const cost = this.cost === 1 ? "" : ` for cost ${this.cost}`
-    const cause = this.limit === undefined ? "while paused" : `under ${describeLimit(this.limit)}`
-    return `rate limiter "${this.limiter}": ${within}${cost} is impossible ${cause}; retry after ${
-      formatMillis(Duration.toMillis(this.retryAfter))
-    }`
+    return LimiterMessages.exceeded({
+      limiter: this.limiter,
+      maxWaitMillis: Duration.toMillis(this.maxWait),
+      retryAfterMillis: Duration.toMillis(this.retryAfter),
+      cost: this.cost,
+      limit: this.limit === undefined ? undefined : limitFields(this.limit)
+    })
   }
 }
 
@@ -86,9 +87,13 @@ export class CostExceedsCapacity extends Data.TaggedError("CostExceedsCapacity")
    * @since 0.3.0
    */
   override get message(): string {
-    return `rate limiter "${this.limiter}": cost ${this.cost} on dimension "${this.dimension}" exceeds what ${
-      describeLimit(this.limit)
-    } can ever hold (${this.capacity}); it would wait forever`
+    return LimiterMessages.costExceedsCapacity({
+      limiter: this.limiter,
+      dimension: this.dimension,
+      cost: this.cost,
+      capacity: this.capacity,
+      limit: limitFields(this.limit)
+    })
   }
 }
 

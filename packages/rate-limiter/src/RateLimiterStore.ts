@@ -14,6 +14,7 @@
  *
  * @since 0.1.0
  */
+import * as LimiterInput from "@sluice/core/LimiterInput"
 import * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
@@ -210,13 +211,13 @@ export interface TightenRequest {
  * @since 0.3.0
  * @category utils
  */
-export const costsOf = (
+export const costsOf: (
   request: {
     readonly limits: ReadonlyArray<LimitSpec>
     readonly cost: number
     readonly costs?: ReadonlyArray<number> | undefined
   }
-): ReadonlyArray<number> => request.costs ?? request.limits.map(() => request.cost)
+) => ReadonlyArray<number> = LimiterInput.costsOf
 
 /**
  * The observations of `request` a store can apply, and a sentence naming the key and those it
@@ -229,28 +230,8 @@ export const costsOf = (
  */
 export const usableObservations = (
   request: TightenRequest
-): { readonly usable: ReadonlyArray<Observation>; readonly ignored: string | undefined } => {
-  const usable: Array<Observation> = []
-  const ignored: Array<unknown> = []
-  const observations: ReadonlyArray<unknown> = Array.isArray(request.observations) ? request.observations : []
-  if (!Array.isArray(request.observations)) ignored.push(request.observations)
-  for (const o of observations) {
-    const ok = typeof o === "object" && o !== null && "limit" in o && "remaining" in o && "resetAfterMillis" in o &&
-      Number.isInteger(o.limit) && (o.limit as number) >= 0 && (o.limit as number) < request.limits.length &&
-      typeof o.remaining === "number" && o.remaining >= 0 &&
-      typeof o.resetAfterMillis === "number" && Number.isFinite(o.resetAfterMillis) && o.resetAfterMillis >= 0
-    if (ok) usable.push(o as Observation)
-    else ignored.push(o)
-  }
-  return {
-    usable,
-    ignored: ignored.length === 0 ?
-      undefined :
-      `tighten of ${show(request.key)} ignored ${
-        ignored.map(show).join(", ")
-      }: an observation needs limit (an index of the limits), remaining (a number ≥ 0) and resetAfterMillis (a finite number ≥ 0)`
-  }
-}
+): { readonly usable: ReadonlyArray<Observation>; readonly ignored: string | undefined } =>
+  LimiterInput.usableObservations(request, show)
 
 /**
  * The operations every store implements.

@@ -1,6 +1,7 @@
 /** @internal */
 import * as algorithm from "@sluice/core/Algorithm"
-import * as settlement from "@sluice/core/Settlement"
+import { Pacer } from "@sluice/core/Pacer"
+import { StartQueue } from "@sluice/core/StartQueue"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
@@ -60,14 +61,8 @@ const makeWith = (
     // it holds no one (exact starts under TestClock); after a late timer it lets at most `burst`
     // start at once and spaces the rest. No fiber of the limiter's own is involved: every caller
     // sleeps and starts in its own fiber.
-    const pacer = specs.map(algorithm.initialState)
-    let head: Waiter | undefined
-    let tail: Waiter | undefined
-    let localPauseUntil = Number.NEGATIVE_INFINITY
-
-    const mayStartAt = (now: number, costs: ReadonlyArray<number>): boolean =>
-      now + algorithm.EPSILON_MILLIS >= localPauseUntil &&
-      algorithm.earliestStartAll(specs, pacer, now, costs) <= now + algorithm.EPSILON_MILLIS
+    const pacer = new Pacer(specs)
+    const queue = new StartQueue<Waiter>()
 
     // The span is read off the caller's fiber: `Effect.annotateCurrentSpan` builds a
     // NoSuchElementException, stack trace and all, on every call made outside a span.
@@ -76,69 +71,17 @@ const makeWith = (
       if (span !== undefined && span._tag === "Span") span.attribute(waitAttribute, waitMillis)
     }
 
-    // Charges of the pacer are numbered; `pacerTop` is the latest not rolled back, which a release
-    // takes back exactly, as the store's refund does for the latest reservation.
-    let pacerSeq = 0
-    let pacerTop = 0
-
-    /** Charges the pacer for a start now; for a reservation, answers where, for its settle. */
-    const chargeLocally = (
-      now: number,
-      costs: ReadonlyArray<number>,
-      track: boolean
-    ): usage.LocalCharge | undefined => {
-      const points = track ? specs.map((spec, i) => algorithm.restorePoint(spec, pacer[i], now)) : undefined
-      algorithm.commitAll(specs, pacer, now, now, costs)
-      pacerTop = ++pacerSeq
-      return points === undefined ? undefined : { at: now, points, seq: pacerSeq }
-    }
-
-    /** A reservation's usage, applied to the pacer as the store applies it to the shared state. */
-    const settleLocally = (
-      local: usage.LocalCharge,
-      reserved: ReadonlyArray<number>,
-      actual: ReadonlyArray<number>,
-      released: boolean
-    ): void => {
-      const now = nowMillis(clock)
-      if (released && local.seq === pacerTop) {
-        algorithm.rollbackAll(specs, pacer, now, reserved, local.points)
-        pacerTop -= 1
-        return
-      }
-      settlement.settleAll(specs, pacer, now, local.at, reserved, actual, local.points)
-    }
-
     const begin = (waiter: Waiter, now: number): Effect.Effect<void> => {
-      if (!waiter.unlimited) waiter.local = chargeLocally(now, waiter.costs, waiter.track)
+      if (!waiter.unlimited) waiter.local = pacer.charge(now, waiter.costs, waiter.track)
       waiter.state = DONE
       recordStart(now - waiter.decidedAt, waiter.span)
       return Effect.void
     }
 
-    /** Queues `waiter` after every caller whose start is no later than its own. */
-    const enqueue = (waiter: Waiter): void => {
-      let before = tail
-      while (before !== undefined && before.target > waiter.target + algorithm.EPSILON_MILLIS) before = before.prev
-      const after = before === undefined ? head : before.next
-      waiter.prev = before
-      waiter.next = after
-      if (before === undefined) head = waiter
-      else before.next = waiter
-      if (after === undefined) tail = waiter
-      else after.prev = waiter
-    }
-
     /** Takes `waiter` out of the queue; a new head is woken to take over the timer. */
     const unlink = (waiter: Waiter): void => {
-      const { next, prev } = waiter
-      if (prev === undefined) head = next
-      else prev.next = next
-      if (next === undefined) tail = prev
-      else next.prev = prev
-      waiter.prev = undefined
-      waiter.next = undefined
-      if (prev === undefined && next !== undefined && next.resume !== undefined) {
+      const next = queue.unlink(waiter)
+      if (next !== undefined && next.resume !== undefined) {
         const resume = next.resume
         next.resume = undefined
         resume(Effect.void)
@@ -147,19 +90,14 @@ const makeWith = (
 
     /** When `waiter` may start as far as this process knows: its reservation, the pause, the pacer. */
     const localStart = (waiter: Waiter, now: number): number =>
-      Math.max(
-        waiter.target,
-        localPauseUntil,
-        waiter.unlimited ? now : algorithm.earliestStartAll(specs, pacer, now, waiter.costs)
-      )
+      pacer.startAt(waiter.target, now, waiter.costs, waiter.unlimited)
 
     /**
      * The start `at` lies beyond the caller's `maxWait`: it fails as the store would have, and
      * `abandon` gives its reservation back.
      */
     const tooLate = (waiter: Waiter, now: number, at: number): Effect.Effect<never, RateLimiter.RateLimiterError> => {
-      const paused = localPauseUntil >= at - algorithm.EPSILON_MILLIS
-      const binding = paused ? -1 : algorithm.earliestAll(specs, pacer, now, waiter.costs).binding
+      const binding = pacer.pausedAt(at) ? -1 : pacer.binding(now, waiter.costs)
       return refused(
         { _tag: "Refused", delayMillis: at - now, retryAfterMillis: Math.max(0, at - waiter.deadline), binding },
         { ...defaultRequest, cost: Math.max(...waiter.costs), costs: waiter.costs, maxWaitMillis: waiter.maxWaitMillis }
@@ -173,7 +111,7 @@ const makeWith = (
      * came after its reservation) fails instead: `maxWait` bounds the whole wait.
      */
     const lead = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> => {
-      if (waiter !== head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
+      if (waiter !== queue.head) return Effect.flatMap(awaitTurn(waiter), () => lead(waiter))
       const now = nowMillis(clock)
       const at = localStart(waiter, now)
       if (at > waiter.target + algorithm.EPSILON_MILLIS) expireBehind(waiter, now, at)
@@ -185,13 +123,16 @@ const makeWith = (
           return lead(waiter)
         })
       }
+      // charged before the next head is woken: a resume may run that head at once, and it must
+      // find this start on the pacer
+      const started = begin(waiter, now)
       unlink(waiter)
-      return begin(waiter, now)
+      return started
     }
 
     const awaitTurn = (waiter: Waiter): Effect.Effect<void, RateLimiter.RateLimiterError> =>
       Effect.async<void, RateLimiter.RateLimiterError>((resume) => {
-        if (waiter === head) resume(Effect.void)
+        if (waiter === queue.head) resume(Effect.void)
         else waiter.resume = resume
       })
 
@@ -243,16 +184,14 @@ const makeWith = (
       const now = nowMillis(clock)
       // A pause another process set reaches this one with its next decision: hold the callers
       // that reserved before it too.
-      if (result.pausedMillis !== undefined && result.pausedMillis > 0) {
-        localPauseUntil = Math.max(localPauseUntil, now + result.pausedMillis)
-      }
+      if (result.pausedMillis !== undefined && result.pausedMillis > 0) pacer.pauseFor(now, result.pausedMillis)
       const delay = result.delayMillis
       const unlimited = result.unlimited === true
       if (
-        delay <= algorithm.EPSILON_MILLIS && head === undefined &&
-        (unlimited ? now + algorithm.EPSILON_MILLIS >= localPauseUntil : mayStartAt(now, costs))
+        delay <= algorithm.EPSILON_MILLIS && queue.head === undefined &&
+        (unlimited ? pacer.unpaused(now) : pacer.mayStart(now, costs))
       ) {
-        const local = unlimited ? undefined : chargeLocally(now, costs, track)
+        const local = unlimited ? undefined : pacer.charge(now, costs, track)
         recordStart(0, span)
         return Effect.succeed(local)
       }
@@ -279,8 +218,9 @@ const makeWith = (
       // The wait alone is interruptible; it fails only when it would outlast `maxWait`. Either way
       // the caller leaves before its start, and gives its reservation back.
       return Effect.uninterruptibleMask((restore) => {
-        enqueue(waiter)
+        queue.enqueue(waiter)
         // behind a head asleep past this caller's maxWait: it cannot start in time
+        const head = queue.head
         const ahead = head !== undefined && head !== waiter ? head.plannedAt : now
         return Effect.catchAllCause(
           restore(Effect.suspend(() =>
@@ -337,7 +277,7 @@ const makeWith = (
           RateLimiterStore.costsOf(request),
           result,
           (reserved, actual, released) => {
-            if (local !== undefined) settleLocally(local, reserved, actual, released)
+            if (local !== undefined) pacer.settle(local, reserved, actual, released, nowMillis(clock))
           }
         ))
 
@@ -350,9 +290,7 @@ const makeWith = (
           store.pause(key, millis),
           // Callers of this process already hold reservations from before the pause: the pacer
           // holds them too, whenever they wake.
-          Effect.sync(() => {
-            localPauseUntil = Math.max(localPauseUntil, nowMillis(clock) + millis)
-          })
+          Effect.sync(() => pacer.pauseFor(nowMillis(clock), millis))
         )
       })
 

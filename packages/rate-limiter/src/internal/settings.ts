@@ -5,6 +5,8 @@
  *
  * @internal
  */
+import * as LimiterInput from "@sluice/core/LimiterInput"
+import * as LimiterMessages from "@sluice/core/LimiterMessages"
 import { OptionSchema } from "@sluice/options"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Arr from "effect/Array"
@@ -40,9 +42,7 @@ const Limit = Schema.Struct({
 const burstOnGcraOnly = <A extends Schema.Schema.Type<typeof Limit>>(limit: A) =>
   limit.burst === undefined || (limit.algorithm ?? "gcra") === "gcra" || {
     path: ["burst"],
-    // no option's name in the reason: Config writes those as keys
-    message: "applies to gcra only: fixed and sliding windows admit all their starts at once " +
-      "(add a gcra rule to space them)"
+    message: LimiterMessages.burstOnGcraOnly
   }
 
 /** One limit with the default wait budget: what `config` reads. @internal */
@@ -59,13 +59,11 @@ const Multi = Schema.Struct({
 
 /**
  * The longest reset an upstream's word holds a dimension for, unless `maxResetAfter` says
- * otherwise: one hour, as `@sluice/http`'s header profiles bound it (a daily quota is obeyed an
- * hour at a time: the upstream says so again). Not obeyed blindly: a reset of ten years would stop
- * the dimension, in every process sharing the store.
+ * otherwise (`@sluice/core/LimiterInput`).
  *
  * @internal
  */
-export const DEFAULT_MAX_RESET_AFTER_MILLIS = 3_600_000
+export const DEFAULT_MAX_RESET_AFTER_MILLIS = LimiterInput.DEFAULT_MAX_RESET_AFTER_MILLIS
 
 /** @internal */
 export const who = (name: unknown): string => OptionSchema.owner("rate limiter", name)
@@ -97,19 +95,13 @@ export interface Resolved {
 }
 
 /** @internal */
-export const defaultDimension = "default"
+export const defaultDimension = LimiterInput.DEFAULT_DIMENSION
 
-const resolveLimit = (limit: Schema.Schema.Type<typeof Limit>): RateLimiter.ResolvedLimit => {
-  const algorithm = limit.algorithm ?? "gcra"
-  return {
-    dimension: limit.dimension ?? defaultDimension,
-    limit: limit.limit,
-    window: limit.window,
-    algorithm,
-    // a window algorithm admits its whole limit at once
-    burst: algorithm === "gcra" ? limit.burst ?? 1 : limit.limit
-  }
-}
+const resolveLimit = (limit: Schema.Schema.Type<typeof Limit>): RateLimiter.ResolvedLimit => ({
+  ...LimiterInput.limitDefaults(limit),
+  limit: limit.limit,
+  window: limit.window
+})
 
 /**
  * Checks the settings of a limiter; the error is a sentence naming `who`.
@@ -118,10 +110,10 @@ const resolveLimit = (limit: Schema.Schema.Type<typeof Limit>): RateLimiter.Reso
  */
 export const resolve = (settings: RateLimiter.Settings, who: string): Either.Either<Resolved, string> => {
   if (settings.limits !== undefined && (settings.limit !== undefined || settings.window !== undefined)) {
-    return Either.left(`${who}: give either limit and window or limits, not both`)
+    return Either.left(LimiterMessages.bothShapes(who))
   }
   if (settings.limits !== undefined && (!Array.isArray(settings.limits) || settings.limits.length === 0)) {
-    return Either.left(`${who}: limits must hold at least one limit`)
+    return Either.left(LimiterMessages.noLimits(who))
   }
   const decoded = settings.limits === undefined
     ? Either.map(OptionSchema.decodeEither(Single, who)(settings), (single) => ({
@@ -132,7 +124,7 @@ export const resolve = (settings: RateLimiter.Settings, who: string): Either.Eit
     : OptionSchema.decodeEither(Multi, who)(settings)
   return Either.flatMap(decoded, (valid) => {
     const limits = Arr.map(valid.limits, resolveLimit)
-    if (!Arr.isNonEmptyReadonlyArray(limits)) return Either.left(`${who}: limits must hold at least one limit`)
+    if (!Arr.isNonEmptyReadonlyArray(limits)) return Either.left(LimiterMessages.noLimits(who))
     const specs = limits.map((limit): RateLimiterStore.LimitSpec => ({
       algorithm: limit.algorithm,
       limit: limit.limit,

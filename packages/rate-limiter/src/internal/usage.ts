@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import type * as Pacer from "@sluice/core/Pacer"
 import * as core from "@sluice/core/Usage"
 import type { NonEmptyReadonlyArray } from "effect/Array"
 import * as Duration from "effect/Duration"
@@ -99,16 +100,11 @@ export const perLimit = (
 // -----------------------------------------------------------------------------
 
 /**
- * Where the limiter's local pacer charged a start: when, and each limit's `restorePoint` before.
+ * Where the limiter's local pacer charged a start (`@sluice/core/Pacer`).
  *
  * @internal
  */
-export interface LocalCharge {
-  readonly at: number
-  readonly points: ReadonlyArray<number>
-  /** The pacer's number for this charge: a release rolls it back exactly while it is the latest. */
-  readonly seq: number
-}
+export type LocalCharge = Pacer.LocalCharge
 
 /**
  * The reservation of a start, once the store reserved it and the caller started. `onUsage`
