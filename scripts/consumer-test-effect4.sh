@@ -3,8 +3,9 @@
 # (run it with Node 22 first on PATH: test-all's with22). Packs every package under
 # effect4/packages/ (listed, so a package that lands is packed too) and @sluice/core, checks the
 # tarballs hold the build, installs them with plain npm beside effect@4.1.0 and the other peers the
-# packed manifests name into a scratch app under /tmp (no workspace links, no tsx), compiles the app
-# and effect4/examples/quickstart with a strict tsc, then runs both with node against a
+# packed manifests name into a scratch app under /tmp (no workspace links, no tsx), compiles a
+# library per package whose declarations must name public modules only, then the app and
+# effect4/examples/quickstart with a strict tsc, and runs both with node against a
 # redis-server started here. Any failing step fails the script; the scratch folder and the
 # redis-server are removed on every exit.
 set -euo pipefail
@@ -59,7 +60,7 @@ node scripts/consumer/check-tarballs.mjs "$scratch/tarballs" "$names"
 step "a scratch app in $scratch/app, installed with npm from the tarballs"
 app="$scratch/app"
 mkdir -p "$app/quickstart"
-cp -R scripts/consumer-effect4/src scripts/consumer-effect4/tsconfig.json "$app/"
+cp -R scripts/consumer-effect4/src scripts/consumer-effect4/lib scripts/consumer-effect4/tsconfig.json "$app/"
 cp effect4/examples/quickstart/src/main.ts "$app/quickstart/main.ts"
 # every tarball a dependency, and every peer their manifests name: effect and @effect/* at 4.1.0
 # (the line's pin), any other at the range the manifest asks for
@@ -74,6 +75,11 @@ for (const tarball of fs.readdirSync(dir).filter((f) => f.endsWith(".tgz")).sort
   const file = path.join(dir, tarball)
   const manifest = JSON.parse(execFileSync("tar", ["-xzOf", file, "package/package.json"], { encoding: "utf8" }))
   dependencies[manifest.name] = `file:${file}`
+  // the 2.x line, for Effect 4: a port that kept the 0.x version or peer would install beside effect 3
+  const effect = manifest.peerDependencies?.effect
+  if (manifest.name !== "@sluice/core" && (!manifest.version.startsWith("2.") || !/^\^4\./.test(effect ?? ""))) {
+    throw new Error(`${manifest.name}@${manifest.version} peers on effect ${effect}: expected 2.x on ^4.x`)
+  }
   for (const [peer, range] of Object.entries(manifest.peerDependencies ?? {})) peers[peer] = range
 }
 for (const [peer, range] of Object.entries(peers)) {
@@ -106,7 +112,22 @@ if [ "$(cat "$scratch/effects")" != "effect@4.1.0" ]; then
   exit 1
 fi
 
-step "tsc: the app and the quickstart (strict, NodeNext, exactOptionalPropertyTypes, noUncheckedIndexedAccess, erasableSyntaxOnly, skipLibCheck false)"
+step "tsc: a library per package (lib/<name>.ts) that emits declarations naming sluice's types"
+for file in "$app"/lib/*.ts; do
+  name=$(basename "$file" .ts)
+  printf '%s\n' "${packages[@]}" | grep -qx "$name" ||
+    { echo "scripts/consumer-effect4/lib/$name.ts: @sluice/$name was not packed (renamed or removed?)" >&2; exit 1; }
+done
+(cd "$app" && npx tsc -p lib/tsconfig.json)
+grep -ho 'import("@sluice/[^"]*")' "$app"/lib/dist/*.d.ts | sort -u | sed 's/^/  its declarations name /' || true
+# every package declares its public types in public modules: an internal path here is one the
+# package blocks (in the workspace) or may move, and the library's own users get TS2307
+if grep -o '@sluice/[^"'"'"']*/internal/[^"'"'"']*' "$app"/lib/dist/*.d.ts | sort -u | grep .; then
+  echo "lib/dist/*.d.ts name the internal paths above: declare those types in a public module" >&2
+  exit 1
+fi
+
+step "tsc: the app, the quickstart and the libraries' declarations (strict, NodeNext, exactOptionalPropertyTypes, noUncheckedIndexedAccess, erasableSyntaxOnly, skipLibCheck false)"
 (cd "$app" && npx tsc -p tsconfig.json)
 
 step "node refuses the internal modules at run time"
