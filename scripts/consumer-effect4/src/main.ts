@@ -1,7 +1,8 @@
 // The Effect 4 consumer app: what a user outside the repository writes, installed from the packed
 // tarballs, compiled with a strict tsc and run with plain node. src/packages/<name>.ts holds the
 // checks of @sluice/<name>; this runs those of every package named in argv (the packed ones), in
-// order, and exits 1 at the first failure. A package that lands adds one file there.
+// order, and exits 1 at the first failure. A package that lands adds one file there (and
+// lib/<name>.ts, a library on it whose declarations the consumer test checks).
 import { Cause, Console, Effect } from "effect"
 import * as fs from "node:fs"
 import type { Checks } from "./check.js"
