@@ -92,7 +92,7 @@ console.log(textTable(header, rows))
 writeSection(
   "Effect 3 and Effect 4",
   [
-    `${machineLine().replace(/^Node \S+/, `Node ${nodeVersion} for both lines`)}; ${ROUNDS} rounds per figure, median,`,
+    `${machineLine().replace(/^Node [^,]+/, `Node ${nodeVersion} for both lines`)}; ${ROUNDS} rounds per figure, median,`,
     "each in a fresh process (`pnpm bench effect4`). Cost per guarded call: a free permit taken one call",
     "after another (uncontended); 64 callers on 16 permits, each yielding once while it holds one",
     "(in-flight-64); 4,000 fibers submitted at once on 16 permits (fan-out). A ratio below 1 means",
