@@ -206,6 +206,16 @@ export * as LimiterMessages from "./LimiterMessages.js"
 export * as LimiterScripts from "./LimiterScripts.js"
 
 /**
+ * The Redis rate limiter store's sentences and fixed settings on plain values: how a failed
+ * command, a limiter failing closed, the degraded mode and its end, and an ignored observation
+ * read, and the rules of its options. Both Effect lines' `RedisRateLimiterStore` take them from
+ * here, so that the same failure prints the same bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterStoreMessages from "./LimiterStoreMessages.js"
+
+/**
  * The in-memory limiter store on plain numbers: per key, the state of each limit, its pause and its
  * ledger, each operation at the `now` its binding read. One instance is owned by one store of a
  * binding, which wraps each call in its effect and logs what it ignored.

@@ -1,6 +1,7 @@
 /** @internal */
-import { errorText, invalid } from "@sluice/core/LimiterCommands"
+import { invalid } from "@sluice/core/LimiterCommands"
 import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
+import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
@@ -142,7 +143,7 @@ const makeWith = (
 
     const storeError = (operation: string, key: string, cause: unknown) =>
       new RateLimiterStore.RateLimiterStoreError({
-        message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" failed: ${errorText(cause)}`,
+        message: LimiterStoreMessages.commandFailed(prefix, operation, key, cause),
         cause
       })
 
@@ -160,11 +161,7 @@ const makeWith = (
         if (degraded) return Effect.void
         degraded = true
         degradedGauge.unsafeUpdate(1, labels)
-        return Effect.logWarning(
-          `Redis rate limiter store "${prefix}" is degraded (${
-            errorText(error.cause)
-          }): each limiter applies its store-down policy until Redis answers again`
-        )
+        return Effect.logWarning(LimiterStoreMessages.degraded(prefix, error.cause))
       })
 
     const cameBack: Effect.Effect<void> = Effect.suspend(() => {
@@ -172,7 +169,7 @@ const makeWith = (
       degraded = false
       lastError = undefined
       degradedGauge.unsafeUpdate(0, labels)
-      return Effect.logInfo(`Redis rate limiter store "${prefix}" recovered: decisions are shared again`)
+      return Effect.logInfo(LimiterStoreMessages.recovered(prefix))
     })
 
     const batchWrites = writeBatcher(redis)
