@@ -137,7 +137,8 @@ export * as Ledger from "./Ledger.js"
 /**
  * What the Redis limiter store sends and reads back, on plain values: key names, each script's
  * arguments (encoded once per limiter) and the decoding of replies. The scripts themselves are
- * `LimiterScripts`; the binding runs them and reads the clock.
+ * `LimiterScripts`; the binding runs them and reads the clock. `writeBatcher` groups the commands
+ * of one tick into few socket writes.
  *
  * @since 0.1.0
  */
