@@ -55,3 +55,7 @@ export const restartableServer = Effect.gen(function*() {
     })
   }
 })
+
+/** A redis-server of the test's own (for restarts and command statistics), stopped with the scope. */
+export const ownServer = (port?: number): Effect.Effect<RedisServer, never, Scope.Scope> =>
+  Effect.acquireRelease(Effect.promise(() => startRedisServer(port)), (server) => Effect.promise(() => server.stop()))
