@@ -1,7 +1,8 @@
 /**
  * What the Redis limiter store sends and reads back, on plain values: key names, each script's
  * arguments (encoded once per limiter) and the decoding of replies. The scripts themselves are
- * `LimiterScripts`; the binding runs them and reads the clock.
+ * `LimiterScripts`; the binding runs them and reads the clock. `writeBatcher` groups the commands
+ * of one tick into few socket writes.
  *
  * @since 0.1.0
  */
@@ -214,6 +215,73 @@ export const isNoScript = (cause: unknown): boolean => errorText(cause).startsWi
  * @since 0.1.0
  */
 export const nowArgument = (nowMillis: number): string => String(nowMillis)
+
+// -----------------------------------------------------------------------------
+// writes
+// -----------------------------------------------------------------------------
+
+/**
+ * The part of an ioredis `Redis` client (one server, not a Cluster) that `writeBatcher` uses.
+ *
+ * @since 0.1.0
+ * @category writes
+ */
+export interface CorkableClient {
+  readonly status: string
+  readonly stream: { cork(): void; uncork(): void }
+}
+
+/**
+ * Commands per socket write within a tick: the fastest group size with 64 takes in flight.
+ *
+ * @since 0.1.0
+ * @category writes
+ */
+export const WRITE_GROUP = 16
+
+/**
+ * Batches the commands sent in one tick into a few socket writes: the first command of a tick
+ * corks the socket, every `WRITE_GROUP` commands it is flushed and corked again, and the end of
+ * the tick (`endOfTick`, the binding's `process.nextTick`) flushes the rest. Each is still one
+ * command, one reply and one round trip. On loopback one write system call costs about as much as
+ * the rest of a take's client side: batching saves it, and a read in Redis; flushing in groups
+ * lets Redis start on the first commands while the client is still writing the next ones. A
+ * Cluster (`client` absent) writes to one socket per node: ioredis' own pipelining is the
+ * batching there. Call the function it returns before each command.
+ *
+ * @since 0.1.0
+ * @category writes
+ */
+export const writeBatcher = (
+  client: CorkableClient | undefined,
+  endOfTick: (flush: () => void) => void
+): () => void => {
+  if (client === undefined) return () => {}
+  let corked: CorkableClient["stream"] | undefined
+  let written = 0
+  const uncork = () => {
+    const stream = corked
+    corked = undefined
+    written = 0
+    stream?.uncork()
+  }
+  return () => {
+    // not connected: the command fails at once anyway (no offline queue)
+    if (client.status !== "ready") return
+    if (corked !== undefined) {
+      if (++written >= WRITE_GROUP) {
+        corked.uncork()
+        corked.cork()
+        written = 0
+      }
+      return
+    }
+    corked = client.stream
+    corked.cork()
+    // after every fiber resumed in this tick has had its turn (Effect resumes fibers on microtasks)
+    endOfTick(uncork)
+  }
+}
 
 // -----------------------------------------------------------------------------
 // replies

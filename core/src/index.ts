@@ -137,7 +137,8 @@ export * as Ledger from "./Ledger.js"
 /**
  * What the Redis limiter store sends and reads back, on plain values: key names, each script's
  * arguments (encoded once per limiter) and the decoding of replies. The scripts themselves are
- * `LimiterScripts`; the binding runs them and reads the clock.
+ * `LimiterScripts`; the binding runs them and reads the clock. `writeBatcher` groups the commands
+ * of one tick into few socket writes.
  *
  * @since 0.1.0
  */
@@ -204,6 +205,16 @@ export * as LimiterMessages from "./LimiterMessages.js"
  * @since 0.1.0
  */
 export * as LimiterScripts from "./LimiterScripts.js"
+
+/**
+ * The Redis rate limiter store's sentences and fixed settings on plain values: how a failed
+ * command, a limiter failing closed, the degraded mode and its end, and an ignored observation
+ * read, and the rules of its options. Both Effect lines' `RedisRateLimiterStore` take them from
+ * here, so that the same failure prints the same bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterStoreMessages from "./LimiterStoreMessages.js"
 
 /**
  * The in-memory limiter store on plain numbers: per key, the state of each limit, its pause and its

@@ -35,6 +35,7 @@ export type VectorCost = number | Readonly<Record<string, number>>
  * - `waits`: a take of `cost` with a zero budget is refused with `retryAfterMillis` (0: it starts).
  * - `fits`: whether a take of `cost` with a zero budget starts (it consumes it when it does).
  * - `reserve`, `settle`, `release`: a reservation, named `id`, and its usage.
+ * - `dimensions`: the limiter's dimensions, each once, in the order of its limits.
  */
 export type Step =
   | {
@@ -59,12 +60,15 @@ export type Step =
     /** The algorithm of the limit that refused (`reason: "quota"`). */
     readonly algorithm?: "gcra" | "fixed-window" | "sliding-window"
     readonly errorCost?: number
+    /** The error's whole message after `rate limiter "<name>": ` (the name is the driver's). */
+    readonly message?: string
   }
   | { readonly do: "waits"; readonly cost: VectorCost; readonly millis: number; readonly on?: number }
   | { readonly do: "fits"; readonly cost: VectorCost; readonly fits: boolean; readonly on?: number }
   | { readonly do: "reserve"; readonly id: string; readonly cost: VectorCost; readonly on?: number }
   | { readonly do: "settle"; readonly id: string; readonly actual: VectorCost }
   | { readonly do: "release"; readonly id: string }
+  | { readonly do: "dimensions"; readonly on?: number; readonly expect: ReadonlyArray<string> }
   | {
     readonly do: "tighten"
     readonly on?: number
@@ -218,7 +222,14 @@ export const vectors: ReadonlyArray<Vector> = [
     steps: [
       ...takes("t", 3),
       { do: "adjust", millis: 0 },
-      { do: "refused", reason: "quota", retryAfterMillis: 1000, algorithm: "gcra", errorCost: 1 },
+      {
+        do: "refused",
+        reason: "quota",
+        retryAfterMillis: 1000,
+        algorithm: "gcra",
+        errorCost: 1,
+        message: "a start within 2s is impossible under 1 per 1s (burst 1); retry after 1s"
+      },
       { do: "take", id: "t3", maxWait: Number.POSITIVE_INFINITY },
       { do: "adjust", millis: 4000 }
     ],
@@ -230,7 +241,12 @@ export const vectors: ReadonlyArray<Vector> = [
     limiters: one({ limit: 4, window: 1000 }, { maxWait: 0 }),
     steps: [
       { do: "take", id: "a" },
-      { do: "refused", reason: "quota", retryAfterMillis: 250 },
+      {
+        do: "refused",
+        reason: "quota",
+        retryAfterMillis: 250,
+        message: "a start now is impossible under 4 per 1s (burst 1); retry after 250ms"
+      },
       { do: "adjust", millis: 250 },
       { do: "take", id: "b" }
     ],
@@ -467,6 +483,7 @@ export const vectors: ReadonlyArray<Vector> = [
     name: "a cost per dimension charges the limits of each dimension it names, and only those",
     limiters: [{ limits: [{ dimension: "requests", limit: 2, window: 1000, burst: 2 }, tokens(100)] }],
     steps: [
+      { do: "dimensions", expect: ["requests", "tokens"] },
       { do: "take", id: "a", cost: { requests: 1, tokens: 60 } },
       { do: "take", id: "b", cost: { requests: 1, tokens: 60 } },
       { do: "take", id: "c", cost: { requests: 1 } },

@@ -22,6 +22,7 @@ import {
   stateKeyOf
 } from "@sluice/core/LimiterCommands"
 import type { ScriptName } from "@sluice/core/LimiterScripts"
+import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import type * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Effect from "effect/Effect"
@@ -90,7 +91,7 @@ export const operations = (context: Context): RateLimiterStore.Service => {
   const failClosed = (key: string, error: RateLimiterStore.RateLimiterStoreError) =>
     Effect.fail(
       new RateLimiterStore.RateLimiterStoreError({
-        message: `${error.message} (limiter "${key}" fails closed while Redis is unreachable)`,
+        message: LimiterStoreMessages.failsClosed(error.message, key),
         cause: error.cause
       })
     )
@@ -252,7 +253,7 @@ export const operations = (context: Context): RateLimiterStore.Service => {
     const { ignored, usable } = RateLimiterStore.usableObservations(request)
     const warn = ignored === undefined
       ? Effect.void
-      : Effect.logWarning(`Redis rate limiter store ${JSON.stringify(prefix)}: ${ignored}`)
+      : Effect.logWarning(LimiterStoreMessages.ignoredObservations(prefix, ignored))
     if (usable.length === 0) return warn
     const keys = keysFor(encoded(request.limits), request.key, request.limits.length)
     return Effect.zipRight(

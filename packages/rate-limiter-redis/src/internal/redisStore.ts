@@ -1,6 +1,7 @@
 /** @internal */
-import { errorText, invalid } from "@sluice/core/LimiterCommands"
+import { invalid, writeBatcher } from "@sluice/core/LimiterCommands"
 import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
+import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
@@ -57,51 +58,14 @@ const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
 }
 
 /**
- * Batches the commands sent in one tick into a few socket writes: the first command of a tick
- * corks the socket, every `WRITE_GROUP` commands it is flushed and corked again, and the end of
- * the tick flushes the rest. Each is still one command, one reply and one round trip. A busy
- * process's takes come in bursts (the replies read in one go resume fibers that send their next
- * takes), and on loopback one write system call costs about as much as the rest of a take's
- * client side: batching saves it, and a read in Redis. Flushing in groups rather than once per
- * tick lets Redis start on the first commands while the client is still resuming fibers and
- * writing the next ones; with one write per tick the two took turns.
- *
- * ioredis' auto-pipelining batches too, but costs a pipeline, an extra promise and a `nextTick`
- * per command, and holds a batch back until the previous one's replies are in. Kept over plain
- * sends because a take costs less CPU, client and Redis, with it (bench redis, "corked writes").
+ * Batches the commands of one tick into a few socket writes (`@sluice/core/LimiterCommands`'
+ * `writeBatcher`). ioredis' auto-pipelining batches too, but costs a pipeline, an extra promise
+ * and a `nextTick` per command, and holds a batch back until the previous one's replies are in.
+ * Kept over plain sends because a take costs less CPU, client and Redis, with it (bench redis,
+ * "corked writes").
  */
-const writeBatcher = (client: Redis | Cluster): () => void => {
-  // a Cluster writes to one socket per node: ioredis' own pipelining is the batching there
-  if (!(client instanceof Redis)) return () => {}
-  const redis = client
-  let corked: Redis["stream"] | undefined
-  let written = 0
-  const uncork = () => {
-    const stream = corked
-    corked = undefined
-    written = 0
-    stream?.uncork()
-  }
-  return () => {
-    // not connected: the command fails at once anyway (no offline queue)
-    if (redis.status !== "ready") return
-    if (corked !== undefined) {
-      if (++written >= WRITE_GROUP) {
-        corked.uncork()
-        corked.cork()
-        written = 0
-      }
-      return
-    }
-    corked = redis.stream
-    corked.cork()
-    // after every fiber resumed in this tick has had its turn (Effect resumes fibers on microtasks)
-    process.nextTick(uncork)
-  }
-}
-
-/** Commands per socket write within a tick: the fastest group size with 64 takes in flight. */
-const WRITE_GROUP = 16
+const batcherOf = (client: Redis | Cluster): () => void =>
+  writeBatcher(client instanceof Redis ? client : undefined, process.nextTick)
 
 /** @internal */
 export const make = (
@@ -142,7 +106,7 @@ const makeWith = (
 
     const storeError = (operation: string, key: string, cause: unknown) =>
       new RateLimiterStore.RateLimiterStoreError({
-        message: `Redis rate limiter store "${prefix}": ${operation} of "${key}" failed: ${errorText(cause)}`,
+        message: LimiterStoreMessages.commandFailed(prefix, operation, key, cause),
         cause
       })
 
@@ -160,11 +124,7 @@ const makeWith = (
         if (degraded) return Effect.void
         degraded = true
         degradedGauge.unsafeUpdate(1, labels)
-        return Effect.logWarning(
-          `Redis rate limiter store "${prefix}" is degraded (${
-            errorText(error.cause)
-          }): each limiter applies its store-down policy until Redis answers again`
-        )
+        return Effect.logWarning(LimiterStoreMessages.degraded(prefix, error.cause))
       })
 
     const cameBack: Effect.Effect<void> = Effect.suspend(() => {
@@ -172,10 +132,10 @@ const makeWith = (
       degraded = false
       lastError = undefined
       degradedGauge.unsafeUpdate(0, labels)
-      return Effect.logInfo(`Redis rate limiter store "${prefix}" recovered: decisions are shared again`)
+      return Effect.logInfo(LimiterStoreMessages.recovered(prefix))
     })
 
-    const batchWrites = writeBatcher(redis)
+    const batchWrites = batcherOf(redis)
 
     /**
      * Runs one script in one round trip and answers its decoded reply, or `fallback`'s answer when

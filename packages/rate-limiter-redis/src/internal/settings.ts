@@ -5,6 +5,7 @@
  *
  * @internal
  */
+import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
 import { OptionSchema } from "@sluice/options"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Config from "effect/Config"
@@ -13,16 +14,10 @@ import * as Schema from "effect/Schema"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
 
 /** @internal */
-export const defaultPrefix = "sluice:rl:"
-/**
- * On the client clock (tests under `TestClock`) the deciding clock and Redis' expiry clock run at
- * different speeds: virtual time jumps while real time crawls, and the other way round. A key
- * must not expire in real time while the virtual clock still needs it, so its TTL gets a minute
- * more than any contract test lasts.
- *
- * @internal
- */
-export const clientClockTtlPadMillis = 60_000
+export const defaultPrefix = LimiterStoreMessages.defaultPrefix
+
+/** @internal */
+export const clientClockTtlPadMillis = LimiterStoreMessages.clientClockTtlPadMillis
 
 /** @internal */
 export interface Policy {
@@ -39,7 +34,7 @@ export interface Resolved {
 }
 
 /** Who the messages name. @internal */
-export const who = "Redis rate limiter store"
+export const who = LimiterStoreMessages.who
 
 /** A store-down policy: `localShare` with `"local"`, and only there. */
 const Policy = Schema.Struct({
@@ -49,21 +44,21 @@ const Policy = Schema.Struct({
   if (policy.storeDown === "local") {
     return policy.localShare !== undefined || {
       path: ["localShare"],
-      message: `is required with storeDown "local": the share of each quota one process may use alone`
+      message: LimiterStoreMessages.localShareRequired
     }
   }
   // alone, the policy key is missing or misspelt, and the fallback it meant would silently be
   // fail-closed
   return policy.localShare === undefined || {
     path: ["storeDown"],
-    message: `must be "local" when localShare is set, got ${
-      policy.storeDown === undefined ? "nothing" : OptionSchema.show(policy.storeDown)
-    }`
+    message: LimiterStoreMessages.localShareNeedsLocal(
+      policy.storeDown === undefined ? undefined : OptionSchema.show(policy.storeDown)
+    )
   }
 }))
 
-const Prefix = OptionSchema.make(Schema.String.pipe(Schema.filter((prefix) => !/[{}]/.test(prefix))), {
-  rule: "a string without braces (they delimit the hash tag)",
+const Prefix = OptionSchema.make(Schema.String.pipe(Schema.filter(LimiterStoreMessages.isPrefix)), {
+  rule: LimiterStoreMessages.prefixRule,
   fromText: (text) => text
 })
 
@@ -123,6 +118,6 @@ export const resolve = (
  * @internal
  */
 export const config: Config.Config<RedisRateLimiterStore.Options> = Config.map(
-  Config.all([RedisConnection.config, OptionSchema.config(ConfigKeys, "a Redis rate limiter store")]),
+  Config.all([RedisConnection.config, OptionSchema.config(ConfigKeys, LimiterStoreMessages.configWhat)]),
   ([connection, store]): RedisRateLimiterStore.Options => ({ ...connection, ...store })
 )

@@ -24,7 +24,50 @@ const now = Clock.clockWith((clock) => Effect.succeed(Number(clock.currentTimeNa
 
 const uniquePrefix = () => globalThis.crypto.randomUUID().slice(0, 8)
 
+/** One real turn of the event loop, whatever the clock: lets network replies arrive. */
+const ioTurn = Effect.promise(() => new Promise<void>((resolve) => setImmediate(resolve)))
+
+/**
+ * Waits until `done` holds: a few fiber yields (a memory store answers within them), then real
+ * event-loop turns (a remote store answers over the network), at most ~10 s of them.
+ */
+const until = (done: () => boolean, what: () => string) =>
+  Effect.gen(function*() {
+    for (let turn = 0; !done(); turn++) {
+      if (turn > 100_000) return yield* Effect.die(what())
+      yield* turn < 10 ? Effect.yieldNow : ioTurn
+    }
+  })
+
+/** A store that counts the decisions it answered. */
+const counting = (store: RateLimiterStore.Service) => {
+  let count = 0
+  const service: RateLimiterStore.Service = {
+    ...store,
+    reserve: (request) => Effect.ensuring(store.reserve(request), Effect.sync(() => count++))
+  }
+  return { service, answered: () => count }
+}
+
+/**
+ * Forks a take now and returns once its decision is back: a remote store answers over the
+ * network, and `TestClock.adjust` only waits for fibers to suspend (a fiber awaiting a reply
+ * counts as suspended), so arrival order is step order only this way.
+ */
+const forkDecided = <A>(
+  { answered }: { readonly answered: () => number },
+  id: string,
+  effect: Effect.Effect<A, RateLimiter.RateLimiterError>
+) =>
+  Effect.gen(function*() {
+    const before = answered()
+    const fiber = yield* Effect.forkChild(effect)
+    yield* until(() => answered() > before, () => `take ${id} was never decided`)
+    return fiber
+  })
+
 interface Limiter {
+  readonly name: string
   readonly limiter: RateLimiter.RateLimiter
   /** How many decisions its store has answered. */
   readonly answered: () => number
@@ -36,18 +79,15 @@ const run = (vector: Vector, store: RateLimiterStore.Service) =>
     const prefix = uniquePrefix()
     const limiters: Array<Limiter> = []
     for (const [i, settings] of vector.limiters.entries()) {
-      let count = 0
-      const counting: RateLimiterStore.Service = {
-        ...store,
-        reserve: (request) => Effect.ensuring(store.reserve(request), Effect.sync(() => count++))
-      }
+      const { answered, service } = counting(store)
+      const name = `${prefix}-${settings.name ?? `l${i}`}`
       const limiter = yield* RateLimiter.make({
-        name: `${prefix}-${settings.name ?? `l${i}`}`,
+        name,
         limits: settings.limits as RateLimiter.MultiLimit["limits"],
         ...(settings.maxWait === undefined ? {} : { maxWait: settings.maxWait }),
-        store: counting
+        store: service
       })
-      limiters.push({ limiter, answered: () => count })
+      limiters.push({ name, limiter, answered })
     }
     const on = (step: { readonly on?: number }) => limiters[step.on ?? 0]
     const takers = new Map<string, Fiber.Fiber<number, RateLimiter.RateLimiterError>>()
@@ -70,16 +110,13 @@ const run = (vector: Vector, store: RateLimiterStore.Service) =>
     const stepOf = (step: Step): Effect.Effect<void, RateLimiter.RateLimiterError> => {
       switch (step.do) {
         case "take": {
-          const { answered, limiter } = on(step)
-          return Effect.gen(function*() {
-            const before = answered()
-            takers.set(step.id, yield* Effect.forkChild(Effect.andThen(limiter.take(options(step)), now)))
-            // the decision is back before the next step, so that arrival order is step order
-            for (let turn = 0; answered() === before; turn++) {
-              if (turn > 1_000) return yield* Effect.die(`take ${step.id} was never decided`)
-              yield* Effect.yieldNow
+          const limiter = on(step)
+          return Effect.map(
+            forkDecided(limiter, step.id, Effect.andThen(limiter.limiter.take(options(step)), now)),
+            (fiber) => {
+              takers.set(step.id, fiber)
             }
-          })
+          )
         }
         case "adjust":
           return TestClock.adjust(step.millis)
@@ -102,17 +139,23 @@ const run = (vector: Vector, store: RateLimiterStore.Service) =>
           })
         case "refused":
           return Effect.gen(function*() {
+            const { limiter, name } = on(step)
             const before = yield* now
-            const error = yield* refusedNow(on(step).limiter, options(step))
+            const error = yield* refusedNow(limiter, options(step))
             assert(error !== undefined, "the take started")
             assert.strictEqual(yield* now, before, "a refusal is at once")
             assert.strictEqual(error.reason, step.reason)
+            assert.strictEqual(error.limiter, name)
             if (step.retryAfterMillis !== undefined) {
               assert.strictEqual(Duration.toMillis(error.retryAfter), step.retryAfterMillis, error.message)
             }
             if (step.algorithm !== undefined) assert.strictEqual(error.limit?.algorithm, step.algorithm)
             if (step.reason === "paused") assert.strictEqual(error.limit, undefined)
             if (step.errorCost !== undefined) assert.strictEqual(error.cost, step.errorCost)
+            if (step.message !== undefined) {
+              assert.strictEqual(error.message, `rate limiter ${JSON.stringify(name)}: ${step.message}`)
+            }
+            assert.strictEqual(error.name, "RateLimitExceeded")
             assert.isTrue(String(error).startsWith("RateLimitExceeded: rate limiter "), String(error))
           })
         case "waits":
@@ -135,6 +178,10 @@ const run = (vector: Vector, store: RateLimiterStore.Service) =>
         }
         case "tighten":
           return on(step).limiter.tighten(step.observations)
+        case "dimensions":
+          return Effect.sync(() => {
+            expect(on(step).limiter.dimensions).toEqual(step.expect)
+          })
       }
     }
 
@@ -143,9 +190,9 @@ const run = (vector: Vector, store: RateLimiterStore.Service) =>
     const starts: Record<string, number> = {}
     for (const [id, fiber] of takers) {
       if (gone.has(id)) continue
+      yield* until(() => fiber.pollUnsafe() !== undefined, () => `${id} is still waiting`)
       const exit = fiber.pollUnsafe()
-      assert(exit !== undefined, `${id} is still waiting`)
-      assert(Exit.isSuccess(exit), `${id} failed: ${exit}`)
+      assert(exit !== undefined && Exit.isSuccess(exit), `${id} failed: ${exit}`)
       starts[id] = exit.value
     }
     expect(Object.keys(starts).sort()).toEqual(Object.keys(vector.starts).sort())
@@ -256,27 +303,28 @@ const quotaHolds = (
   Effect.gen(function*() {
     const window = 1000
     const burst = algorithm === "gcra" ? Math.min(burstInput, limit) : limit
+    const decided = counting(store)
     const limiter = yield* RateLimiter.make({
       name: `quota-${uniquePrefix()}`,
       ...(algorithm === "gcra" ? { limit, window, burst } : { limit, window, algorithm }),
-      store
+      store: decided.service
     })
     const started: Array<{ readonly at: number; readonly cost: number }> = []
     const fibers: Array<Fiber.Fiber<void, RateLimiter.RateLimiterError>> = []
     const maxCost = Math.min(burst, limit)
-    for (const event of events) {
+    for (const [i, event] of events.entries()) {
       yield* TestClock.adjust(event.gap)
       const cost = Math.min(event.cost, maxCost)
       fibers.push(
-        yield* Effect.forkChild(
+        yield* forkDecided(
+          decided,
+          `t${i}`,
           Effect.flatMap(limiter.take({ cost }), () =>
             Effect.map(now, (at) => {
               started.push({ at, cost })
             }))
         )
       )
-      // its decision made before anything else happens
-      yield* Effect.repeat(Effect.yieldNow, { times: 5 })
       if (event.interrupt !== undefined) yield* Fiber.interrupt(fibers[event.interrupt % fibers.length])
     }
     yield* TestClock.adjust("1 minute")

@@ -1,0 +1,212 @@
+/** @internal */
+import { invalid, nowArgument as fromMillis, writeBatcher } from "@sluice/core/LimiterCommands"
+import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
+import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
+import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
+import * as RedisConnection from "@sluice/redis/RedisConnection"
+import * as Cause from "effect/Cause"
+import * as Clock from "effect/Clock"
+import type * as Config from "effect/Config"
+import * as Effect from "effect/Effect"
+import * as Layer from "effect/Layer"
+import * as Metric from "effect/Metric"
+import * as Result from "effect/Result"
+import type * as Scope from "effect/Scope"
+import { type Cluster, Redis } from "ioredis"
+import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
+import { operations, type RunScript, type Script } from "./operations.js"
+import { clientClockTtlPadMillis, resolve, type Resolved, resolveStore } from "./settings.js"
+
+/** The caller's clock as the scripts take it (a client clock; `clock: "server"` sends none). */
+const nowArgument = (clock: Clock.Clock): string => fromMillis(Number(clock.currentTimeNanosUnsafe()) / 1_000_000)
+
+/** @internal */
+export { keysOf } from "@sluice/core/LimiterCommands"
+
+/** @internal */
+export { config } from "./settings.js"
+
+// -----------------------------------------------------------------------------
+// metrics
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const degradedGauge = Metric.gauge("sluice_limiter_store_degraded", {
+  description: "1 while the Redis rate limiter store cannot reach Redis and limiters apply their store-down policy"
+})
+
+/** @internal */
+export const errorsTotal = Metric.counter("sluice_limiter_store_errors_total", {
+  description: "Redis rate limiter store commands that failed (unreachable, timed out, refused)",
+  incremental: true
+})
+
+// -----------------------------------------------------------------------------
+// the store
+// -----------------------------------------------------------------------------
+
+const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
+  const make = (name: ScriptName): Script => RedisConnection.script(name, scripts[name])
+  return {
+    reserveGcra: make("reserveGcra"),
+    reserve: make("reserve"),
+    refund: make("refund"),
+    settle: make("settle"),
+    tighten: make("tighten"),
+    pause: make("pause"),
+    readPause: make("readPause")
+  }
+}
+
+/**
+ * Batches the commands of one tick into a few socket writes (`@sluice/core/LimiterCommands`'
+ * `writeBatcher`). ioredis' auto-pipelining batches too, but costs a pipeline, an extra promise
+ * and a `nextTick` per command, and holds a batch back until the previous one's replies are in.
+ * Kept over plain sends because a take costs less CPU, client and Redis, with it (bench redis,
+ * "corked writes").
+ */
+const batcherOf = (client: Redis | Cluster): () => void =>
+  writeBatcher(client instanceof Redis ? client : undefined, process.nextTick)
+
+/** @internal */
+export const make = (
+  options: RedisRateLimiterStore.Options
+): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> =>
+  Effect.suspend(() => {
+    const resolved = resolve(options)
+    return Result.isFailure(resolved)
+      ? Effect.die(new Cause.IllegalArgumentError(resolved.failure))
+      : Effect.flatMap(
+        RedisConnection.make(resolved.success.connection),
+        (connection) => makeWith(resolved.success.store, connection)
+      )
+  })
+
+/** @internal */
+export const makeFromConnection = (
+  options: RedisRateLimiterStore.StoreOptions
+): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope | RedisConnection.RedisConnection> =>
+  Effect.suspend(() => {
+    const resolved = resolveStore(options)
+    return Result.isFailure(resolved)
+      ? Effect.die(new Cause.IllegalArgumentError(resolved.failure))
+      : Effect.flatMap(RedisConnection.RedisConnection, (connection) => makeWith(resolved.success, connection))
+  })
+
+const makeWith = (
+  settings: Resolved,
+  connection: RedisConnection.Service
+): Effect.Effect<RateLimiterStore.Service, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const { prefix } = settings
+    // the series of this store, recorded in the registry of the fiber that built it
+    const metrics = yield* Effect.context<never>()
+    const degradedSeries = Metric.withAttributes(degradedGauge, { prefix })
+    const errorsSeries = Metric.withAttributes(errorsTotal, { prefix })
+    const ttlPad = String(settings.clock === "client" ? clientClockTtlPadMillis : 0)
+    const local = yield* RateLimiterStore.makeMemory
+    const redis = connection.client
+    const loaded = loadScripts()
+
+    const storeError = (operation: string, key: string, cause: unknown) =>
+      new RateLimiterStore.RateLimiterStoreError({
+        message: LimiterStoreMessages.commandFailed(prefix, operation, key, cause),
+        cause
+      })
+
+    // -------------------------------------------------------------------------
+    // degraded mode
+    // -------------------------------------------------------------------------
+
+    let degraded = false
+    let lastError: RateLimiterStore.RateLimiterStoreError | undefined
+
+    const wentDown = (error: RateLimiterStore.RateLimiterStoreError): Effect.Effect<void> =>
+      Effect.suspend(() => {
+        errorsSeries.updateUnsafe(1, metrics)
+        lastError = error
+        if (degraded) return Effect.void
+        degraded = true
+        degradedSeries.updateUnsafe(1, metrics)
+        return Effect.logWarning(LimiterStoreMessages.degraded(prefix, error.cause))
+      })
+
+    const cameBack: Effect.Effect<void> = Effect.suspend(() => {
+      if (!degraded) return Effect.void
+      degraded = false
+      lastError = undefined
+      degradedSeries.updateUnsafe(0, metrics)
+      return Effect.logInfo(LimiterStoreMessages.recovered(prefix))
+    })
+
+    const batchWrites = batcherOf(redis)
+
+    /**
+     * Runs one script in one round trip and answers its decoded reply, or `fallback`'s answer when
+     * Redis fails (the store then reports itself degraded). While degraded and disconnected, Redis
+     * is not even asked (the command would fail at once anyway); the first command that succeeds
+     * after ioredis reconnects ends the degraded mode. After a Redis restart, a failover (or
+     * `SCRIPT FLUSH`) the connection sends the text once with `EVAL`: `NOSCRIPT` means it never ran.
+     *
+     * This is a take's whole client side, so it is one `Effect.callback` around ioredis' promise:
+     * the retry and the fallback are decided in the promise's callbacks, where layering
+     * `tryPromise`, `catchIf` and `matchEffect` cost several effects per take.
+     */
+    const runScript: RunScript = (operation, key, script, keyCount, args, decode, fallback) =>
+      Effect.callback((resume) => {
+        if (degraded && !connection.isReady()) {
+          errorsSeries.updateUnsafe(1, metrics)
+          resume(fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`))))
+          return
+        }
+        const fail = (cause: unknown) => {
+          const error = storeError(operation, key, cause)
+          resume(Effect.andThen(wentDown(error), fallback(error)))
+        }
+        const succeed = (reply: unknown) => {
+          const decoded = decode(reply)
+          if (decoded === invalid) fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
+          else resume(degraded ? Effect.as(cameBack, decoded) : Effect.succeed(decoded))
+        }
+        batchWrites()
+        connection.runScriptUnsafe(script, keyCount, args).then(succeed, fail)
+      })
+
+    /**
+     * The script's ARGV head: the deciding instant (empty: the server's `TIME`). On the server's
+     * clock the command is built at once; only the client clock needs the fiber's `Clock`.
+     */
+    const withNow = <A, E>(f: (now: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
+      settings.clock === "server" ? f("") : Clock.clockWith((clock) => f(nowArgument(clock)))
+
+    const service = operations({ prefix, settings, ttlPad, local, scripts: loaded, runScript, withNow })
+
+    degradedSeries.updateUnsafe(0, metrics)
+    // the connection waited (up to its connectTimeout) for Redis when it was opened
+    if (connection.isReady()) {
+      yield* Effect.ignore(connection.loadScripts(Object.values(loaded)))
+    } else {
+      yield* wentDown(storeError("connect", "*", new Error(`no connection to Redis (${redis.status})`)))
+    }
+    return service
+  })
+
+// -----------------------------------------------------------------------------
+// layers and config
+// -----------------------------------------------------------------------------
+
+/** @internal */
+export const layer = (options: RedisRateLimiterStore.Options): Layer.Layer<RateLimiterStore.RateLimiterStore> =>
+  Layer.effect(RateLimiterStore.RateLimiterStore, make(options))
+
+/** @internal */
+export const layerFromConnection = (
+  options: RedisRateLimiterStore.StoreOptions
+): Layer.Layer<RateLimiterStore.RateLimiterStore, never, RedisConnection.RedisConnection> =>
+  Layer.effect(RateLimiterStore.RateLimiterStore, makeFromConnection(options))
+
+/** @internal */
+export const layerConfig = (
+  config: Config.Config<RedisRateLimiterStore.Options>
+): Layer.Layer<RateLimiterStore.RateLimiterStore, Config.ConfigError> =>
+  Layer.effect(RateLimiterStore.RateLimiterStore, Effect.flatMap(config, make))
