@@ -73,6 +73,9 @@ timed with22 pnpm -C effect4 run check
 step "code examples in docs/ and the READMEs type-check"
 pnpm run check:docs
 
+step "code examples in the Effect 4 line's READMEs type-check (Node 22)"
+timed with22 pnpm -C effect4 run check:docs
+
 step "lint and format"
 pnpm run lint
 
