@@ -11,7 +11,7 @@
 import { build } from "esbuild"
 import { execFileSync, spawnSync } from "node:child_process"
 import { join, resolve } from "node:path"
-import { type WorkloadName, workloadNames } from "./lib/lineWorkloads.js"
+import { PRECISION, type WorkloadName, workloadNames } from "./lib/lineWorkloads.js"
 import { formatNs, formatRatio, machineLine, markdownTable, median, textTable, writeSection } from "./lib/report.js"
 
 const ROUNDS = 5
@@ -88,17 +88,69 @@ const rows = groups.map((group) => {
   return [group, formatNs(s3), formatNs(s4), formatRatio(s4 / s3), formatNs(m3), formatNs(m4), formatRatio(s4 / m4)]
 })
 
+interface Precision {
+  readonly worst1s: number
+  readonly worst10ms: number
+  readonly achievedPerSecond: number
+  readonly completed: number
+}
+const PRECISION_RUNS = 3
+/** `PRECISION_RUNS` runs of one limiter, each in a fresh process; the medians. */
+const precision = (line: LineName, limiter: string): Precision => {
+  const runs = Array.from({ length: PRECISION_RUNS }, () => {
+    const child = spawnSync(node22, [lines[line], "--precision", limiter], { encoding: "utf8", maxBuffer: 1 << 20 })
+    if (child.status !== 0) throw new Error(`${line} ${limiter} precision failed:\n${child.stderr}`)
+    return JSON.parse(child.stdout.trim().split("\n").pop() ?? "") as Precision
+  })
+  const of = (f: (p: Precision) => number) => median(runs.map(f))
+  const result = {
+    worst1s: of((p) => p.worst1s),
+    worst10ms: of((p) => p.worst10ms),
+    achievedPerSecond: of((p) => p.achievedPerSecond),
+    completed: of((p) => p.completed)
+  }
+  process.stderr.write(`  ${line} ${limiter}: worst 1 s ${result.worst1s}, worst 10 ms ${result.worst10ms}\n`)
+  return result
+}
+const limiterRows: Array<[string, LineName, string]> = [
+  ["sluice, Effect 3", "Effect 3", "sluice"],
+  ["sluice, Effect 4", "Effect 4", "sluice"],
+  ["Effect 4's RateLimiter (token bucket, memory)", "Effect 4", "effect-ratelimiter"]
+]
+const precisionHeader = ["limiter", "starts", "achieved /s", "worst 1 s", "worst 10 ms"]
+const precisionRows = limiterRows.map(([label, line, limiter]) => {
+  const p = precision(line, limiter)
+  return [label, String(p.completed), p.achievedPerSecond.toFixed(1), String(p.worst1s), String(p.worst10ms)]
+})
+
 console.log(textTable(header, rows))
+console.log(textTable(precisionHeader, precisionRows))
 writeSection(
   "Effect 3 and Effect 4",
   [
-    `${machineLine().replace(/^Node [^,]+/, `Node ${nodeVersion} for both lines`)}; ${ROUNDS} rounds per figure, median,`,
+    `${
+      machineLine().replace(/^Node [^,]+/, `Node ${nodeVersion} for both lines`)
+    }; ${ROUNDS} rounds per figure, median,`,
     "each in a fresh process (`pnpm bench effect4`). Cost per guarded call: a free permit taken one call",
     "after another (uncontended); 64 callers on 16 permits, each yielding once while it holds one",
     "(in-flight-64); 4,000 fibers submitted at once on 16 permits (fan-out). A ratio below 1 means",
     "the first column is faster. Effect 4's `Semaphore` is first-fit, not FIFO",
     "([comparison](../docs/guides/comparison.md)).",
     "",
-    markdownTable(header, rows)
+    markdownTable(header, rows),
+    "",
+    `### Limiter precision`,
+    "",
+    `${PRECISION.takers.toLocaleString("en-US")} takers submitted at once on ${
+      PRECISION.limit.toLocaleString("en-US")
+    } starts a second (sluice: GCRA, burst ${PRECISION.burst};`,
+    "Effect's token bucket has no burst apart from its limit), real clock, the most starts in any",
+    `sliding 1 s and 10 ms window of their instants; median of ${PRECISION_RUNS} runs, each in a fresh process.`,
+    `An upstream counting per second allows ${
+      PRECISION.limit + PRECISION.burst
+    } in 1 s (sluice's bound: limit + burst) and`,
+    `${(PRECISION.limit * 10) / 1000 + PRECISION.burst} in 10 ms (its even share plus the burst).`,
+    "",
+    markdownTable(precisionHeader, precisionRows)
   ].join("\n")
 )

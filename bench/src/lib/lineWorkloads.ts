@@ -6,8 +6,11 @@
  */
 
 /** The part of an `effect` module the workloads use, typed loosely enough for either major. */
+import { type LimiterRun, runLimiter } from "./limiterRuns.js"
+
 export interface EffectModule<F> {
   readonly succeed: (value: number) => F
+  readonly sync: (f: () => void) => F
   readonly void: F
   readonly suspend: (f: () => F) => F
   readonly flatMap: (self: F, f: () => F) => F
@@ -27,6 +30,8 @@ export interface Line<F> {
   readonly bulkhead: (permits: number) => (task: F) => F
   /** A fresh `Semaphore` of the same `effect`, as a guard. */
   readonly semaphore: (permits: number) => (task: F) => F
+  /** Rate limiters by label: each makes a fresh one and returns one start's take, store provided. */
+  readonly limiters: Record<string, (limit: number, burst: number) => Promise<F>>
 }
 
 export const LIMIT = 16
@@ -77,8 +82,36 @@ export const runWorkload = async <F>(line: Line<F>, name: WorkloadName): Promise
   return Number(process.hrtime.bigint() - start) / n
 }
 
-/** A child's main: `node <bundle> --workload <name> <rounds>` prints the rounds' figures as JSON. */
+/** The limiter's precision run: 5,000 takers at once on 1,000 starts a second, burst 10. */
+export const PRECISION = { takers: 5_000, limit: 1_000, burst: 10 } as const
+
+/** Worst sliding 1 s and 10 ms windows of the real-clock starts through one of `line.limiters`. */
+export const runPrecision = async <F>(line: Line<F>, label: string): Promise<LimiterRun> => {
+  const make = line.limiters[label]
+  if (make === undefined) throw new Error(`unknown limiter ${label}`)
+  const take = await make(PRECISION.limit, PRECISION.burst)
+  const { Effect } = line
+  return runLimiter(label, "", PRECISION.limit, PRECISION.takers, (_limit, n, started) =>
+    Effect.runPromise(
+      Effect.forEach(Array.from({ length: n }, (_, i) => i), () => Effect.flatMap(take, () => Effect.sync(started)), {
+        concurrency: "unbounded",
+        discard: true
+      })
+    ).then(() => undefined))
+}
+
+/**
+ * A child's main: `node <bundle> --workload <name> <rounds>` prints the rounds' figures as JSON;
+ * `--precision <limiter>` prints one precision run's windows.
+ */
 export const workloadMain = async <F>(line: Line<F>): Promise<void> => {
+  const precision = process.argv.indexOf("--precision")
+  if (precision !== -1) {
+    const run = await runPrecision(line, process.argv[precision + 1] ?? "")
+    const { achievedPerSecond, completed, worst10ms, worst1s } = run
+    process.stdout.write(`${JSON.stringify({ worst1s, worst10ms, achievedPerSecond, completed })}\n`)
+    return
+  }
   const at = process.argv.indexOf("--workload")
   const name = process.argv[at + 1] as WorkloadName
   const rounds = Number(process.argv[at + 2] ?? "5")

@@ -1,6 +1,8 @@
 /** The Effect 4 half of the root's `bench effect4`: the shared workloads on effect 4 and sluice 2.x. */
 import { Bulkhead } from "@sluice/bulkhead"
+import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
 import { Effect, Semaphore } from "effect"
+import { RateLimiter as EffectRateLimiter } from "effect/persistence"
 import { type EffectModule, workloadMain } from "../../../bench/src/lib/lineWorkloads.js"
 
 type F = Effect.Effect<unknown, unknown>
@@ -12,5 +14,22 @@ await workloadMain<F>({
     const bulkhead = Bulkhead.makeUnsafe({ name: "bench", permits })
     return (task) => bulkhead.run(task)
   },
-  semaphore: (permits) => Semaphore.makeUnsafe(permits).withPermits(1)
+  semaphore: (permits) => Semaphore.makeUnsafe(permits).withPermits(1),
+  limiters: {
+    sluice: async (limit, burst) => {
+      const limiter = await Effect.runPromise(
+        RateLimiter.make({ name: "bench", limit, window: "1 second", burst }).pipe(
+          Effect.provide(RateLimiterStore.layerMemory)
+        )
+      )
+      return limiter.take()
+    },
+    // Effect 4's own, as its docs use it: sleep until the token bucket admits the call
+    "effect-ratelimiter": async (limit) => {
+      const limiter = await Effect.runPromise(
+        EffectRateLimiter.make.pipe(Effect.provide(EffectRateLimiter.layerStoreMemory))
+      )
+      return EffectRateLimiter.sleep(limiter, { key: "bench", limit, window: "1 second", algorithm: "token-bucket" })
+    }
+  }
 })
