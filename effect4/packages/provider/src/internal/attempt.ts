@@ -30,6 +30,9 @@ export const attempt = <A, E, R>(
     const granted = clock.currentTimeMillisUnsafe()
     provider.permitWait.add(granted - queuedAt)
     provider.lanes?.add(progress.settings.lane, granted - queuedAt)
+    // a permit freed by shutdown for a waiter shutdown is ending: Effect 4's FiberSet.clear interrupts
+    // its fibers one after the other, so the waiter may be granted before its own interruption lands
+    if (provider.graceElapsed) return Effect.interrupt
     // a permit granted as the total runs out (freed by a call that timed out at that instant) comes too late
     if (granted >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, granted, "permit_wait"))
     return provider.limiter === undefined
