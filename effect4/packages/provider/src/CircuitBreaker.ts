@@ -12,6 +12,7 @@ import * as Exit from "effect/Exit"
 import * as Fiber from "effect/Fiber"
 import { dual } from "effect/Function"
 import * as Metric from "effect/Metric"
+import type * as EffectCircuitBreaker from "effect/persistence/CircuitBreaker"
 import * as Predicate from "effect/Predicate"
 import * as Result from "effect/Result"
 import * as internal from "./internal/circuitBreaker.js"
@@ -80,11 +81,14 @@ export interface CircuitBreaker {
 
 class Breaker implements CircuitBreaker {
   readonly [TypeId]: TypeId = TypeId
+  readonly policy: internal.Policy
   constructor(
     readonly name: string,
     readonly isFailure: (error: unknown) => boolean,
     readonly machine: internal.CircuitBreaker
-  ) {}
+  ) {
+    this.policy = internal.machinePolicy(machine)
+  }
   get stats(): Effect.Effect<Stats> {
     return Effect.sync(() => {
       const counts = this.machine.counts
@@ -159,7 +163,115 @@ export const unsafeMake: (options: Options) => CircuitBreaker = makeUnsafe
 export const make = (options: Options): Effect.Effect<CircuitBreaker> => Effect.sync(() => makeUnsafe(options))
 
 /** @internal */
-export const machineOf = (breaker: CircuitBreaker): internal.CircuitBreaker => (breaker as Breaker).machine
+export const policyOf = (breaker: CircuitBreaker): internal.Policy => (breaker as Breaker | Adapted).policy
+
+/**
+ * Effect 4's `CircuitBreaker` (from `effect/persistence`) under one key, adapted: what a
+ * provider's `circuitBreaker` option takes, its refusals are Effect's `CircuitBreakerError`
+ * (`CircuitOpen`, and `CircuitHalfOpen` while its probe runs), in place of sluice's `CircuitOpen`.
+ *
+ * @since 2.0.0
+ * @category models
+ */
+export interface FromEffect extends CircuitBreaker {
+  readonly [FromEffectTypeId]: FromEffectTypeId
+  readonly breaker: EffectCircuitBreaker.CircuitBreaker
+  readonly key: string
+}
+
+/**
+ * @since 2.0.0
+ * @category type ids
+ */
+export const FromEffectTypeId: unique symbol = Symbol.for("@sluice/provider/CircuitBreaker/FromEffect")
+
+/**
+ * @since 2.0.0
+ * @category type ids
+ */
+export type FromEffectTypeId = typeof FromEffectTypeId
+
+const toState = (state: EffectCircuitBreaker.State): State =>
+  state._tag === "Closed" ? "closed" : state._tag === "Open" ? "open" : "half-open"
+
+const outcomes: Record<internal.Judgement, EffectCircuitBreaker.Outcome> = {
+  success: { _tag: "Success" },
+  failure: { _tag: "Failure" },
+  neutral: { _tag: "Ignored" }
+}
+
+class Adapted implements FromEffect {
+  readonly [TypeId]: TypeId = TypeId
+  readonly [FromEffectTypeId]: FromEffectTypeId = FromEffectTypeId
+  readonly policy: internal.Policy
+  readonly name: string
+  constructor(
+    readonly breaker: EffectCircuitBreaker.CircuitBreaker,
+    readonly key: string,
+    readonly isFailure: (error: unknown) => boolean
+  ) {
+    this.name = key
+    // a store that cannot say reads as closed: the breaker itself then admits the call (its "allow")
+    const state = Effect.map(
+      Effect.orElseSucceed(breaker.state(key), (): EffectCircuitBreaker.State => ({ _tag: "Closed", key })),
+      toState
+    )
+    this.policy = {
+      guard: (self, _owner, judge) => breaker.execute(self, { key, classify: (exit) => outcomes[judge(exit)] }),
+      state
+    }
+  }
+  get stats(): Effect.Effect<Stats> {
+    // Effect's breaker keeps its counts in its store and does not expose them
+    return Effect.map(this.policy.state, (state) => ({
+      name: this.name,
+      state,
+      consecutiveFailures: 0,
+      windowCalls: 0,
+      windowFailures: 0
+    }))
+  }
+}
+
+/**
+ * Adapts Effect 4's `CircuitBreaker` (`effect/persistence`, experimental) under `key`, for a
+ * provider's `circuitBreaker` option or `withCircuitBreaker`. The provider's rule of what counts
+ * holds (only the call's own failures and `CallTimeout`; `isFailure` picks among the call's
+ * failures). Effect's breaker emits no metrics: `circuitState` stays silent for it.
+ *
+ * @example
+ * ```ts
+ * import { CircuitBreaker, Provider } from "@sluice/provider"
+ * import { Effect } from "effect"
+ * import { CircuitBreaker as EffectCircuitBreaker } from "effect/persistence"
+ *
+ * const program = Effect.gen(function*() {
+ *   const breaker = yield* EffectCircuitBreaker.make({
+ *     tripPolicy: EffectCircuitBreaker.consecutive(5),
+ *     openDuration: "30 seconds"
+ *   })
+ *   const geo = yield* Provider.make({
+ *     name: "geo",
+ *     bulkhead: { permits: 4 },
+ *     circuitBreaker: CircuitBreaker.fromEffect(breaker, { key: "geo" })
+ *   })
+ *   return yield* geo.call(Effect.succeed("Lyon"))
+ * }).pipe(Effect.scoped, Effect.provide(EffectCircuitBreaker.layerStoreMemory()))
+ * ```
+ *
+ * @since 2.0.0
+ * @category constructors
+ */
+export const fromEffect = (
+  breaker: EffectCircuitBreaker.CircuitBreaker,
+  options: { readonly key: string; readonly isFailure?: ((error: unknown) => boolean) | undefined }
+): FromEffect => new Adapted(breaker, options.key, options.isFailure ?? all)
+
+/**
+ * @since 2.0.0
+ * @category guards
+ */
+export const isFromEffect = (u: unknown): u is FromEffect => Predicate.hasProperty(u, FromEffectTypeId)
 
 /**
  * Runs `self` through the breaker: refused at once with `CircuitOpen` while the circuit is open
@@ -170,12 +282,14 @@ export const machineOf = (breaker: CircuitBreaker): internal.CircuitBreaker => (
  * @category combinators
  */
 export const withCircuitBreaker: {
-  (breaker: CircuitBreaker): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | CircuitOpen, R>
-  <A, E, R>(self: Effect.Effect<A, E, R>, breaker: CircuitBreaker): Effect.Effect<A, E | CircuitOpen, R>
+  <B extends CircuitBreaker>(
+    breaker: B
+  ): <A, E, R>(self: Effect.Effect<A, E, R>) => Effect.Effect<A, E | RefusalOf<B>, R>
+  <A, E, R, B extends CircuitBreaker>(self: Effect.Effect<A, E, R>, breaker: B): Effect.Effect<A, E | RefusalOf<B>, R>
 } = dual(
   2,
-  <A, E, R>(self: Effect.Effect<A, E, R>, breaker: CircuitBreaker): Effect.Effect<A, E | CircuitOpen, R> =>
-    internal.guard(machineOf(breaker), { name: breaker.name, provider: undefined }, self, (exit) => {
+  <A, E, R>(self: Effect.Effect<A, E, R>, breaker: CircuitBreaker): Effect.Effect<A, unknown, R> =>
+    policyOf(breaker).guard(self, { name: breaker.name, provider: undefined }, (exit) => {
       if (Exit.isSuccess(exit)) return "success"
       if (Cause.hasInterruptsOnly(exit.cause)) return "neutral"
       const failure = Cause.findError(exit.cause)
@@ -183,6 +297,15 @@ export const withCircuitBreaker: {
       return breaker.isFailure(failure.success) ? "failure" : "success"
     })
 )
+
+/**
+ * What a breaker refuses with: sluice's `CircuitOpen`, or Effect's `CircuitBreakerError` for one
+ * made by `fromEffect`.
+ *
+ * @since 2.0.0
+ * @category type-level
+ */
+export type RefusalOf<B> = B extends FromEffect ? EffectCircuitBreaker.CircuitBreakerError : CircuitOpen
 
 /**
  * The breaker's refusal (from `ProviderError`): `breaker` names it; `provider` is `undefined`

@@ -17,7 +17,9 @@ import type * as Context from "effect/Context"
 import type * as Effect from "effect/Effect"
 import type * as Layer from "effect/Layer"
 import type * as Metric from "effect/Metric"
+import type * as EffectCircuitBreaker from "effect/persistence/CircuitBreaker"
 import type * as Scope from "effect/Scope"
+import type * as CircuitBreaker from "./CircuitBreaker.js"
 import * as internalConfig from "./internal/config.js"
 import * as lane from "./internal/lane.js"
 import * as metrics from "./internal/metrics.js"
@@ -186,6 +188,10 @@ type BulkheadErrorsOf<B> = B extends Bulkhead.Bulkhead<infer E> ?
   : B extends undefined ? never
   : When<Configures<B, "maxWaiting">, Errors.BulkheadFull> | When<Configures<B, "maxWait">, Errors.PermitWaitTimeout>
 
+/** The breaker's refusal: Effect's `CircuitBreakerError` for a breaker from `CircuitBreaker.fromEffect`. */
+type CircuitErrorsOf<B> = B extends CircuitBreaker.FromEffect ? EffectCircuitBreaker.CircuitBreakerError
+  : Errors.CircuitOpen
+
 /** The retry budget's error, unless the budget is off. */
 type RetryErrorsOf<R> = R extends undefined ? never : R extends { readonly budget: false } ? never
 : Errors.RetryBudgetExhausted
@@ -205,7 +211,10 @@ export type ErrorsOf<O> =
   >
   | When<Configures<O, "attemptTimeout">, Errors.CallTimeout>
   | When<Configures<O, "totalTimeout">, Errors.TotalTimeout>
-  | When<Configures<O, "circuitBreaker">, Errors.CircuitOpen>
+  | When<
+    Configures<O, "circuitBreaker">,
+    "circuitBreaker" extends keyof O ? CircuitErrorsOf<O["circuitBreaker"]> : never
+  >
   | ("retry" extends keyof O ? RetryErrorsOf<O["retry"]> : never)
 
 /**

@@ -17,7 +17,7 @@ import type * as Api from "../Provider.js"
 import * as ProviderError from "../ProviderError.js"
 import { attempt } from "./attempt.js"
 import { CallFailed, unwrap } from "./callFailed.js"
-import { guard, type Judgement } from "./circuitBreaker.js"
+import type { Judgement } from "./circuitBreaker.js"
 import { CurrentLane } from "./lane.js"
 import { outcomeOf } from "./metrics.js"
 import { type PerCall, perCall } from "./options.js"
@@ -192,7 +192,7 @@ const guarded = <A, E, R>(
   })
   const admitted = breaker === undefined
     ? run
-    : guard(breaker, provider.breakerOwner, run, (exit) => judge(provider, exit))
+    : breaker.guard(run, provider.breakerOwner, (exit) => judge(provider, exit))
   if (budget === undefined) return admitted
   return Effect.suspend(() => {
     progress.phase = "circuit"

@@ -47,3 +47,25 @@ export const guard = <A, E, R>(
       )
     })
   )
+
+/**
+ * What a provider and `withCircuitBreaker` run through: sluice's own breaker (the core state
+ * machine), or Effect 4's `CircuitBreaker` under one key. `judge` reads how the call ended.
+ *
+ * @internal
+ */
+export interface Policy {
+  readonly guard: <A, E, R>(
+    self: Effect.Effect<A, E, R>,
+    owner: Owner,
+    judge: (exit: Exit.Exit<A, E>) => Judgement
+  ) => Effect.Effect<A, unknown, R>
+  /** The circuit's state now, for the provider's stats. */
+  readonly state: Effect.Effect<"closed" | "open" | "half-open">
+}
+
+/** @internal */
+export const machinePolicy = (machine: BreakerState): Policy => ({
+  guard: (self, owner, judge) => guard(machine, owner, self, judge),
+  state: Effect.sync(() => machine.state)
+})

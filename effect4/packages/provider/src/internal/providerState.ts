@@ -51,7 +51,7 @@ export class Progress {
 export class ProviderState {
   readonly name: string
   readonly series: Series
-  readonly breaker: internalBreaker.CircuitBreaker | undefined
+  readonly breaker: internalBreaker.Policy | undefined
   readonly budget: RetryBudget | undefined
   readonly breakerOwner: Owner
   readonly budgetOwner: Owner
@@ -126,7 +126,7 @@ export class ProviderState {
   ) {
     this.name = resolved.name
     this.series = series
-    this.breaker = circuitBreaker === undefined ? undefined : CircuitBreaker.machineOf(circuitBreaker)
+    this.breaker = circuitBreaker === undefined ? undefined : CircuitBreaker.policyOf(circuitBreaker)
     this.budget = retryBudget === undefined ? undefined : RetryBudgetModule.machineOf(retryBudget)
     // a breaker or a budget given to the provider keeps its own name in its errors
     this.breakerOwner = { name: circuitBreaker?.name ?? resolved.name, provider: resolved.name }
@@ -222,7 +222,8 @@ export class ProviderState {
   }
 
   get stats(): Effect.Effect<Api.Stats> {
-    return Effect.map(this.bulkhead.stats, (bulkhead) => {
+    const circuit = this.breaker?.state ?? Effect.succeed("closed" as const)
+    return Effect.zipWith(this.bulkhead.stats, circuit, (bulkhead, circuit) => {
       const permitWait = this.permitWait.summary()
       const limiterWait = this.limiterWait.summary()
       const callTime = this.callTime.summary()
@@ -237,7 +238,7 @@ export class ProviderState {
         permitWait,
         limiterWait,
         callTime,
-        circuit: this.breaker?.state ?? "closed",
+        circuit,
         bulkhead,
         ...(this.lanes === undefined ? {} : { lanes: laneSummaries(this.lanes, bulkhead) }),
         verdict: verdict({
