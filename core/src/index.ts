@@ -114,6 +114,15 @@ export * as HttpMessages from "./HttpMessages.js"
 export * as LaneQueue from "./LaneQueue.js"
 
 /**
+ * A provider's lanes as its stats report them: each lane the bulkhead reports, with the
+ * provider's attempts and permit waits in it, and one sentence with the share of the permits it
+ * got (against its weight's share, under fair share). Both Effect lines build `stats.lanes` here.
+ *
+ * @since 0.4.0
+ */
+export * as LaneSummaries from "./LaneSummaries.js"
+
+/**
  * Which reservations of a key can still be taken back, on plain numbers: the rule the memory store
  * runs and the Redis store's refund script transcribes.
  *
