@@ -274,6 +274,23 @@ export * as ProviderMessages from "./ProviderMessages.js"
 export * as RateLimitHeaders from "./RateLimitHeaders.js"
 
 /**
+ * A provider's run as time series: what it started, waited for, held and got back, per time
+ * bucket, and the waits as histograms over the whole run. Off by default (`recording` in the
+ * provider's options); read with `provider.recording`, plain data a report renders
+ * (`@sluice/report`).
+ *
+ * Memory is flat on any run length: at most `maxBuckets` buckets per series; when a run outgrows
+ * them, neighbouring buckets merge and the bucket doubles (sums add, maxima take the larger), so
+ * the whole run stays in view at a coarser step.
+ *
+ * The recording's data and its recorder live here, shared by both Effect lines; each line's
+ * `ProviderRecording` re-exports the data types and decodes its own options.
+ *
+ * @since 0.4.0
+ */
+export * as Recording from "./Recording.js"
+
+/**
  * A Redis connection's checks and sentences on plain values: which options it refuses and why (the
  * URL, the Cluster nodes, the client, the timeouts), how a failed command reads, and the timings
  * every connection it opens uses. Both Effect lines' `RedisConnection` take them from here, so that
