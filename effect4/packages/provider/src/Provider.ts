@@ -27,6 +27,7 @@ import * as options from "./internal/options.js"
 import * as internal from "./internal/provider.js"
 import * as Errors from "./ProviderError.js"
 import type { CallOptions, Options, Settings } from "./ProviderOptions.js"
+import type * as ProviderRecording from "./ProviderRecording.js"
 import * as ProviderStats from "./ProviderStats.js"
 
 /**
@@ -70,6 +71,13 @@ export interface Provider<out Err = ProviderError> {
   ) => Effect.Effect<A, E | Err | CallErrorsOf<C>, R>
   /** Counters, phase times over the last calls, and the verdict: a snapshot. */
   readonly stats: Effect.Effect<ProviderStats.Stats>
+  /**
+   * The run so far as time series (see `ProviderRecording`), `undefined` unless the provider
+   * was made with `recording`.
+   *
+   * @since 2.0.0
+   */
+  readonly recording: Effect.Effect<ProviderRecording.Recording | undefined>
 }
 
 // options: declared in the module `ProviderOptions`, re-exported under the same names

@@ -10,6 +10,7 @@ import type { RateLimiter } from "@sluice/rate-limiter"
 import type * as Duration from "effect/Duration"
 import type * as Exit from "effect/Exit"
 import type * as CircuitBreakerModule from "./CircuitBreaker.js"
+import type * as ProviderRecordingModule from "./ProviderRecording.js"
 import type * as RetryBudgetModule from "./RetryBudget.js"
 
 /**
@@ -123,6 +124,14 @@ export interface Options {
   readonly isUpstreamError?: ((error: unknown) => boolean) | undefined
   /** How many recent attempts the stats keep per phase. Default 1,024. */
   readonly sampleSize?: number | undefined
+  /**
+   * Record the run as time series, read with `provider.recording` (see `ProviderRecording`):
+   * `true` for the defaults (1 s buckets, at most 512). Default off: a provider that does not
+   * record pays nothing for it.
+   *
+   * @since 2.0.0
+   */
+  readonly recording?: boolean | ProviderRecordingModule.Options | undefined
 }
 
 /**

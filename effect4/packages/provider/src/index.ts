@@ -40,6 +40,20 @@ export * as ProviderError from "./ProviderError.js"
 export * as ProviderOptions from "./ProviderOptions.js"
 
 /**
+ * A provider's run as time series: what it started, waited for, held and got back, per time
+ * bucket, and the waits as histograms over the whole run. Off by default (`recording` in the
+ * provider's options); read with `provider.recording`, plain data a report renders
+ * (`@sluice/report`).
+ *
+ * Memory is flat on any run length: at most `maxBuckets` buckets per series; when a run outgrows
+ * them, neighbouring buckets merge and the bucket doubles (sums add, maxima take the larger), so
+ * the whole run stays in view at a coarser step.
+ *
+ * @since 2.0.0
+ */
+export * as ProviderRecording from "./ProviderRecording.js"
+
+/**
  * What a provider reports about itself: counters, phase times over its recent attempts, and the
  * verdict on which bound binds (`provider.stats`), with the verdict's rule as a function.
  *

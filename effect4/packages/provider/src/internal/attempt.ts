@@ -26,6 +26,8 @@ export const attempt = <A, E, R>(
   const queuedAt = clock.currentTimeMillisUnsafe()
   progress.phase = "permit_wait"
   const { lane, permits } = progress.settings
+  const recorder = provider.recorder
+  recorder?.queued(queuedAt, progress.attempt)
   const holding = Effect.suspend(() => {
     const granted = clock.currentTimeMillisUnsafe()
     provider.permitWait.add(granted - queuedAt)
@@ -35,9 +37,12 @@ export const attempt = <A, E, R>(
     if (provider.graceElapsed) return Effect.interrupt
     // a permit granted as the total runs out (freed by a call that timed out at that instant) comes too late
     if (granted >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, granted, "permit_wait"))
-    return provider.limiter === undefined
+    const held = provider.limiter === undefined
       ? call(provider, self, progress, clock, undefined)
       : limited(provider, provider.limiter, self, progress, clock, granted)
+    if (recorder === undefined) return held
+    recorder.granted(granted, granted - queuedAt, permits)
+    return Effect.ensuring(held, Effect.sync(() => recorder.released(clock.currentTimeMillisUnsafe(), permits)))
   })
   const left = progress.deadline - queuedAt
   // the permit wait bounded by what is left of the total, when that ends before the bulkhead's
@@ -73,6 +78,7 @@ const limited = <A, E, R>(
     Effect.suspend(() => {
       const passed = clock.currentTimeMillisUnsafe()
       provider.limiterWait.add(passed - granted)
+      provider.recorder?.passed(passed, passed - granted)
       if (passed >= progress.deadline) return Effect.fail(provider.totalTimeout(progress, passed, "limiter_wait"))
       return call(provider, self, progress, clock, usage)
     })
@@ -141,6 +147,7 @@ const call = <A, E, R>(
   // only a limiter's rate is compared with the starts
   if (provider.limiterRate !== undefined) provider.starts.add(start)
   provider.dimensions?.started(start, progress.settings.cost)
+  provider.recorder?.started(start, progress.settings.cost)
   progress.phase = "call"
   const own = usage === undefined ? self : Effect.onExit(self, usage)
   const timed = Effect.ensuring(
@@ -148,6 +155,7 @@ const call = <A, E, R>(
     Effect.sync(() => {
       const took = clock.currentTimeMillisUnsafe() - start
       provider.callTime.add(took)
+      provider.recorder?.called(took + start, took)
       provider.series.call.updateUnsafe(took / 1000, provider.series.context)
     })
   )

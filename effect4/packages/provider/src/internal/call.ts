@@ -62,7 +62,8 @@ const lifecycle = <A, E, R>(
     const total = settings.totalTimeoutMillis
     const progress = new Progress(now, total === undefined ? Infinity : now + total, settings)
     const attempts = retried(provider, self, progress, clock)
-    const ended = (exit: Exit.Exit<unknown, unknown>) => Effect.sync(() => end(provider, progress, exit, span))
+    const ended = (exit: Exit.Exit<unknown, unknown>) =>
+      Effect.sync(() => end(provider, progress, exit, span, clock.currentTimeMillisUnsafe()))
     // counted in and watched with no interruption in between; only the call itself is interruptible
     return Effect.uninterruptibleMask((restore): Effect.Effect<A, unknown, R> => {
       // checked again where it counts: shutdown may have found no call in flight since
@@ -92,9 +93,10 @@ const end = (
   provider: ProviderState,
   progress: Progress,
   exit: Exit.Exit<unknown, unknown>,
-  span: Tracer.Span | undefined
+  span: Tracer.Span | undefined,
+  now: number
 ): void => {
-  provider.finish(progress, outcomeOf(exit), span)
+  provider.finish(progress, outcomeOf(exit), span, now)
   // as `Effect.withSpan` records it, without capturing a stack trace on every call
   if (Exit.isFailure(exit) && span !== undefined) span.attribute("code.stacktrace", provider.spanTrace())
 }
@@ -187,7 +189,7 @@ const guarded = <A, E, R>(
     provider.attempts++
     return Effect.tapError(
       attempt(provider, self, progress, clock),
-      (error) => failed(provider, progress, error)
+      (error) => failed(provider, progress, error, clock)
     )
   })
   const admitted = breaker === undefined
@@ -204,13 +206,22 @@ const guarded = <A, E, R>(
 }
 
 /** A failed attempt: its error kept for the retry budget's refusal, and counted for the verdict. */
-const failed = (provider: ProviderState, progress: Progress, error: unknown): Effect.Effect<void> =>
+const failed = (provider: ProviderState, progress: Progress, error: unknown, clock: Clock.Clock): Effect.Effect<void> =>
   Effect.sync(() => {
     progress.lastError = unwrap(error)
     const upstream = error instanceof CallFailed && provider.resolved.isUpstream(error.error)
     if (upstream) provider.upstreamErrors++
     if (RateLimiter.isRateLimiterError(error) && error._tag === "RateLimiterStoreError") provider.storeErrors++
+    if (provider.recorder !== undefined) {
+      provider.recorder.failed(clock.currentTimeMillisUnsafe(), upstream, pauseOf(progress.lastError))
+    }
   })
+
+/** The limiter's pause an upstream error asked for: a `retryAfter` duration on it (as `@sluice/http`'s 429 carries). */
+const pauseOf = (error: unknown): number | undefined =>
+  Predicate.hasProperty(error, "retryAfter") && Duration.isDuration(error.retryAfter)
+    ? Duration.toMillis(error.retryAfter)
+    : undefined
 
 /** What an attempt's ending tells the circuit: only the call's own failures and `CallTimeout` count. */
 const judge = (provider: ProviderState, exit: Exit.Exit<unknown, unknown>): Judgement => {

@@ -64,7 +64,8 @@ export const config: Config.Config<Api.Settings> = Config.all({
   retry,
   consecutiveFailures: optional(key(Count, "CIRCUIT_CONSECUTIVE_FAILURES")),
   openFor: optional(key(Timeout, "CIRCUIT_OPEN_FOR")),
-  gracePeriod: optional(key(Wait, "GRACE_PERIOD"))
+  gracePeriod: optional(key(Wait, "GRACE_PERIOD")),
+  recording: optional(key(OptionSchema.boolean, "RECORDING"))
 }).pipe(
   Config.map(({ consecutiveFailures, openFor, ...rest }): Api.Settings => ({
     ...rest,

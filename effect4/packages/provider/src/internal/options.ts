@@ -72,7 +72,14 @@ const Checked = Schema.Struct({
   })),
   circuitBreaker: Schema.optional(BreakerChecked),
   gracePeriod: Schema.optional(Wait),
-  sampleSize: Schema.optional(Count)
+  sampleSize: Schema.optional(Count),
+  recording: Schema.optional(Schema.Union([
+    Schema.Boolean,
+    Schema.Struct({
+      bucket: Schema.optional(Timeout),
+      maxBuckets: Schema.optional(OptionSchema.integer({ min: 2 }))
+    })
+  ]))
 })
 
 /** A call's own options, decoded only when it sets one. */
@@ -170,6 +177,8 @@ export interface Resolved {
   readonly gracePeriodMillis: number
   readonly isUpstream: (error: unknown) => boolean
   readonly sampleSize: number
+  /** Recording's bucket and bound; `undefined` when off. */
+  readonly recording: { readonly bucketMillis: number; readonly maxBuckets: number } | undefined
   readonly decodeCall: (options: Api.CallOptions) => typeof CallChecked.Type
 }
 
@@ -209,6 +218,10 @@ export const resolve = (options: Api.Options): Resolved => {
     gracePeriodMillis: millis(checked.gracePeriod, 10_000),
     isUpstream: options.isUpstreamError ?? no,
     sampleSize: checked.sampleSize ?? 1024,
+    recording: checked.recording === undefined || checked.recording === false ? undefined : {
+      bucketMillis: checked.recording === true ? 1000 : millis(checked.recording.bucket, 1000),
+      maxBuckets: checked.recording === true ? 512 : checked.recording.maxBuckets ?? 512
+    },
     decodeCall: OptionSchema.decodeSync(CallChecked, OptionSchema.owner("provider", name))
   }
 }

@@ -100,7 +100,8 @@ export const make = (
           }
           return call(state, self, callOptions) as never
         },
-        stats: state.stats
+        stats: state.stats,
+        recording: state.recording
       }
       return provider
     })

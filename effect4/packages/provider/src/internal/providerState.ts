@@ -2,6 +2,7 @@
 import type { Bulkhead } from "@sluice/bulkhead"
 import { DimensionUsage, LaneWaits, Samples, StartTimes } from "@sluice/core/Samples"
 import type { RateLimiter } from "@sluice/rate-limiter"
+import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
@@ -10,6 +11,7 @@ import type * as Tracer from "effect/Tracer"
 import * as CircuitBreaker from "../CircuitBreaker.js"
 import * as ProviderError from "../ProviderError.js"
 import type { Settlement } from "../ProviderOptions.js"
+import type * as RecordingApi from "../ProviderRecording.js"
 import type * as Api from "../ProviderStats.js"
 import * as RetryBudgetModule from "../RetryBudget.js"
 import type * as internalBreaker from "./circuitBreaker.js"
@@ -17,6 +19,7 @@ import type { Owner } from "./format.js"
 import { laneSummaries } from "./lane.js"
 import { outcomeNames, recordOf, type Series } from "./metrics.js"
 import { defaultsOf, type PerCall, type Resolved } from "./options.js"
+import { Recorder } from "./recording.js"
 import type { RetryBudget } from "./retryBudget.js"
 import { shortestWindowRate, verdict } from "./verdict.js"
 
@@ -81,6 +84,8 @@ export class ProviderState {
   readonly dimensions: DimensionUsage | undefined
   /** Permit waits per lane, when the bulkhead has lanes. */
   readonly lanes: LaneWaits | undefined
+  /** The run as time series, when `recording` is on. */
+  readonly recorder: Recorder | undefined
 
   // shutdown: no call admitted once closing; calls still running when the grace period ends are interrupted
   closing = false
@@ -141,6 +146,10 @@ export class ProviderState {
     const defaultLane = bulkhead.laneOf?.(undefined)?.name
     this.lanes = defaultLane === undefined ? undefined : new LaneWaits(defaultLane, resolved.sampleSize)
     this.limiterRate = limiter === undefined ? undefined : shortestWindowRate(limiter)
+    const recording = resolved.recording
+    this.recorder = recording === undefined
+      ? undefined
+      : new Recorder(recording.bucketMillis, recording.maxBuckets, named ? limiter.dimensions : [])
     this.limiterMaxWaitMillis = limiter === undefined ? Infinity : Duration.toMillis(limiter.maxWait)
     this.defaults = defaultsOf(resolved)
     this.gracePeriodMillis = resolved.gracePeriodMillis
@@ -159,6 +168,7 @@ export class ProviderState {
         ? settlement
         : settlement[dimension] ?? estimate
       usage.add(dimension, now, actual - estimate)
+      this.recorder?.settled(now, dimension, actual - estimate)
     }
   }
 
@@ -168,10 +178,11 @@ export class ProviderState {
     this.series.outcome[outcome].updateUnsafe(1, this.series.context)
   }
 
-  /** A call has left: counted once, as its caller saw it end. */
-  finish(progress: Progress, outcome: Api.Outcome, span: Tracer.Span | undefined): void {
+  /** A call has left at `now`: counted once, as its caller saw it end. */
+  finish(progress: Progress, outcome: Api.Outcome, span: Tracer.Span | undefined, now: number): void {
     if (--this.inFlight === 0 && this.emptied !== undefined) Deferred.doneUnsafe(this.emptied, Effect.void)
     this.count(outcome)
+    this.recorder?.ended(now, outcome)
     if (outcome === "interrupted") this.series.interrupted[progress.phase].updateUnsafe(1, this.series.context)
     if (span === undefined) return
     span.attribute("sluice.provider.attempts", progress.attempt)
@@ -219,6 +230,22 @@ export class ProviderState {
       ratePerSecond: usage.ratePerSecond(limit.dimension),
       spanMillis: usage.spanMillis(limit.dimension)
     }))
+  }
+
+  /** The recording up to now, `undefined` when off. */
+  get recording(): Effect.Effect<RecordingApi.Recording | undefined> {
+    const recorder = this.recorder
+    if (recorder === undefined) return Effect.succeed(undefined)
+    const limits = this.limiter?.limits.map((limit) => ({
+      dimension: limit.dimension,
+      limit: limit.limit,
+      windowMillis: Duration.toMillis(limit.window)
+    })) ?? []
+    return Effect.zipWith(
+      this.bulkhead.stats,
+      Clock.currentTimeMillis,
+      (bulkhead, now) => recorder.snapshot(now, this.name, bulkhead.permits, this.limiterRate, limits)
+    )
   }
 
   get stats(): Effect.Effect<Api.Stats> {
