@@ -254,6 +254,15 @@ export * as Pacer from "./Pacer.js"
 export * as PermitQueue from "./PermitQueue.js"
 
 /**
+ * The defaults of a provider's circuit breaker and retry budget, and the one rule between their
+ * options that no single field's schema checks (a ratio's `minimumCalls` within its `window`):
+ * both Effect lines decode the fields with their own schemas, then settle them here.
+ *
+ * @since 0.4.0
+ */
+export * as ProviderDefaults from "./ProviderDefaults.js"
+
+/**
  * The sentences of a provider's own refusals (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
  * `RetryBudgetExhausted`, `ProviderClosed`), built from their fields with durations in
  * milliseconds: both Effect lines' errors take their `message` from here, so that the same refusal
