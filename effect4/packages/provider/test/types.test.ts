@@ -1,9 +1,10 @@
 import { describe, expect, it } from "@effect/vitest"
 import type { Bulkhead } from "@sluice/bulkhead"
-import { Provider } from "@sluice/provider"
+import { CircuitBreaker, Provider } from "@sluice/provider"
 import type { RateLimiterStore } from "@sluice/rate-limiter"
 import { Effect, Layer } from "effect"
 import type { Config, Scope } from "effect"
+import type { CircuitBreaker as EffectCircuitBreaker } from "effect/persistence"
 import { expectTypeOf } from "vitest"
 
 class Boom {
@@ -24,6 +25,28 @@ describe("the error channel follows the options", () => {
     expectTypeOf<ErrorOf<ReturnType<typeof _call>>>().toEqualTypeOf<Boom | Provider.ProviderClosed>()
     expectTypeOf<ContextOf<typeof _make>>().toEqualTypeOf<Scope.Scope>()
     expect(Provider.isProvider(_make)).toBe(false)
+  })
+
+  it("a breaker from Effect 4's CircuitBreaker adds its CircuitBreakerError, not CircuitOpen", () => {
+    const _adapted = (breaker: EffectCircuitBreaker.CircuitBreaker) =>
+      Provider.make({
+        name: "adapted",
+        bulkhead: { permits: 2 },
+        circuitBreaker: CircuitBreaker.fromEffect(breaker, { key: "adapted" })
+      })
+    type P = ProviderOf<ReturnType<typeof _adapted>>
+    const _call = (p: P) => p.call(work)
+    expectTypeOf<ErrorOf<ReturnType<typeof _call>>>().toEqualTypeOf<
+      Boom | Provider.ProviderClosed | EffectCircuitBreaker.CircuitBreakerError
+    >()
+    const _guarded = (breaker: EffectCircuitBreaker.CircuitBreaker) =>
+      work.pipe(CircuitBreaker.withCircuitBreaker(CircuitBreaker.fromEffect(breaker, { key: "alone" })))
+    expectTypeOf<ErrorOf<ReturnType<typeof _guarded>>>().toEqualTypeOf<
+      Boom | EffectCircuitBreaker.CircuitBreakerError
+    >()
+    const _own = work.pipe(CircuitBreaker.withCircuitBreaker(CircuitBreaker.makeUnsafe({ name: "own" })))
+    expectTypeOf<ErrorOf<typeof _own>>().toEqualTypeOf<Boom | Provider.CircuitOpen>()
+    expect(CircuitBreaker.isFromEffect(CircuitBreaker.makeUnsafe({ name: "own" }))).toBe(false)
   })
 
   it("each configured budget adds exactly its error", () => {
