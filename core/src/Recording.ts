@@ -35,6 +35,27 @@ export type Outcome =
   | "interrupted"
 
 /**
+ * Every outcome, in the order the stats and the metrics list them.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const outcomes: ReadonlyArray<Outcome> = [
+  "success",
+  "call_error",
+  "call_timeout",
+  "total_timeout",
+  "permit_wait_timeout",
+  "bulkhead_full",
+  "rate_limited",
+  "circuit_open",
+  "retry_budget_exhausted",
+  "store_error",
+  "closed",
+  "interrupted"
+]
+
+/**
  * One phase's times per bucket, by the instant the phase ended (a wait by its grant): how many,
  * their mean and their maximum, in milliseconds (0 where none ended).
  *
