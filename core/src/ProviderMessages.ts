@@ -16,6 +16,14 @@ import { formatMillis, plural } from "./Verdict.js"
  */
 export type Phase = "circuit" | "permit_wait" | "limiter_wait" | "call" | "backoff"
 
+/**
+ * Every phase, in the order a call goes through them.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export const phases: ReadonlyArray<Phase> = ["circuit", "permit_wait", "limiter_wait", "call", "backoff"]
+
 const phaseText: Record<Phase, string> = {
   circuit: "circuit check",
   permit_wait: "wait for a permit",

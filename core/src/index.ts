@@ -114,6 +114,15 @@ export * as HttpMessages from "./HttpMessages.js"
 export * as LaneQueue from "./LaneQueue.js"
 
 /**
+ * A provider's lanes as its stats report them: each lane the bulkhead reports, with the
+ * provider's attempts and permit waits in it, and one sentence with the share of the permits it
+ * got (against its weight's share, under fair share). Both Effect lines build `stats.lanes` here.
+ *
+ * @since 0.4.0
+ */
+export * as LaneSummaries from "./LaneSummaries.js"
+
+/**
  * Which reservations of a key can still be taken back, on plain numbers: the rule the memory store
  * runs and the Redis store's refund script transcribes.
  *
@@ -256,6 +265,15 @@ export * as Pacer from "./Pacer.js"
 export * as PermitQueue from "./PermitQueue.js"
 
 /**
+ * The defaults of a provider's circuit breaker and retry budget, and the one rule between their
+ * options that no single field's schema checks (a ratio's `minimumCalls` within its `window`):
+ * both Effect lines decode the fields with their own schemas, then settle them here.
+ *
+ * @since 0.4.0
+ */
+export * as ProviderDefaults from "./ProviderDefaults.js"
+
+/**
  * The sentences of a provider's own refusals (`CallTimeout`, `TotalTimeout`, `CircuitOpen`,
  * `RetryBudgetExhausted`, `ProviderClosed`), built from their fields with durations in
  * milliseconds: both Effect lines' errors take their `message` from here, so that the same refusal
@@ -274,6 +292,23 @@ export * as ProviderMessages from "./ProviderMessages.js"
  * @since 0.1.0
  */
 export * as RateLimitHeaders from "./RateLimitHeaders.js"
+
+/**
+ * A provider's run as time series: what it started, waited for, held and got back, per time
+ * bucket, and the waits as histograms over the whole run. Off by default (`recording` in the
+ * provider's options); read with `provider.recording`, plain data a report renders
+ * (`@sluice/report`).
+ *
+ * Memory is flat on any run length: at most `maxBuckets` buckets per series; when a run outgrows
+ * them, neighbouring buckets merge and the bucket doubles (sums add, maxima take the larger), so
+ * the whole run stays in view at a coarser step.
+ *
+ * The recording's data and its recorder live here, shared by both Effect lines; each line's
+ * `ProviderRecording` re-exports the data types and decodes its own options.
+ *
+ * @since 0.4.0
+ */
+export * as Recording from "./Recording.js"
 
 /**
  * A Redis connection's checks and sentences on plain values: which options it refuses and why (the

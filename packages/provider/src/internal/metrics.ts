@@ -1,5 +1,7 @@
 /** @internal */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as ProviderMessages from "@sluice/core/ProviderMessages"
+import { outcomes } from "@sluice/core/Recording"
 import { RateLimiter } from "@sluice/rate-limiter"
 import * as Cause from "effect/Cause"
 import * as Either from "effect/Either"
@@ -45,23 +47,10 @@ export const circuitGauge = Metric.gauge("sluice_provider_circuit_state", {
 export const circuitValue: Record<CircuitState, number> = { closed: 0, "half-open": 1, open: 2 }
 
 /** @internal */
-export const outcomeNames: ReadonlyArray<Api.Outcome> = [
-  "success",
-  "call_error",
-  "call_timeout",
-  "total_timeout",
-  "permit_wait_timeout",
-  "bulkhead_full",
-  "rate_limited",
-  "circuit_open",
-  "retry_budget_exhausted",
-  "store_error",
-  "closed",
-  "interrupted"
-]
+export const outcomeNames: ReadonlyArray<Api.Outcome> = outcomes
 
 /** @internal */
-export const phases: ReadonlyArray<ProviderError.Phase> = ["circuit", "permit_wait", "limiter_wait", "call", "backoff"]
+export const phases: ReadonlyArray<ProviderError.Phase> = ProviderMessages.phases
 
 /** @internal */
 export const recordOf = <K extends string, V>(keys: ReadonlyArray<K>, f: (key: K) => V): Record<K, V> => {

@@ -1,4 +1,5 @@
 /** @internal */
+import * as Defaults from "@sluice/core/ProviderDefaults"
 import { OptionSchema } from "@sluice/options"
 import type { RateLimiter } from "@sluice/rate-limiter"
 import * as Cause from "effect/Cause"
@@ -97,36 +98,28 @@ const millis = (d: Duration.Duration | undefined, fallback: number): number =>
 const optionalMillis = (d: Duration.Duration | undefined): number | undefined =>
   d === undefined ? undefined : Duration.toMillis(d)
 
+/** Defaults and the rule between fields, from the core: a breaker's options refused name it and the value. */
 const breakerSettings = (
   cb: Schema.Schema.Type<typeof BreakerChecked>,
   kind: string,
   name: string,
   prefix: string
 ): BreakerSettings => {
-  const ratio = cb.failureRatio
-  const window = ratio === undefined ? 0 : ratio.window ?? 1
-  const settings: BreakerSettings = {
-    consecutiveFailures: cb.consecutiveFailures ?? (ratio === undefined ? 5 : undefined),
-    ratio: ratio === undefined ? undefined : ratio.ratio ?? 0.5,
-    window,
-    minimumCalls: ratio === undefined ? 0 : ratio.minimumCalls ?? window,
-    openForMillis: millis(cb.openFor, 30_000)
-  }
-  if (settings.minimumCalls > window && ratio !== undefined) {
-    throw illegal(
-      name,
-      `${prefix}failureRatio.minimumCalls must be ≤ window (${window}), got ${settings.minimumCalls}`,
-      kind
-    )
-  }
-  return settings
+  const outcome = Defaults.breakerSettings({
+    consecutiveFailures: cb.consecutiveFailures,
+    failureRatio: cb.failureRatio,
+    openForMillis: optionalMillis(cb.openFor)
+  }, prefix)
+  if (outcome._tag === "Invalid") throw illegal(name, outcome.message, kind)
+  return outcome.settings
 }
 
-const budgetSettings = (options: Schema.Schema.Type<typeof BudgetChecked>): RetryBudgetSettings => ({
-  ratio: options.ratio ?? 0.1,
-  minRetries: options.minRetries ?? 3,
-  windowMillis: millis(options.window, 10_000)
-})
+const budgetSettings = (options: Schema.Schema.Type<typeof BudgetChecked>): RetryBudgetSettings =>
+  Defaults.budgetSettings({
+    ratio: options.ratio,
+    minRetries: options.minRetries,
+    windowMillis: optionalMillis(options.window)
+  })
 
 /** A name checked as a provider checks its own. */
 const checkName = (kind: string, name: unknown): string => {

@@ -1,0 +1,2 @@
+/** @internal */
+export { Recorder } from "@sluice/core/Recording"
