@@ -70,7 +70,7 @@ for (const name of workloadNames) {
 }
 const get = (line: LineName, name: WorkloadName) => figures.get(`${line} ${name}`)!
 
-const groups = [...new Set(workloadNames.map((n) => n.split("/")[0]!))]
+const groups = [...new Set(workloadNames.filter((n) => n.endsWith("/sluice")).map((n) => n.split("/")[0]!))]
 const header = [
   "workload",
   "sluice, Effect 3",
@@ -86,6 +86,16 @@ const rows = groups.map((group) => {
   const m3 = get("Effect 3", `${group}/effect-semaphore` as WorkloadName)
   const m4 = get("Effect 4", `${group}/effect-semaphore` as WorkloadName)
   return [group, formatNs(s3), formatNs(s4), formatRatio(s4 / s3), formatNs(m3), formatNs(m4), formatRatio(s4 / m4)]
+})
+
+const providerHeader = ["provider.call, one after another", "Effect 3", "Effect 4", "Effect 4 / Effect 3"]
+const providerRows = [
+  ["a bulkhead only", "uncontended/provider-bulkhead"],
+  ["all features (limiter, budgets, retries, breaker), none binding", "uncontended/provider-all"]
+].map(([label, name]) => {
+  const p3 = get("Effect 3", name as WorkloadName)
+  const p4 = get("Effect 4", name as WorkloadName)
+  return [label!, formatNs(p3), formatNs(p4), formatRatio(p4 / p3)]
 })
 
 interface Precision {
@@ -124,6 +134,7 @@ const precisionRows = limiterRows.map(([label, line, limiter]) => {
 })
 
 console.log(textTable(header, rows))
+console.log(textTable(providerHeader, providerRows))
 console.log(textTable(precisionHeader, precisionRows))
 writeSection(
   "Effect 3 and Effect 4",
@@ -138,6 +149,12 @@ writeSection(
     "([comparison](../docs/guides/comparison.md)).",
     "",
     markdownTable(header, rows),
+    "",
+    "### Provider",
+    "",
+    "`provider.call(Effect.succeed(1))` one call after another, 16 permits, on each line.",
+    "",
+    markdownTable(providerHeader, providerRows),
     "",
     `### Limiter precision`,
     "",

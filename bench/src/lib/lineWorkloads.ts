@@ -30,18 +30,40 @@ export interface Line<F> {
   readonly bulkhead: (permits: number) => (task: F) => F
   /** A fresh `Semaphore` of the same `effect`, as a guard. */
   readonly semaphore: (permits: number) => (task: F) => F
+  /** A fresh provider of `settings` (its scope left open, its store provided), as a guard. */
+  readonly provider: (settings: ProviderSettings) => Promise<(task: F) => F>
   /** Rate limiters by label: each makes a fresh one and returns one start's take, store provided. */
   readonly limiters: Record<string, (limit: number, burst: number) => Promise<F>>
 }
 
 export const LIMIT = 16
+
+/** The provider's options as both lines take them (durations as strings). */
+export type ProviderSettings = Record<string, unknown>
+const bulkheadOnly: ProviderSettings = { bulkhead: { permits: LIMIT } }
+/** Every feature on, none binding: a limiter far above the load, budgets far above the calls. */
+const allFeatures: ProviderSettings = {
+  ...bulkheadOnly,
+  rateLimiter: { limit: 1_000_000_000, window: "1 second" },
+  attemptTimeout: "10 seconds",
+  totalTimeout: "30 seconds",
+  retry: { maxAttempts: 3 },
+  circuitBreaker: {}
+}
+export const providerSettings: Record<string, ProviderSettings> = {
+  "provider-bulkhead": bulkheadOnly,
+  "provider-all": allFeatures
+}
+
 export const workloadNames = [
   "uncontended/sluice",
   "uncontended/effect-semaphore",
   "in-flight-64/sluice",
   "in-flight-64/effect-semaphore",
   "fan-out/sluice",
-  "fan-out/effect-semaphore"
+  "fan-out/effect-semaphore",
+  "uncontended/provider-bulkhead",
+  "uncontended/provider-all"
 ] as const
 export type WorkloadName = typeof workloadNames[number]
 
@@ -53,7 +75,12 @@ export const runWorkload = async <F>(line: Line<F>, name: WorkloadName): Promise
   const { Effect } = line
   const [group, guardName] = name.split("/") as [string, string]
   const n = sizes[group]!
-  const guard = guardName === "sluice" ? line.bulkhead(LIMIT) : line.semaphore(LIMIT)
+  const settings = providerSettings[guardName]
+  const guard = settings !== undefined
+    ? await line.provider(settings)
+    : guardName === "sluice"
+    ? line.bulkhead(LIMIT)
+    : line.semaphore(LIMIT)
   /** `count` guarded runs of `task`, one after another, in one fiber. */
   const loop = (count: number, task: F): F =>
     Effect.suspend(function next(i = 0): F {

@@ -1,7 +1,8 @@
 /** The Effect 4 half of the root's `bench effect4`: the shared workloads on effect 4 and sluice 2.x. */
 import { Bulkhead } from "@sluice/bulkhead"
+import { Provider } from "@sluice/provider"
 import { RateLimiter, RateLimiterStore } from "@sluice/rate-limiter"
-import { Effect, Semaphore } from "effect"
+import { Effect, Scope, Semaphore } from "effect"
 import { RateLimiter as EffectRateLimiter } from "effect/persistence"
 import { type EffectModule, workloadMain } from "../../../bench/src/lib/lineWorkloads.js"
 
@@ -15,6 +16,16 @@ await workloadMain<F>({
     return (task) => bulkhead.run(task)
   },
   semaphore: (permits) => Semaphore.makeUnsafe(permits).withPermits(1),
+  provider: async (settings) => {
+    const scope = Scope.makeUnsafe()
+    const provider = await Effect.runPromise(
+      Provider.make({ ...settings, name: "bench" } as Provider.Options).pipe(
+        Scope.provide(scope),
+        Effect.provide(RateLimiterStore.layerMemory)
+      )
+    )
+    return (task) => provider.call(task)
+  },
   limiters: {
     sluice: async (limit, burst) => {
       const limiter = await Effect.runPromise(
