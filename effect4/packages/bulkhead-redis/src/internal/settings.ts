@@ -61,12 +61,11 @@ const NoBraces = OptionSchema.make(Schema.String.check(Schema.makeFilter(M.hasNo
   fromText: (text) => text
 })
 
+// the rule goes on the duration before the bound is checked: a refusal then names the bound's rule
 const LeaseTtl = OptionSchema.make(
-  OptionSchema.duration({ zero: false, infinite: false }).check(
-    Schema.makeFilter((ttl: Duration.Duration) => Ticket.isLeaseTtl(Duration.toMillis(ttl)))
-  ),
+  OptionSchema.duration({ zero: false, infinite: false }),
   { rule: M.leaseTtlRule, fromText: (text) => text.trim() }
-)
+).check(Schema.makeFilter((ttl: Duration.Duration) => Ticket.isLeaseTtl(Duration.toMillis(ttl))))
 
 /** @internal */
 export const Options = Schema.Struct({
