@@ -137,6 +137,20 @@ export const capturingLogs = (lines: Array<string>) =>
 export const ownServer = (port?: number): Effect.Effect<RedisServer, never, Scope.Scope> =>
   Effect.acquireRelease(Effect.promise(() => startRedisServer(port)), (server) => Effect.promise(() => server.stop()))
 
+/** How many times Redis ran each command since its stats were last reset (INFO commandstats). */
+export const commandCalls = <const C extends string>(
+  redis: Redis,
+  ...commands: ReadonlyArray<C>
+): Effect.Effect<Record<C, number>> =>
+  Effect.promise(async () => {
+    const info = await redis.info("commandstats")
+    const calls = {} as Record<C, number>
+    for (const command of commands) {
+      calls[command] = Number(new RegExp(`cmdstat_${command}:calls=(\\d+)`).exec(info)?.[1] ?? 0)
+    }
+    return calls
+  })
+
 /** Whether `n` tickets wait, fleet-wide. */
 export const waitingIs = (bulkhead: RedisBulkhead.RedisBulkhead, n: number): Effect.Effect<boolean, unknown> =>
   Effect.map(bulkhead.stats, (stats) => stats.waiting === n)
