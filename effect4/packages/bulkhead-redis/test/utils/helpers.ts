@@ -6,7 +6,8 @@ import type { Bulkhead } from "@sluice/bulkhead"
 import { RedisConnection } from "@sluice/redis"
 import type { Fiber, Scope } from "effect"
 import { Deferred, Effect, Layer, Logger, Metric } from "effect"
-import { type Cluster, Redis } from "ioredis"
+import { Cluster, Redis } from "ioredis"
+import type { ClusterNode } from "../../../../../core/testing/cluster.js"
 import { type RedisServer, startRedisServer } from "../../../../../core/testing/redisServer.js"
 import { RedisBulkhead } from "../../src/index.js"
 
@@ -27,6 +28,35 @@ export const bulkheadOn = (
   Effect.flatMap(
     Effect.orDie(Layer.build(typeof connection === "string" ? connectionLayer(connection) : connection)),
     (context) => Effect.provide(RedisBulkhead.make(options), context)
+  )
+
+/**
+ * A Cluster client set as `RedisConnection`'s docs ask of an application's own (no offline queue
+ * on the cluster, no resending, a command timeout), closed with the scope.
+ */
+export const clusterClient = (nodes: ReadonlyArray<ClusterNode>): Effect.Effect<Cluster, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const client = new Cluster([...nodes], {
+        enableOfflineQueue: false,
+        redisOptions: { maxRetriesPerRequest: 0, commandTimeout: 1000 }
+      })
+      client.on("error", () => {})
+      return client
+    }),
+    (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
+  )
+
+/** A Cluster client for inspecting, ready (it waits for the slot map; its commands queue until then). */
+export const clusterInspector = (nodes: ReadonlyArray<ClusterNode>): Effect.Effect<Cluster, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(async () => {
+      const client = new Cluster([...nodes], { redisOptions: { maxRetriesPerRequest: 1 } })
+      client.on("error", () => {})
+      if (client.status !== "ready") await new Promise((resolve) => client.once("ready", resolve))
+      return client
+    }),
+    (client) => Effect.promise(() => client.quit().catch(() => client.disconnect()))
   )
 
 /** A plain ioredis client for inspecting Redis, closed with the scope. */
