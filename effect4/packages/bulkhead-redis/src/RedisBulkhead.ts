@@ -98,6 +98,17 @@ export interface Options extends Omit<Bulkhead.Settings, "order" | "lanes"> {
 export type StoreErrorOf<O> = O extends { readonly storeDown: "fail-open" | "local" } ? never : BulkheadStoreError
 
 /**
+ * What a key must say of the store error `Store` its bulkhead adds: a key's service is covariant on
+ * Effect 4, so without this a plain `Bulkhead.Tag` (no store error) would take a fail-closed
+ * bulkhead and hide its `BulkheadStoreError` from every caller.
+ *
+ * @since 2.0.0
+ * @category type-level
+ */
+export type Names<Store, E> = [Store] extends [E] ? unknown
+  : { readonly "the key's bulkhead must name BulkheadStoreError (Bulkhead.Tag(id)<Self, BulkheadStoreError>())": never }
+
+/**
  * The distributed bulkhead. `E` is its store error (`StoreErrorOf` its options): what `run`,
  * `acquire` and `resize` may fail with beyond the bulkhead's own errors. `bulkhead` is the same
  * bulkhead as a `Bulkhead.Bulkhead<E>`, for a `Provider` or anything else that takes a bulkhead.
@@ -225,8 +236,8 @@ export const make: <const O extends Options>(
  * @since 2.0.0
  * @category layers
  */
-export const layer: <I, const O extends Options>(
-  tag: Context.Key<I, Bulkhead.Bulkhead<StoreErrorOf<O>>>,
+export const layer: <I, E, const O extends Options>(
+  tag: Context.Key<I, Bulkhead.Bulkhead<E>> & Names<StoreErrorOf<O>, E>,
   options: O
 ) => Layer.Layer<I, never, RedisConnection> = internal.layer
 
@@ -238,8 +249,8 @@ export const layer: <I, const O extends Options>(
  * @since 2.0.0
  * @category layers
  */
-export const layerConfig: <I>(
-  tag: Context.Key<I, Bulkhead.Bulkhead<BulkheadStoreError>>,
+export const layerConfig: <I, E>(
+  tag: Context.Key<I, Bulkhead.Bulkhead<E>> & Names<BulkheadStoreError, E>,
   config: Config.Config<Options>
 ) => Layer.Layer<I, Config.ConfigError, RedisConnection> = internal.layerConfig
 

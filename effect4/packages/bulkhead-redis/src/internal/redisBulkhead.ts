@@ -85,19 +85,21 @@ export const make = <const O extends Api.Options>(
   })
 
 /** @internal */
-export const layer = <I, const O extends Api.Options>(
-  tag: Context.Key<I, Bulkhead.Bulkhead<Api.StoreErrorOf<O>>>,
+export const layer = <I, E, const O extends Api.Options>(
+  tag: Context.Key<I, Bulkhead.Bulkhead<E>> & Api.Names<Api.StoreErrorOf<O>, E>,
   options: O
 ): Layer.Layer<I, never, Connection.RedisConnection> =>
-  Layer.effect(tag, Effect.map(make(options), (bulkhead) => bulkhead.bulkhead))
+  // `Names` makes the key's error include the bulkhead's
+  Layer.effect(tag, Effect.map(make(options), (bulkhead) => bulkhead.bulkhead as Bulkhead.Bulkhead<E>))
 
 /** @internal */
-export const layerConfig = <I>(
-  tag: Context.Key<I, Bulkhead.Bulkhead<Api.BulkheadStoreError>>,
+export const layerConfig = <I, E>(
+  tag: Context.Key<I, Bulkhead.Bulkhead<E>> & Api.Names<Api.BulkheadStoreError, E>,
   config: Config.Config<Api.Options>
 ): Layer.Layer<I, Config.ConfigError, Connection.RedisConnection> =>
   Layer.effect(
     tag,
     Effect.flatMap(config, (options) =>
-      Effect.map(make(options), (bulkhead): Bulkhead.Bulkhead<Api.BulkheadStoreError> => bulkhead.bulkhead))
+      Effect.map(make(options), (bulkhead) =>
+        bulkhead.bulkhead as Bulkhead.Bulkhead<unknown> as Bulkhead.Bulkhead<E>))
   )
