@@ -17,16 +17,16 @@ import * as Option from "effect/Option"
 import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../RedisBulkhead.js"
-import type { Impl } from "./core.js"
+import type { Impl, Lane } from "./core.js"
 import { decodeDuration } from "./settings.js"
 import * as T from "./ticket.js"
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
 
-/** The ticket holds its fleet permits now, after a wait of `waitedMillis`. */
-const holding = (impl: Impl, ticket: T.FleetTicket, waitedMillis: number): T.FleetTicket => {
+/** The ticket holds its fleet permits now, after a wait of `waitedMillis` (measured in its lane's series). */
+const holding = (impl: Impl, ticket: T.FleetTicket, waitedMillis: number, lane: Lane | undefined): T.FleetTicket => {
   ticket.state = T.HELD
-  impl.series.permitWait.updateUnsafe(waitedMillis / 1000, impl.context)
+  ;(lane?.limits.series.permitWait ?? impl.series.permitWait).updateUnsafe(waitedMillis / 1000, impl.context)
   return ticket
 }
 
@@ -48,7 +48,8 @@ const admitLocally = (
   restore: Restore,
   cost: number,
   remainingMillis: number,
-  start: number
+  start: number,
+  lane: Lane | undefined
 ): Effect.Effect<T.FleetTicket, Bulkhead.BulkheadError> =>
   Effect.gen(function*() {
     const fallback = impl.fallback
@@ -60,7 +61,7 @@ const admitLocally = (
     )
     const now = yield* Clock.currentTimeMillis
     ticket.renewedAt = now
-    impl.series.permitWait.updateUnsafe((now - start) / 1000, impl.context)
+    ;(lane?.limits.series.permitWait ?? impl.series.permitWait).updateUnsafe((now - start) / 1000, impl.context)
     return ticket
   })
 
@@ -79,13 +80,16 @@ const acquireMasked = (
     const settings = impl.settings
     let cost: number
     let maxWait: Duration.Duration
+    let lane: Lane | undefined
     try {
       cost = impl.costOf(options)
-      maxWait = decodeDuration(settings.name, "maxWait", options?.maxWait) ?? settings.maxWait
+      lane = impl.laneFor(options)
+      maxWait = decodeDuration(settings.name, "maxWait", options?.maxWait) ?? lane?.limits.maxWait ?? settings.maxWait
     } catch (defect) {
       return yield* Effect.die(defect)
     }
-    const arg = acquireArg(cost)
+    // a lane's acquire tells the script its lane and the lane's bound
+    const arg = acquireArg(cost, lane)
     const clock = yield* Effect.clockWith(Effect.succeed)
     const start = clock.currentTimeMillisUnsafe()
     const maxWaitMillis = Duration.toMillis(maxWait)
@@ -94,7 +98,7 @@ const acquireMasked = (
       const asked = clock.currentTimeMillisUnsafe()
       // degraded with a fallback: straight to it; the beat notices when Redis answers again
       if (fallback !== undefined && impl.degraded) {
-        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
+        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start, lane)
       }
       const ticket = T.make(impl.mark, cost)
       impl.tickets.set(ticket.nonce, ticket)
@@ -103,7 +107,7 @@ const acquireMasked = (
       if (Result.isFailure(answer)) {
         impl.forget(ticket)
         if (fallback === undefined) return yield* Effect.fail(answer.failure)
-        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
+        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start, lane)
       }
       const reply = answer.success
       const kind = int(reply[0])
@@ -115,32 +119,35 @@ const acquireMasked = (
       ticket.renewedAt = asked
       if (kind === S.ACQUIRE_GRANTED) {
         ticket.member = String(reply[1])
-        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start)
+        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start, lane)
         yield* tooLate(impl, ticket, now)
         continue
       }
       if (kind === S.ACQUIRE_FULL) {
         impl.forget(ticket)
-        impl.series.full.updateUnsafe(1, impl.context)
+        ;(lane?.limits.series.full ?? impl.series.full).updateUnsafe(1, impl.context)
+        // a lane's reply: `ahead` counts its lane, then every lane's, then whether the lane's own bound refused
+        const laneFull = lane !== undefined && int(reply[6]) === 1
         return yield* Effect.fail(
           new Bulkhead.BulkheadFull({
             bulkhead: settings.name,
+            ...(lane === undefined ? {} : { lane: lane.name, bound: laneFull ? "lane" : "bulkhead" }),
             requested: cost,
             cost,
             permits,
             inFlight: used,
-            waiting: ahead,
-            maxWaiting: settings.maxWaiting
+            waiting: lane === undefined || laneFull ? ahead : int(reply[5]),
+            maxWaiting: laneFull && lane !== undefined ? lane.limits.maxWaiting : settings.maxWaiting
           })
         )
       }
       if (kind === S.ACQUIRE_REFUSED) {
         impl.forget(ticket)
-        return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead))
+        return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead, lane))
       }
       // queued (the reply made it a waiter: `Impl.queued`); its grant or hand-over may have come already
       if (ticket.state === T.GRANTED) {
-        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start)
+        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start, lane)
         yield* tooLate(impl, ticket, now)
         continue
       }
@@ -161,21 +168,21 @@ const acquireMasked = (
           impl.forget(ticket)
           if (fallback === undefined) return yield* Effect.fail(left.failure)
           const last = impl.lastStats
-          return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead))
+          return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead, lane))
         }
         if (int(left.success[0]) === S.LEFT_HELD) {
-          if (impl.fresh(ticket, clock.currentTimeMillisUnsafe())) return holding(impl, ticket, maxWaitMillis)
+          if (impl.fresh(ticket, clock.currentTimeMillisUnsafe())) return holding(impl, ticket, maxWaitMillis, lane)
           yield* impl.release(ticket)
         }
         impl.forget(ticket)
         return yield* Effect.fail(
-          impl.timeoutError(cost, maxWait, int(left.success[2]), int(left.success[1]), ahead)
+          impl.timeoutError(cost, maxWait, int(left.success[2]), int(left.success[1]), ahead, lane)
         )
       }
       if (outcome.value) {
         // a grant message, a hand-over or a renewal: whichever, read in time or not at all
         const at = clock.currentTimeMillisUnsafe()
-        if (impl.fresh(ticket, at)) return holding(impl, ticket, at - start)
+        if (impl.fresh(ticket, at)) return holding(impl, ticket, at - start, lane)
         yield* tooLate(impl, ticket, at)
         continue
       }

@@ -6,7 +6,7 @@
  *
  * @internal
  */
-import { Bulkhead } from "@sluice/bulkhead"
+import { Bulkhead, type BulkheadLanes } from "@sluice/bulkhead"
 import * as M from "@sluice/core/FleetMessages"
 import * as Ticket from "@sluice/core/FleetTicket"
 import type * as Duration from "effect/Duration"
@@ -15,11 +15,46 @@ import type * as Api from "../RedisBulkhead.js"
 import { Leases } from "./leases.js"
 import { illegal, isPositiveInteger } from "./settings.js"
 
+/** The lane of a call, under a lane policy: its name, limits, and the bound as the scripts take it. */
+export interface Lane {
+  readonly name: string
+  readonly limits: BulkheadLanes.DecodedLimits
+  readonly maxWaitingArg: string
+}
+
 /** @internal */
 export { loadScripts } from "./transport.js"
 
 /** @internal */
 export class Impl extends Leases {
+  private readonly laneCache = new Map<string, Lane>()
+
+  /** The lane a call goes to (under a lane policy): the one it names, or the default; an unknown one is a defect. */
+  laneFor(options: Bulkhead.RunOptions | undefined): Lane | undefined {
+    const lanes = this.settings.lanes
+    if (lanes === undefined) return undefined
+    const name: unknown = options?.lane ?? lanes.defaultLane
+    const known = typeof name === "string" ? this.laneCache.get(name) : undefined
+    if (known !== undefined) return known
+    const limits = typeof name === "string" && name.length > 0 ? lanes.limitsOf(name) : undefined
+    if (typeof name !== "string" || limits === undefined) {
+      const declared = lanes.policy._tag === "priority" ? lanes.policy.lanes.map((lane) => lane.name) : []
+      throw illegal(M.noLane(this.settings.name, name, declared))
+    }
+    const lane = { name, limits, maxWaitingArg: Ticket.maxWaitingArg(limits.maxWaiting) }
+    this.laneCache.set(name, lane)
+    return lane
+  }
+
+  /** `Bulkhead.laneOf`: the lane a call naming `name` waits in, and its budget. */
+  laneInfo(name: string | undefined): BulkheadLanes.LaneInfo | undefined {
+    const lanes = this.settings.lanes
+    if (lanes === undefined) return undefined
+    const lane = name ?? lanes.defaultLane
+    const limits = lane.length === 0 ? undefined : lanes.limitsOf(lane)
+    return limits === undefined ? undefined : { name: lane, maxWait: limits.maxWait ?? this.settings.maxWait }
+  }
+
   costOf(options: Bulkhead.RunOptions | undefined): number {
     const cost = options?.permits ?? options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.settings.maxPermits) {
@@ -33,11 +68,13 @@ export class Impl extends Leases {
     waited: Duration.Duration,
     permits: number,
     inFlight: number,
-    ahead: number
+    ahead: number,
+    lane?: Lane | undefined
   ): Bulkhead.PermitWaitTimeout {
-    this.series.timeout.updateUnsafe(1, this.context)
+    ;(lane?.limits.series.timeout ?? this.series.timeout).updateUnsafe(1, this.context)
     return new Bulkhead.PermitWaitTimeout({
       bulkhead: this.settings.name,
+      ...(lane === undefined ? {} : { lane: lane.name }),
       waited,
       requested: cost,
       cost,
@@ -81,10 +118,28 @@ export class Impl extends Leases {
         holders: counts.holders,
         waiting: counts.waiting,
         waitingPermits: counts.waitingPermits,
-        maxWaiting: this.settings.maxWaiting
+        maxWaiting: this.settings.maxWaiting,
+        ...(this.settings.lanes === undefined ? {} : { lanes: this.laneStats(reply[5]) })
       }
       this.lastStats = stats
       return stats
+    })
+  }
+
+  /**
+   * The lanes of a stats reply (`{lane, waiting, waitingPermits, granted}` each, fleet-wide), with
+   * a fair share's weights; the waiting gauge of each lane is set from it.
+   */
+  laneStats(reply: unknown): ReadonlyArray<BulkheadLanes.LaneStats> {
+    const lanes = this.settings.lanes
+    if (lanes === undefined) return []
+    return Ticket.lanesOf(reply).map((lane) => {
+      const limits = lanes.limitsOf(lane.name)
+      if (limits !== undefined) limits.series.waiting.updateUnsafe(lane.waiting, this.context)
+      const weight = lanes.policy._tag === "fairShare"
+        ? lanes.policy.weights.get(lane.name) ?? lanes.policy.defaultWeight
+        : undefined
+      return weight === undefined ? lane : { ...lane, weight }
     })
   }
 }

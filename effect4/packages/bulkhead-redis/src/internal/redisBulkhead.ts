@@ -38,6 +38,7 @@ const viewOf = (impl: Impl): Bulkhead.Bulkhead<Api.BulkheadStoreError> => ({
   name: impl.settings.name,
   maxPermits: impl.settings.maxPermits,
   maxWait: impl.settings.maxWait,
+  ...(impl.settings.lanes === undefined ? {} : { laneOf: (lane: string | undefined) => impl.laneInfo(lane) }),
   run: (self, options) => Acquire.run(impl, self, options),
   acquire: (options) => Acquire.acquire(impl, options),
   resize: (permits) => impl.resize(permits),
@@ -61,12 +62,13 @@ export const make = <const O extends Api.Options>(
     const clock = yield* Effect.clockWith(Effect.succeed)
     // the registry alone, not the maker's whole context: a bulkhead outlives the scope that made it
     const registry = Context.make(Metric.MetricRegistry, yield* Metric.MetricRegistry)
-    const impl = new Impl(resolved, connection, loadScripts(), clock, registry)
+    const impl = new Impl(resolved, connection, loadScripts(resolved.lanes !== undefined), clock, registry)
     yield* connection.subscribe(impl.grantChannel, (message) => impl.onGrants(message))
     // leases, waiting leases, claims and the safety-net check, one script each per beat
     yield* Effect.forkScoped(renewal(impl))
     impl.series.degraded.updateUnsafe(0, impl.context)
-    // this process's K becomes the fleet's (the last to start sets it); Redis down: it starts degraded
+    // this process's K becomes the fleet's (the last to start sets it), and its lane policy the name's
+    // if it has none or is idle (another is refused: a defect); Redis down: it starts degraded
     yield* Effect.ignore(impl.resize(resolved.permits))
     const bulkhead: Api.RedisBulkhead = {
       name: resolved.name,

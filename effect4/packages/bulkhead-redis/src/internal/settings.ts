@@ -6,7 +6,9 @@
  *
  * @internal
  */
+import { BulkheadLanes } from "@sluice/bulkhead"
 import * as M from "@sluice/core/FleetMessages"
+import { policyText } from "@sluice/core/FleetScripts"
 import * as Ticket from "@sluice/core/FleetTicket"
 import { OptionSchema } from "@sluice/options"
 import * as Cause from "effect/Cause"
@@ -29,6 +31,15 @@ export interface Settings {
   /** With `"local"`: the share of K this process may hold alone while Redis is down; 1 with `"fail-open"`. */
   readonly localShare: number
   readonly prefix: string
+  /** The lane policy, when the bulkhead has one: decoded as the local bulkhead's, and as the scripts take it. */
+  readonly lanes: LaneSettings | undefined
+}
+
+/** @internal */
+export interface LaneSettings extends BulkheadLanes.Decoded {
+  /** The policy's text (`FleetScripts.policyText`), sent to every script and compared with the name's. */
+  readonly text: string
+  readonly fair: boolean
 }
 
 /** @internal */
@@ -99,7 +110,7 @@ export const Options = Schema.Struct({
 export const resolve = (options: Api.Options): Settings => {
   const name: unknown = options.name
   if (typeof name !== "string" || name.length === 0 || !M.hasNoBraces(name)) throw illegal(M.badName(name))
-  const { name: _, ...limits } = options
+  const { lanes: _lanes, name: _, ...limits } = options
   const decoded = OptionSchema.decodeResult(Options, OptionSchema.owner("bulkhead", name))(limits)
   if (Result.isFailure(decoded)) throw illegal(decoded.failure)
   const valid = decoded.success
@@ -116,8 +127,14 @@ export const resolve = (options: Api.Options): Settings => {
     onLeaseLost: valid.onLeaseLost ?? "log",
     storeDown,
     localShare: storeDown === "local" && valid.localShare !== undefined ? valid.localShare : 1,
-    prefix: valid.prefix ?? Ticket.defaultPrefix
+    prefix: valid.prefix ?? Ticket.defaultPrefix,
+    lanes: options.lanes === undefined ? undefined : laneSettings(name, options.lanes)
   }
+}
+
+const laneSettings = (name: string, lanes: BulkheadLanes.Lanes): LaneSettings => {
+  const decoded = BulkheadLanes.decode(name, lanes)
+  return { ...decoded, text: policyText(decoded.policy), fair: decoded.policy._tag === "fairShare" }
 }
 
 /** The permits of the local fallback for a fleet of `permits` (`FleetTicket.fallbackPermits`). @internal */

@@ -11,6 +11,7 @@ import * as M from "@sluice/core/FleetMessages"
 import * as S from "@sluice/core/FleetScripts"
 import * as Ticket from "@sluice/core/FleetTicket"
 import * as Connection from "@sluice/redis/RedisConnection"
+import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import type * as Context from "effect/Context"
 import * as Effect from "effect/Effect"
@@ -30,8 +31,9 @@ export const isArray = Ticket.isArray
 const ignoreReply = (): void => {}
 
 /** @internal */
-export const loadScripts = () => {
-  const named = (name: S.ScriptName) => Connection.script(name, S.scripts[name])
+export const loadScripts = (lanes = false) => {
+  const texts = lanes ? S.laneScripts : S.scripts
+  const named = (name: S.ScriptName) => Connection.script(lanes ? `lanes ${name}` : name, texts[name])
   return {
     batch: named("batch"),
     renew: named("renew"),
@@ -117,7 +119,9 @@ export abstract class Transport {
     /** The maker's metric registry: a bulkhead outlives the scope that made it. */
     readonly context: Context.Context<never>
   ) {
-    const { channel, keys } = S.keysOf(settings.prefix, settings.name)
+    const { channel, keys } = settings.lanes === undefined
+      ? S.keysOf(settings.prefix, settings.name)
+      : S.laneKeysOf(settings.prefix, settings.name)
     this.keys = keys
     this.channel = channel
     this.mark = T.newMark()
@@ -143,11 +147,23 @@ export abstract class Transport {
 
   /** A script's arguments after its keys: the grant channels' name, this process's K, then `extra`. */
   args(extra: ReadonlyArray<string>): Array<string> {
-    return [...this.keys, this.channel, String(this.permits), ...extra]
+    const lanes = this.settings.lanes
+    // a lane policy travels third: the scripts compare it with the name's
+    return lanes === undefined
+      ? [...this.keys, this.channel, String(this.permits), ...extra]
+      : [...this.keys, this.channel, String(this.permits), lanes.text, ...extra]
+  }
+
+  /** Whether a lane script refused this process's policy: the name holds another (`FleetScripts.POLICY_REFUSED`). */
+  refusedPolicy(reply: unknown): string | undefined {
+    if (this.settings.lanes === undefined || !isArray(reply) || reply[0] !== S.POLICY_REFUSED) return undefined
+    return S.policyMismatch(this.settings.name, this.settings.lanes.text, String(reply[1]))
   }
 
   /** What one reply (or one operation's part of a batch's reply) answers its caller. */
   answer(operation: string, reply: unknown): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
+    const refused = this.refusedPolicy(reply)
+    if (refused !== undefined) return Effect.die(new Cause.IllegalArgumentError(refused))
     return !isArray(reply)
       ? this.failed(operation, new Error(M.unexpectedReply(reply)))
       : this.degraded
@@ -219,6 +235,17 @@ export abstract class Transport {
       resumed = batch.length
     }
     const answered = (reply: unknown) => {
+      const refused = this.refusedPolicy(reply)
+      if (refused !== undefined) {
+        // nothing changed in Redis: an acquire is a defect naming both policies, the rest had nothing there
+        const defect = Effect.die(new Cause.IllegalArgumentError(refused))
+        for (const op of batch) {
+          const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
+          op.resume(acquire ? defect : Effect.succeed([S.LEFT_NOTHING, 0, this.permits]))
+        }
+        resumed = batch.length
+        return
+      }
       if (!isArray(reply) || reply.length !== batch.length + 2 || !isArray(reply[0])) {
         return fail(new Error(M.unexpectedReply(reply)))
       }
