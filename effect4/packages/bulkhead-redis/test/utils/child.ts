@@ -6,12 +6,15 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
+import type { LaneWorkerOptions } from "../fixtures/laneWorker.js"
 import type { WorkerOptions } from "../fixtures/worker.js"
 
 const packageDir = path.join(import.meta.dirname, "..", "..")
 const workerScript = path.join(import.meta.dirname, "..", "fixtures", "worker.ts")
+const laneWorkerScript = path.join(import.meta.dirname, "..", "fixtures", "laneWorker.ts")
 const effect3Dir = path.join(packageDir, "..", "..", "..", "packages", "bulkhead-redis")
 const effect3Script = path.join(effect3Dir, "test", "fixtures", "worker.ts")
+const effect3LaneScript = path.join(effect3Dir, "test", "fixtures", "laneWorker.ts")
 
 export interface Child {
   readonly proc: ChildProcess
@@ -30,6 +33,12 @@ export const worker = (options: WorkerOptions) => spawned(packageDir, workerScri
 
 /** A child of the Effect 3 line, on the same name: both lines share the scripts and the keys. */
 export const effect3Worker = (options: WorkerOptions) => spawned(effect3Dir, effect3Script, options)
+
+/** A child with a bulkhead with lanes (`fixtures/laneWorker.ts`). */
+export const laneWorker = (options: LaneWorkerOptions) => spawned(packageDir, laneWorkerScript, options)
+
+/** The same on the Effect 3 line (its lane fixture, same commands and lines). */
+export const effect3LaneWorker = (options: LaneWorkerOptions) => spawned(effect3Dir, effect3LaneScript, options)
 
 const spawned = (cwd: string, script: string, options: unknown) =>
   Effect.acquireRelease(
