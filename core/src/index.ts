@@ -29,6 +29,16 @@ export * as BreakerState from "./BreakerState.js"
 export * as BulkheadMessages from "./BulkheadMessages.js"
 
 /**
+ * The sentences of a fleet bulkhead, built from their fields: its option rules, its defects, its
+ * `BulkheadStoreError`, and what it logs (a lost lease, a late grant, an outage and the recovery).
+ * Both Effect lines' `RedisBulkhead` take them from here, so that the same event prints the same
+ * bytes on Effect 3 and Effect 4.
+ *
+ * @since 0.1.0
+ */
+export * as FleetMessages from "./FleetMessages.js"
+
+/**
  * The Lua scripts of the distributed bulkhead, each one round trip and atomic: `batch` for the
  * acquires and releases of one event-loop turn (`internal/fleetScripts/batch.ts`), and one script per other
  * operation, each after the common prelude (`internal/fleetScripts/prelude.ts`). These modules import nothing from
@@ -79,6 +89,16 @@ export * as BulkheadMessages from "./BulkheadMessages.js"
  * @since 0.1.0
  */
 export * as FleetScripts from "./FleetScripts.js"
+
+/**
+ * A fleet bulkhead's ticket on plain values: its states, its nonce and lease-id (member) formats,
+ * its one-waiter wake, the options' defaults and bounds, the lease arithmetic, and the decoding of
+ * the scripts' replies (`FleetScripts`). Both Effect lines' `RedisBulkhead` build on it, each
+ * keeping only its effects (the wait, the signal of a lost lease, the fallback's scope).
+ *
+ * @since 0.1.0
+ */
+export * as FleetTicket from "./FleetTicket.js"
 
 /**
  * The HTTP middleware's sentences and judgements on plain values: the messages of its errors, the

@@ -12,6 +12,7 @@
  * @since 0.1.0
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import * as FleetMessages from "@sluice/core/FleetMessages"
 import type { RedisConnection } from "@sluice/redis/RedisConnection"
 import type * as Config from "effect/Config"
 import type * as ConfigError from "effect/ConfigError"
@@ -174,9 +175,7 @@ export class BulkheadStoreError extends Data.TaggedError("BulkheadStoreError")<{
    * @since 0.1.0
    */
   override get message(): string {
-    const cause = this.cause instanceof Error ? this.cause.message : String(this.cause)
-    return `bulkhead "${this.bulkhead}": Redis did not answer its ${this.operation} (${cause})` +
-      (this.policy === "fail-closed" ? "; it fails closed while Redis is unreachable" : "")
+    return FleetMessages.storeError(this)
   }
 }
 

@@ -5,7 +5,9 @@
  * @internal
  */
 import { Bulkhead } from "@sluice/bulkhead"
+import * as M from "@sluice/core/FleetMessages"
 import * as S from "@sluice/core/FleetScripts"
+import { acquireArg, int } from "@sluice/core/FleetTicket"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Duration from "effect/Duration"
@@ -22,8 +24,6 @@ import { decodeDuration } from "./settings.js"
 import * as T from "./ticket.js"
 
 type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R>
-
-const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
 
 /** The ticket holds its fleet permits now, after a wait of `waitedMillis` (measured under `labels`). */
 const holding = (
@@ -44,9 +44,7 @@ const tooLate = (impl: Impl, ticket: T.FleetTicket, now: number): Effect.Effect<
   Effect.zipRight(
     impl.release(ticket),
     Effect.logWarning(
-      `bulkhead "${impl.settings.name}": the grant of ticket ${ticket.member} was read ${now - ticket.renewedAt}ms ` +
-        `after the script its lease counts from was sent, past two thirds of its TTL of ${impl.settings.leaseTtlMillis}ms ` +
-        `(was this process paused?): its permits may be another's by now, so it starts no call and queues again at the tail`
+      M.tooLate(impl.settings.name, ticket.member, now - ticket.renewedAt, impl.settings.leaseTtlMillis)
     )
   )
 
@@ -61,7 +59,7 @@ const admitLocally = (
 ): Effect.Effect<T.FleetTicket, Bulkhead.BulkheadError> =>
   Effect.gen(function*() {
     const fallback = impl.fallback
-    if (fallback === undefined) return yield* Effect.dieMessage("no fallback with storeDown fail-closed")
+    if (fallback === undefined) return yield* Effect.dieMessage(M.noFallback)
     const ticket = T.make(impl.mark, cost)
     impl.tickets.set(ticket.nonce, ticket)
     yield* fallback.admit(restore, ticket, remainingMillis).pipe(
@@ -98,7 +96,7 @@ const acquireMasked = (
     }
     const labels = lane?.limits.labels ?? impl.labels
     // a lane's acquire tells the script its lane and the lane's bound
-    const arg = lane === undefined ? String(cost) : `${cost} ${lane.maxWaitingArg} ${lane.name}`
+    const arg = acquireArg(cost, lane)
     const clock = yield* Effect.clock
     const start = clock.unsafeCurrentTimeMillis()
     const maxWaitMillis = Duration.toMillis(maxWait)
@@ -195,11 +193,7 @@ const acquireMasked = (
         yield* tooLate(impl, ticket, at)
         continue
       }
-      yield* Effect.logWarning(
-        `bulkhead "${settings.name}": the waiting ticket ${ticket.member} outlived its lease ` +
-          `(${settings.leaseTtlMillis}ms without renewal: was this process paused, or did Redis restart?); ` +
-          `it queues again at the tail`
-      )
+      yield* Effect.logWarning(M.outlived(settings.name, ticket.member, settings.leaseTtlMillis))
     }
   })
 

@@ -7,13 +7,13 @@
  * @internal
  */
 import { Bulkhead, type BulkheadLanes } from "@sluice/bulkhead"
-import { OptionSchema } from "@sluice/options"
+import * as M from "@sluice/core/FleetMessages"
+import * as Ticket from "@sluice/core/FleetTicket"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Api from "../RedisBulkhead.js"
 import { Leases } from "./leases.js"
 import { illegal, isPositiveInteger } from "./settings.js"
-import { int, isArray } from "./transport.js"
 
 /** The lane of a call, under a lane policy: its name, limits, and the bound as the scripts take it. */
 export interface Lane {
@@ -38,13 +38,13 @@ export class Impl extends Leases {
     if (known !== undefined) return known
     const limits = typeof name === "string" && name.length > 0 ? lanes.limitsOf(name) : undefined
     if (typeof name !== "string" || limits === undefined) {
-      const declared = lanes.policy._tag === "priority" ? lanes.policy.lanes.map((lane) => lane.name).join(", ") : ""
-      throw illegal(`bulkhead "${this.settings.name}": no lane ${OptionSchema.show(name)} (its lanes: ${declared})`)
+      const declared = lanes.policy._tag === "priority" ? lanes.policy.lanes.map((lane) => lane.name) : []
+      throw illegal(M.noLane(this.settings.name, name, declared))
     }
     const lane = {
       name,
       limits,
-      maxWaitingArg: limits.maxWaiting === Infinity ? "-1" : String(limits.maxWaiting)
+      maxWaitingArg: Ticket.maxWaitingArg(limits.maxWaiting)
     }
     this.laneCache.set(name, lane)
     return lane
@@ -62,9 +62,7 @@ export class Impl extends Leases {
   costOf(options: Bulkhead.RunOptions | undefined): number {
     const cost = options?.permits ?? options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.settings.maxPermits) {
-      throw illegal(
-        `bulkhead "${this.settings.name}": permits must be an integer from 1 to maxPermits (${this.settings.maxPermits}), got ${cost}`
-      )
+      throw illegal(M.badCost(this.settings.name, this.settings.maxPermits, cost))
     }
     return cost
   }
@@ -94,9 +92,7 @@ export class Impl extends Leases {
     return Effect.suspend(() => {
       if (!isPositiveInteger(permits) || permits > this.settings.maxPermits) {
         return Effect.die(
-          illegal(
-            `bulkhead "${this.settings.name}": resize needs an integer from 1 to maxPermits (${this.settings.maxPermits}), got ${permits}`
-          )
+          illegal(M.badResize(this.settings.name, this.settings.maxPermits, permits))
         )
       }
       // a shrink ends the hand-overs until a reply to a script sent after it says the permits in use fit
@@ -119,14 +115,15 @@ export class Impl extends Leases {
 
   get stats(): Effect.Effect<Bulkhead.Stats, Api.BulkheadStoreError> {
     return Effect.map(this.call("stats", this.scripts.stats, []), (reply) => {
+      const counts = Ticket.statsOf(reply)
       const stats: Bulkhead.Stats = {
         name: this.settings.name,
-        permits: int(reply[0]),
+        permits: counts.permits,
         maxPermits: this.settings.maxPermits,
-        inFlight: int(reply[1]),
-        holders: int(reply[2]),
-        waiting: int(reply[3]),
-        waitingPermits: int(reply[4]),
+        inFlight: counts.inFlight,
+        holders: counts.holders,
+        waiting: counts.waiting,
+        waitingPermits: counts.waitingPermits,
         maxWaiting: this.settings.maxWaiting,
         ...(this.settings.lanes === undefined ? {} : { lanes: this.laneStats(reply[5]) })
       }
@@ -141,22 +138,14 @@ export class Impl extends Leases {
    */
   laneStats(reply: unknown): ReadonlyArray<BulkheadLanes.LaneStats> {
     const lanes = this.settings.lanes
-    if (lanes === undefined || !isArray(reply)) return []
-    return reply.filter(isArray).map((entry) => {
-      const name = String(entry[0])
-      const waiting = int(entry[1])
-      const limits = lanes.limitsOf(name)
-      if (limits !== undefined) Bulkhead.waiting.unsafeUpdate(waiting, limits.labels)
+    if (lanes === undefined) return []
+    return Ticket.lanesOf(reply).map((lane) => {
+      const limits = lanes.limitsOf(lane.name)
+      if (limits !== undefined) Bulkhead.waiting.unsafeUpdate(lane.waiting, limits.labels)
       const weight = lanes.policy._tag === "fairShare"
-        ? lanes.policy.weights.get(name) ?? lanes.policy.defaultWeight
+        ? lanes.policy.weights.get(lane.name) ?? lanes.policy.defaultWeight
         : undefined
-      return {
-        name,
-        waiting,
-        waitingPermits: int(entry[2]),
-        granted: int(entry[3]),
-        ...(weight === undefined ? {} : { weight })
-      }
+      return weight === undefined ? lane : { ...lane, weight }
     })
   }
 }

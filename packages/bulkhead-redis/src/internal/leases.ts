@@ -6,7 +6,9 @@
  * @internal
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import * as M from "@sluice/core/FleetMessages"
 import * as S from "@sluice/core/FleetScripts"
+import { int, RETRY_MILLIS } from "@sluice/core/FleetTicket"
 import * as Clock from "effect/Clock"
 import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
@@ -15,14 +17,6 @@ import type * as Api from "../RedisBulkhead.js"
 import { leaseLostTotal } from "./metrics.js"
 import { Queue } from "./queue.js"
 import * as T from "./ticket.js"
-import { int } from "./transport.js"
-
-/**
- * How soon the beat tries again after a renewal or a claim that Redis did not answer, and while
- * acquires given up on wait to be ended: the leases and the fleet's K are back this soon after
- * Redis answers, not a third of the TTL later.
- */
-const RETRY_MILLIS = 200
 
 /** @internal */
 export abstract class Leases extends Queue {
@@ -133,11 +127,7 @@ export abstract class Leases extends Queue {
       })
       if (unclaimed > 0 && !this.unclaimedLogged) {
         this.unclaimedLogged = true
-        effects.push(Effect.logWarning(
-          `bulkhead "${this.settings.name}": calls admitted by the local fallback while Redis was down hold ` +
-            `${unclaimed} permit${unclaimed === 1 ? "" : "s"} Redis cannot count yet (the fleet's permits are ` +
-            `taken); they are counted as soon as permits free up, and until then the fleet may exceed K = ${this.permits}`
-        ))
+        effects.push(Effect.logWarning(M.unclaimed(this.settings.name, unclaimed, this.permits)))
       }
       yield* Effect.all(effects, { discard: true })
       return this.renewEveryMillis
@@ -146,11 +136,7 @@ export abstract class Leases extends Queue {
 
   /** How late the last renewal of a lease found gone was: the usual reason for a lost lease. */
   renewedLate(ticket: T.FleetTicket, now: number): string {
-    const age = now - ticket.renewedAt
-    const ttl = this.settings.leaseTtlMillis
-    return age > ttl
-      ? `renewed last ${age}ms ago, past its TTL of ${ttl}ms`
-      : `renewed last ${age}ms ago, within its TTL of ${ttl}ms: Redis lost it (a restart, a flush or a failover)`
+    return M.renewedLate(now - ticket.renewedAt, this.settings.leaseTtlMillis)
   }
 
   /**
@@ -167,13 +153,14 @@ export abstract class Leases extends Queue {
     ticket.lost = true
     leaseLostTotal.unsafeUpdate(1, this.labels)
     if (ticket.lostSignal !== undefined) Deferred.unsafeDone(ticket.lostSignal, Exit.void)
-    return Effect.logWarning(
-      `bulkhead "${this.settings.name}": the lease of ticket ${ticket.member} (${ticket.cost} permit${
-        ticket.cost === 1 ? "" : "s"
-      }) was lost: ${why}; ` +
-        `its permits may be held by another call, so the fleet may exceed ${this.permits} permits until this call ends` +
-        (this.settings.onLeaseLost === "interrupt" && ticket.lostSignal !== undefined ? " (interrupting it)" : "")
-    )
+    return Effect.logWarning(M.leaseLost({
+      bulkhead: this.settings.name,
+      member: ticket.member,
+      cost: ticket.cost,
+      why,
+      fleetPermits: this.permits,
+      interrupting: this.settings.onLeaseLost === "interrupt" && ticket.lostSignal !== undefined
+    }))
   }
 
   /** A snapshot of the fleet from Redis (`core.ts`). */

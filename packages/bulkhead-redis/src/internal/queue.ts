@@ -4,7 +4,9 @@
  *
  * @internal
  */
+import * as M from "@sluice/core/FleetMessages"
 import * as S from "@sluice/core/FleetScripts"
+import * as Ticket from "@sluice/core/FleetTicket"
 import * as Effect from "effect/Effect"
 import type * as Api from "../RedisBulkhead.js"
 import { releaseLocal } from "./storeDown.js"
@@ -43,23 +45,23 @@ export abstract class Queue extends Transport {
    * `{kind, member, used, permits, ...}`, a release or hand-over `{state, used, permits}`.
    */
   counted(op: Pending, reply: unknown, resizes: number): void {
-    if (!isArray(reply)) return
-    const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
-    if (int(reply[acquire ? 2 : 1]) > int(reply[acquire ? 3 : 2])) this.shrinking = true
+    const over = Ticket.overK(op.code, reply)
+    if (over === undefined) return
+    if (over) this.shrinking = true
     // a resize Redis has not heard yet (sent again at the beat) is not answered by this reply either
     else if (resizes === this.resizes && !this.resizePending) this.shrinking = false
   }
 
   /** A grant message: the limit of this instance's head run, then one member per granted ticket. */
   onGrants(message: string): void {
-    const words = message.split(" ")
-    for (let i = 1; i < words.length; i++) this.grantedMember(words[i])
+    const { limit, members } = Ticket.grantsOf(message)
+    for (const member of members) this.grantedMember(member)
     // a lower limit than the one held is older news; a higher one is still true (tickets only join at the back)
-    this.runLimit = Math.max(this.runLimit, int(words[0]))
+    this.runLimit = Math.max(this.runLimit, limit)
   }
 
   grantedMember(member: string): void {
-    const ticket = this.tickets.get(member.slice(member.lastIndexOf(":") + 1))
+    const ticket = this.tickets.get(Ticket.nonceOf(member))
     if (ticket !== undefined) this.granted(ticket, member)
   }
 
@@ -144,12 +146,7 @@ export abstract class Queue extends Transport {
       heir.renewedAt = askedAt
       return Effect.void
     }
-    return this.leaseLost(
-      heir,
-      `the permits a holder of this process handed it were not counted by Redis (K = ${int(reply[2])}, ` +
-        `${int(reply[1])} in use: a shrink not heard of yet, or the holder's lease had ended and its permits ` +
-        `were taken)`
-    )
+    return this.leaseLost(heir, M.handOverRefused(int(reply[2]), int(reply[1])))
   }
 
   /** The ticket runs without a lease Redis counts (`leases.ts`). */

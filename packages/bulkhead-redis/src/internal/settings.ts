@@ -7,7 +7,9 @@
  * @internal
  */
 import { Bulkhead, BulkheadLanes } from "@sluice/bulkhead"
+import * as M from "@sluice/core/FleetMessages"
 import { policyText } from "@sluice/core/FleetScripts"
+import * as Ticket from "@sluice/core/FleetTicket"
 import { OptionSchema } from "@sluice/options"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
@@ -15,13 +17,6 @@ import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 import type * as Api from "../RedisBulkhead.js"
-
-const defaultPrefix = "sluice:bh:"
-const defaultLeaseTtlMillis = 10_000
-/** Three renewals per TTL leave two chances for a late one; below 300 ms a busy event loop loses leases. */
-const minLeaseTtlMillis = 300
-/** A dead process's permits come back after the TTL: past an hour that is no bound a fleet can wait for. */
-const maxLeaseTtlMillis = 3_600_000
 
 /** @internal */
 export interface Settings {
@@ -48,12 +43,10 @@ export interface LaneSettings extends BulkheadLanes.Decoded {
 }
 
 /** @internal */
-export const isPositiveInteger = (n: unknown): n is number => typeof n === "number" && Number.isSafeInteger(n) && n >= 1
+export const isPositiveInteger = Ticket.isPositiveInteger
 
 /** @internal */
 export const illegal = (message: string) => new Cause.IllegalArgumentException(message)
-
-const show = OptionSchema.show
 
 const MaxWait = OptionSchema.duration({ zero: true, infinite: true })
 
@@ -73,17 +66,17 @@ export const decodeDuration = (
   return decoded.right
 }
 
-const NoBraces = OptionSchema.make(Schema.String.pipe(Schema.filter((text) => !/[{}]/.test(text))), {
+const NoBraces = OptionSchema.make(Schema.String.pipe(Schema.filter(M.hasNoBraces)), {
   // a brace would end the hash tag that keeps a bulkhead's keys in one cluster slot
-  rule: "a string without braces",
+  rule: M.noBracesRule,
   fromText: (text) => text
 })
 
 const LeaseTtl = OptionSchema.make(
   OptionSchema.duration({ zero: false, infinite: false }).pipe(
-    Schema.filter((ttl) => Duration.toMillis(ttl) >= minLeaseTtlMillis && Duration.toMillis(ttl) <= maxLeaseTtlMillis)
+    Schema.filter((ttl) => Ticket.isLeaseTtl(Duration.toMillis(ttl)))
   ),
-  { rule: `a duration from ${minLeaseTtlMillis}ms to 1 hour`, fromText: (text) => text.trim() }
+  { rule: M.leaseTtlRule, fromText: (text) => text.trim() }
 )
 
 /** @internal */
@@ -100,21 +93,20 @@ export const Options = Schema.extend(
   if (options.storeDown === "local" && options.localShare === undefined) {
     return {
       path: ["localShare"],
-      message: `is needed with storeDown "local": the share of K (${options.permits}) one process may hold ` +
-        `alone while Redis is down, in (0, 1] (1 / the number of processes)`
+      message: M.localShareNeeded(options.permits)
     }
   }
   return options.storeDown === "local" || options.localShare === undefined || {
     path: ["localShare"],
-    message: `applies to storeDown "local" only, got storeDown ${show(options.storeDown ?? "fail-closed")}`
+    message: M.localShareUnused(options.storeDown)
   }
 }))
 
 /** @internal */
 export const resolve = (options: Api.Options): Settings => {
   const name: unknown = options.name
-  if (typeof name !== "string" || name.length === 0 || /[{}]/.test(name)) {
-    throw illegal(`a Redis bulkhead needs a non-empty name without braces, got ${show(name)}`)
+  if (typeof name !== "string" || name.length === 0 || !M.hasNoBraces(name)) {
+    throw illegal(M.badName(name))
   }
   const decoded = OptionSchema.decodeEither(Options, OptionSchema.owner("bulkhead", name))(options)
   if (Either.isLeft(decoded)) throw illegal(decoded.left)
@@ -127,12 +119,12 @@ export const resolve = (options: Api.Options): Settings => {
     maxWaiting: valid.maxWaiting ?? Infinity,
     maxWait: valid.maxWait ?? Duration.infinity,
     leaseTtlMillis: Math.round(
-      valid.leaseTtl === undefined ? defaultLeaseTtlMillis : Duration.toMillis(valid.leaseTtl)
+      valid.leaseTtl === undefined ? Ticket.defaultLeaseTtlMillis : Duration.toMillis(valid.leaseTtl)
     ),
     onLeaseLost: valid.onLeaseLost ?? "log",
     storeDown,
     localShare: storeDown === "local" && valid.localShare !== undefined ? valid.localShare : 1,
-    prefix: valid.prefix ?? defaultPrefix,
+    prefix: valid.prefix ?? Ticket.defaultPrefix,
     lanes: options.lanes === undefined ? undefined : laneSettings(name, options.lanes)
   }
 }
@@ -142,14 +134,9 @@ const laneSettings = (name: string, lanes: BulkheadLanes.Lanes): LaneSettings =>
   return { ...decoded, text: policyText(decoded.policy), fair: decoded.policy._tag === "fairShare" }
 }
 
-/**
- * The permits of the local fallback for a fleet of `permits`: `⌊K × share⌋`, at least 1 (a share
- * rounding to zero would stop the process altogether).
- *
- * @internal
- */
+/** The permits of the local fallback for a fleet of `permits` (`FleetTicket.fallbackPermits`). @internal */
 export const fallbackPermits = (settings: Settings, permits: number): number =>
-  Math.max(1, Math.floor(permits * settings.localShare + 1e-9))
+  Ticket.fallbackPermits(permits, settings.localShare)
 
 /**
  * The keys of `Options` (PERMITS, MAX_PERMITS, MAX_WAITING, MAX_WAIT, LEASE_TTL, ON_LEASE_LOST,

@@ -8,6 +8,7 @@
  * @internal
  */
 import { Bulkhead } from "@sluice/bulkhead"
+import { fallbackMember } from "@sluice/core/FleetTicket"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Exit from "effect/Exit"
@@ -58,7 +59,7 @@ export class Fallback {
         return yield* exit
       }
       ticket.localScope = scope
-      ticket.member = `c:${ticket.cost}:${this.settings.leaseTtlMillis}:${ticket.nonce}`
+      ticket.member = fallbackMember(ticket.cost, this.settings.leaseTtlMillis, ticket.nonce)
       ticket.state = T.LOCAL
       ticket.needsClaim = true
       fallbackTotal.unsafeUpdate(1, this.labels)

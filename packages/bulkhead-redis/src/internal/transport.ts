@@ -7,7 +7,9 @@
  * @internal
  */
 import type { Bulkhead } from "@sluice/bulkhead"
+import * as M from "@sluice/core/FleetMessages"
 import * as S from "@sluice/core/FleetScripts"
+import * as Ticket from "@sluice/core/FleetTicket"
 import * as Connection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
@@ -20,10 +22,10 @@ import { Fallback } from "./storeDown.js"
 import * as T from "./ticket.js"
 
 /** @internal */
-export const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
+export const int = Ticket.int
 
 /** @internal */
-export const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArray(u)
+export const isArray = Ticket.isArray
 
 /** An `abandon` has no caller: its reply, or its failure (the nonce is kept for the next batch), goes nowhere. */
 const ignoreReply = (): void => {}
@@ -44,11 +46,7 @@ export const loadScripts = (lanes = false) => {
 /** @internal */
 export type Scripts = ReturnType<typeof loadScripts>
 
-/**
- * The most operations one `batch` script carries. A turn that asks for more sends several, back to
- * back: Redis runs one while the reply of the one before is read, and no script holds Redis long.
- */
-const MAX_BATCH = 32
+const MAX_BATCH = Ticket.MAX_BATCH
 
 /** An operation of the `batch` script waiting for the end of the event-loop turn. */
 export interface Pending {
@@ -131,10 +129,10 @@ export abstract class Transport {
     this.labels = [nameLabel]
     this.fullLabels = [nameLabel, MetricLabel.make("reason", "full")]
     this.timeoutLabels = [nameLabel, MetricLabel.make("reason", "timeout")]
-    this.renewEveryMillis = Math.floor(settings.leaseTtlMillis / 3)
-    this.handOverFreshMillis = Math.floor(settings.leaseTtlMillis * 2 / 3)
+    this.renewEveryMillis = Ticket.renewEveryMillis(settings.leaseTtlMillis)
+    this.handOverFreshMillis = Ticket.freshMillis(settings.leaseTtlMillis)
     this.leaseTtlArg = String(settings.leaseTtlMillis)
-    this.maxWaitingArg = settings.maxWaiting === Infinity ? "-1" : String(settings.maxWaiting)
+    this.maxWaitingArg = Ticket.maxWaitingArg(settings.maxWaiting)
     this.permits = settings.permits
     this.fallback = settings.storeDown === "fail-closed" ? undefined : new Fallback(settings, settings.permits)
     this.lastStats = {
@@ -169,7 +167,7 @@ export abstract class Transport {
     const refused = this.refusedPolicy(reply)
     if (refused !== undefined) return Effect.die(new Cause.IllegalArgumentException(refused))
     return !isArray(reply)
-      ? this.failed(operation, new Error(`unexpected reply ${JSON.stringify(reply)}`))
+      ? this.failed(operation, new Error(M.unexpectedReply(reply)))
       : this.degraded
       ? Effect.as(this.cameBack, reply)
       : Effect.succeed(reply)
@@ -251,7 +249,7 @@ export abstract class Transport {
         return
       }
       if (!isArray(reply) || reply.length !== batch.length + 2 || !isArray(reply[0])) {
-        return fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
+        return fail(new Error(M.unexpectedReply(reply)))
       }
       // the grants first: a ticket this batch queued may be granted by a release behind it
       for (const member of reply[0]) this.grantedMember(String(member))
@@ -291,14 +289,12 @@ export abstract class Transport {
       this.unclaimedLogged = false
       storeDegraded.unsafeUpdate(1, this.labels)
       const fallback = this.fallback
-      return Effect.logWarning(
+      return Effect.logWarning(M.wentDown(
+        error.message,
         fallback === undefined
-          ? error.message
-          : `${error.message}: calls run on a local bulkhead of ${fallback.permits} permit${
-            fallback.permits === 1 ? "" : "s"
-          } ` +
-            `(storeDown "${this.settings.storeDown}", of K = ${this.permits}) until Redis answers again`
-      )
+          ? undefined
+          : { permits: fallback.permits, storeDown: this.settings.storeDown, fleetPermits: this.permits }
+      ))
     })
   }
 
@@ -307,7 +303,7 @@ export abstract class Transport {
       if (!this.degraded) return Effect.void
       this.degraded = false
       storeDegraded.unsafeUpdate(0, this.labels)
-      return Effect.logInfo(`bulkhead "${this.settings.name}": Redis answers again, permits are shared again`)
+      return Effect.logInfo(M.cameBack(this.settings.name))
     })
   }
 
