@@ -8,6 +8,7 @@ export default defineConfig({
   test: {
     projects: [
       "packages/*/vitest.config.ts",
+      "examples/*/vitest.config.ts",
       {
         test: { name: "effect4", include: ["test/**/*.test.ts"], sequence: { concurrent: true } }
       },

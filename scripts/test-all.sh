@@ -84,6 +84,10 @@ pnpm run build
 step "consumer test"
 bash scripts/consumer-test.sh
 
+# The 2.x line the same way, on Node 22: its tarballs beside effect 4.1 (scripts/consumer-test-effect4.sh).
+step "consumer test of the Effect 4 line (Node 22)"
+timed with22 bash scripts/consumer-test-effect4.sh
+
 step "tests"
 pnpm run test
 

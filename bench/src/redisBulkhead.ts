@@ -20,9 +20,12 @@
  *    order). A violation is a grant made while an older arrival still waits.
  * 4. A holder killed with SIGKILL while holding all K permits, a waiter queued in this process:
  *    the time from the kill to the waiter's grant, against the lease TTL.
+ * 5. Lanes (RFC 0004): sluice's cycle under a lane policy (priority, fair share: every release is a
+ *    script, no hand-over) beside the single queue (hand-overs on), contended and not, one process.
  *
  * Writes the "Redis bulkhead" section of bench/RESULTS.md, keeping the previous run beside it.
  */
+import { BulkheadLanes } from "@sluice/bulkhead"
 import { RedisBulkhead } from "@sluice/bulkhead-redis"
 import { RedisConnection } from "@sluice/redis"
 import { startRedisServer } from "@sluice/test-utils/redisServer"
@@ -111,6 +114,27 @@ const fiberCycles = (cycle: Effect.Effect<unknown>) => (millis: number, inFlight
     })
     return Effect.zipRight(
       Effect.all(Array.from({ length: inFlight }, () => worker), { concurrency: "unbounded", discard: true }),
+      Effect.sync(() => count)
+    )
+  }))
+
+/** `inFlight` fibers as `fiberCycles`, fiber `i` running `cycleOf(i)`. */
+const fiberCyclesBy = (cycleOf: (i: number) => Effect.Effect<unknown>) => (millis: number, inFlight: number) =>
+  Effect.runPromise(Effect.suspend(() => {
+    const deadline = now() + millis
+    let count = 0
+    const worker = (i: number) => {
+      const cycle = cycleOf(i)
+      return Effect.whileLoop({
+        while: () => now() < deadline,
+        body: () => cycle,
+        step: () => {
+          count++
+        }
+      })
+    }
+    return Effect.zipRight(
+      Effect.all(Array.from({ length: inFlight }, (_, i) => worker(i)), { concurrency: "unbounded", discard: true }),
       Effect.sync(() => count)
     )
   }))
@@ -268,6 +292,56 @@ const effectDistributedLock: Contender = {
 }
 
 const contenders: ReadonlyArray<Contender> = [sluice, redisSemaphore, effectDistributedLock]
+
+/** sluice's bulkhead without lanes and under each lane policy, its 64 fibers alternating between two lanes. */
+const laneVariants: ReadonlyArray<{
+  readonly label: string
+  readonly config: string
+  readonly lanes: BulkheadLanes.Lanes | undefined
+  readonly laneOf: (fiber: number) => string | undefined
+}> = [
+  {
+    label: "no lanes",
+    config: "one FIFO queue; hand-overs in the process",
+    lanes: undefined,
+    laneOf: () => undefined
+  },
+  {
+    label: "priority",
+    config: "lanes interactive, batch (yieldFor 30 s), half the fibers in each; every release a script",
+    lanes: BulkheadLanes.priority({ interactive: {}, batch: { yieldFor: "30 seconds" } }),
+    laneOf: (fiber) => (fiber % 2 === 0 ? "interactive" : "batch")
+  },
+  {
+    label: "fair share",
+    config: "tenants a, b at weights 3:1, half the fibers in each; every release a script",
+    lanes: BulkheadLanes.fairShare({ weights: { a: 3 } }),
+    laneOf: (fiber) => (fiber % 2 === 0 ? "a" : "b")
+  }
+]
+
+const openLaneVariant = async (s: Setup, variant: (typeof laneVariants)[number]): Promise<Opened> => {
+  const scope = Effect.runSync(Scope.make())
+  const bulkhead = await Effect.runPromise(
+    RedisBulkhead.make({
+      name: s.name,
+      permits: s.permits,
+      leaseTtl: s.ttlMillis,
+      ...(variant.lanes === undefined ? {} : { lanes: variant.lanes })
+    }).pipe(
+      Effect.provideServiceEffect(RedisConnection.RedisConnection, RedisConnection.make({ url: s.url })),
+      Scope.extend(scope)
+    )
+  )
+  return {
+    cycles: fiberCyclesBy((fiber) => {
+      const lane = variant.laneOf(fiber)
+      return Effect.orDie(bulkhead.run(Effect.void, lane === undefined ? undefined : { lane }))
+    }),
+    acquire: scopedAcquire(bulkhead.acquire()),
+    close: () => Effect.runPromise(Scope.close(scope, Exit.void))
+  }
+}
 
 // -----------------------------------------------------------------------------
 // child processes
@@ -828,6 +902,34 @@ const parent = async () => {
       comeBack.push(await killedHolder(i, url, port))
       console.log(`killed holder: ${contenders[i].label}: permits back after ${fmt(comeBack[i])} ms`)
     }
+    // 5. lanes: interleaved rounds, contended and not, one process
+    const laneContended = await Promise.all(laneVariants.map((v) => openLaneVariant(setupOf("lanes8", PERMITS), v)))
+    const laneFree = await Promise.all(
+      laneVariants.map((v) => openLaneVariant(setupOf("lanes64", UNCONTENDED_PERMITS), v))
+    )
+    for (const o of [...laneContended, ...laneFree]) await o.cycles(WARMUP_MILLIS, IN_FLIGHT)
+    const laneRuns = laneVariants.map(() => ({
+      contended: [] as Array<number>,
+      contendedCosts: [] as Array<Costs>,
+      free: [] as Array<number>,
+      freeCosts: [] as Array<Costs>
+    }))
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const i of laneVariants.keys()) {
+        const busy = await measuredCycles(laneContended[i], admin)
+        laneRuns[i].contended.push(busy.perSecond)
+        laneRuns[i].contendedCosts.push(busy.costs)
+        const bare = await measuredCycles(laneFree[i], admin)
+        laneRuns[i].free.push(bare.perSecond)
+        laneRuns[i].freeCosts.push(bare.costs)
+      }
+      console.log(
+        `round ${round + 1}/${ROUNDS}, lanes (${laneVariants.map((v) => v.label).join(", ")}): K = ${PERMITS}: ${
+          laneRuns.map((r) => fmt(r.contended[round])).join(", ")
+        }; K = ${UNCONTENDED_PERMITS}: ${laneRuns.map((r) => fmt(r.free[round])).join(", ")} cycles/s`
+      )
+    }
+    for (const o of [...laneContended, ...laneFree]) await o.close()
     admin.disconnect()
     const loadAfter = loadLine()
 
@@ -1011,6 +1113,37 @@ const parent = async () => {
     console.log()
     console.log([...targets, ...why].join("\n").replace(/\*\*/g, ""))
 
+    const laneHeader = [
+      "sluice",
+      "config",
+      "K",
+      "cycles/s",
+      "vs no lanes",
+      "scripts / cycle",
+      "Redis commands / cycle",
+      "µs in Redis / script",
+      "Redis CPU µs / cycle",
+      "client CPU µs / cycle"
+    ]
+    const laneRows = (["contended", "free"] as const).flatMap((run) =>
+      laneVariants.map((v, i) => {
+        const costsOfRun = run === "contended" ? laneRuns[i].contendedCosts : laneRuns[i].freeCosts
+        const cost = (pick: (c: Costs) => number) => median(costsOfRun.map(pick))
+        const rate = median(laneRuns[i][run])
+        return [
+          v.label,
+          v.config,
+          run === "contended" ? `${PERMITS} (56 of 64 wait)` : `${UNCONTENDED_PERMITS} (nobody waits)`,
+          fmt(rate),
+          formatRatio(rate / median(laneRuns[0][run])),
+          fmt(cost((x) => x.scriptsPerCycle), 2),
+          fmt(cost((x) => x.commandsPerCycle), 1),
+          fmt(cost((x) => x.microsPerScript), 1),
+          fmt(cost((x) => x.redisCpuMicros), 1),
+          fmt(cost((x) => x.clientCpuMicros), 1)
+        ]
+      })
+    )
     const rounds = (xs: ReadonlyArray<ReadonlyArray<number>>) =>
       contenders.map((c, i) => `${c.label} ${xs[i].map((x) => fmt(x)).join(" / ")}`).join("; ")
     const latest = [
@@ -1025,6 +1158,11 @@ const parent = async () => {
       markdownTable(costHeader, costRows),
       "",
       markdownTable(behaviourHeader, behaviourRows),
+      "",
+      `Lanes, one process, ${IN_FLIGHT} in flight (median round; a lane policy turns hand-overs off, so every ` +
+      `release is a script):`,
+      "",
+      markdownTable(laneHeader, laneRows),
       "",
       `Rounds (cycles/s): 1 process, K = ${PERMITS}: ${rounds(oneProcess)}. ${PROCESSES} processes: ${
         rounds(fourProcesses)
@@ -1098,6 +1236,9 @@ const method = [
   `process's mark; redis-semaphore's identifiers get a suffix naming the process, its only change of ` +
   `configuration; effect-distributed-lock's do not say): the mean over the samples with a permit held, and the ` +
   `share of those in which one process held every permit held.`,
+  `- Lanes: sluice alone in the bench process, with no lanes and under each policy (its ${IN_FLIGHT} fibers ` +
+  `alternating between two lanes), K = ${PERMITS} and K = ${UNCONTENDED_PERMITS}, ${ROUNDS} interleaved rounds of ` +
+  `${ROUND_MILLIS / 1000} s after a warm-up, the costs per cycle counted as above.`,
   `- Killed holder: a child process takes all ${PERMITS} permits (lease TTL ${fmt(KILL_TTL_MILLIS)} ms), a ` +
   `waiter queues in the bench process, the child is killed with SIGKILL 0.5 s later: the time from the kill to ` +
   `the waiter's grant. A lease is renewed every third of its TTL (redis-semaphore: every 0.8), so a dead holder's ` +

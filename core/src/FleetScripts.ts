@@ -49,8 +49,13 @@
  * @since 0.1.0
  */
 
-import { batch } from "./internal/fleetScripts/batch.js"
-import { prelude } from "./internal/fleetScripts/prelude.js"
+import { batchOf } from "./internal/fleetScripts/batch.js"
+import { preludeOf } from "./internal/fleetScripts/prelude.js"
+import type { Policy } from "./LaneQueue.js"
+import { formatDuration } from "./OptionMessages.js"
+
+/** A lane script's first statement: a process whose policy differs from the name's changes nothing. */
+const refusal = (lanes: boolean): string => lanes ? `if policyRefused() then return {"policy", storedPolicy} end\n` : ""
 
 /**
  * ARGV: channel, permits, then members. Extends each member's lease by its own ttl.
@@ -58,11 +63,12 @@ import { prelude } from "./internal/fleetScripts/prelude.js"
  * Reply `{nextExpiry, status...}`, one status per member: "h" held, "w" waiting, "x" gone (its
  * lease expired: a holder that reads it has lost its permits).
  */
-const renew = `${prelude}
-expire()
+const renewOf = (lanes: boolean) =>
+  `${preludeOf(lanes)}
+${refusal(lanes)}expire()
 grant()
 local out = {0}
-for i = 3, #ARGV do
+for i = ${lanes ? 4 : 3}, #ARGV do
   local m = ARGV[i]
   local _, l = ticketOf(m)
   if l and redis.call("ZSCORE", heldKey, m) then
@@ -89,11 +95,12 @@ return out
  * Reply `{nextExpiry, status...}`, one status per member: "h" held (renewed), "c" claimed, "x" not
  * free, or still queued (a waiting ticket is never claimed: it leaves the queue).
  */
-const claim = `${prelude}
-expire()
+const claimOf = (lanes: boolean) =>
+  `${preludeOf(lanes)}
+${refusal(lanes)}expire()
 grant()
 local out = {0}
-for i = 3, #ARGV do
+for i = ${lanes ? 4 : 3}, #ARGV do
   local m = ARGV[i]
   local c, l = ticketOf(m)
   if not c then
@@ -104,7 +111,7 @@ for i = 3, #ARGV do
   elseif redis.call("ZREM", queueKey, m) == 1 then
     -- a waiting ticket holds nothing, and is not counted (its grant would count it a second time);
     -- a process claims only its holders, so nobody waits for this grant any more: it leaves the queue
-    redis.call("ZREM", wleaseKey, m)
+    redis.call("ZREM", wleaseKey, m)${lanes ? "\n    dequeued(m)" : ""}
     wanted = wanted - c
     -- a head that left may let the tickets behind it in, before any claim after this one
     grant()
@@ -120,28 +127,148 @@ out[1] = nextExpiry()
 return out
 `
 
-/** ARGV: channel, permits. Reply `{permits, used, holders, waiting, wanted}`. */
-const stats = `${prelude}
-expire()
+/**
+ * ARGV: channel, permits. Reply `{permits, used, holders, waiting, wanted}`; under a lane policy
+ * also `{lane, waiting, waitingPermits, granted}` per lane: a priority policy's lanes in its order,
+ * a fair share's lanes seen (granted to, queued in or refused) by name.
+ */
+const statsOf = (lanes: boolean) =>
+  `${preludeOf(lanes)}
+${refusal(lanes)}expire()
 grant()
 finish()
-return {permits, used, redis.call("ZCARD", heldKey), redis.call("ZCARD", queueKey), wanted}
+${lanes ? laneStats : ""}return {permits, used, redis.call("ZCARD", heldKey), redis.call("ZCARD", queueKey), wanted${
+    lanes ? ", perLane" : ""
+  }}
 `
 
-/** ARGV: channel, permits (the new K for the fleet). Growing grants at once; shrinking pre-empts nobody. */
-const resize = `${prelude}
-permits = tonumber(ARGV[2])
+const laneStats = `local perLane = {}
+local names = {}
+if fair then
+  local fields = redis.call("HKEYS", lanesKey)
+  for _, f in ipairs(fields) do
+    if string.sub(f, 1, 2) == "g:" then names[#names + 1] = string.sub(f, 3) end
+  end
+  table.sort(names)
+else
+  names = policyOf().names
+end
+for _, lane in ipairs(names) do
+  local members = redis.call("ZRANGE", laneKey(lane), 0, -1)
+  local permitsWanted = 0
+  for _, m in ipairs(members) do permitsWanted = permitsWanted + (ticketOf(m) or 0) end
+  perLane[#perLane + 1] = {lane, #members, permitsWanted, tonumber(redis.call("HGET", lanesKey, "g:" .. lane)) or 0}
+end
+`
+
+/**
+ * ARGV: channel, permits (the new K for the fleet). Growing grants at once; shrinking pre-empts
+ * nobody. Under a lane policy it sets the policy up too: a name idle (nothing held or queued, by
+ * its counters) takes the caller's, with its lanes' counters anew; a busy one refuses another.
+ */
+const resizeOf = (lanes: boolean) =>
+  `${preludeOf(lanes)}
+${lanes ? laneSetup : ""}permits = tonumber(ARGV[2])
 expire()
 grant()
 finish()
 return {permits}
 `
 
+const laneSetup = `if policyRefused() then
+  if used > 0 or wanted > 0 then return {"policy", storedPolicy} end
+  redis.call("DEL", lanesKey, ticketsKey, roundKey)
+  storedPolicy = false
+end
+`
+
 /** @since 0.1.0 */
-export const scripts = { batch, renew, claim, stats, resize } as const
+export const scripts = {
+  batch: batchOf(false),
+  renew: renewOf(false),
+  claim: claimOf(false),
+  stats: statsOf(false),
+  resize: resizeOf(false)
+} as const
+
+/**
+ * The scripts of a bulkhead with a lane policy (RFC 0004): the same operations on the name's lane
+ * state (`internal/fleetScripts/lanes.ts` lays it out), each taking the policy (`policyText`) third
+ * in ARGV and the keys of `laneKeysOf`. One Lua decision per grant: the policy picks the lane, and
+ * the rest works as without lanes, except that no instance hands permits over.
+ *
+ * @since 0.4.0
+ */
+export const laneScripts: { readonly [K in ScriptName]: string } = {
+  batch: batchOf(true),
+  renew: renewOf(true),
+  claim: claimOf(true),
+  stats: statsOf(true),
+  resize: resizeOf(true)
+}
 
 /** @since 0.1.0 */
 export type ScriptName = keyof typeof scripts
+
+/**
+ * The first word of a lane script's reply to a process whose policy differs from the name's (the
+ * second is the name's policy).
+ *
+ * @since 0.4.0
+ */
+export const POLICY_REFUSED = "policy"
+
+/**
+ * A lane policy as the scripts take it and compare it: canonical JSON, a fair share's weights by
+ * name, so that two processes giving the same policy send the same text.
+ *
+ * @since 0.4.0
+ */
+export const policyText = (policy: Policy): string =>
+  policy._tag === "priority"
+    ? JSON.stringify(["priority", policy.lanes.map((lane) => [lane.name, lane.yieldForMillis])])
+    : JSON.stringify([
+      "fairShare",
+      policy.defaultWeight,
+      [...policy.weights].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    ])
+
+const millis = (ms: number): string => formatDuration(BigInt(Math.round(ms * 1e6)))
+
+/**
+ * A policy's text for a person: `priority: interactive, batch after 30s` or
+ * `fairShare: default weight 1, tenant-a 3`.
+ *
+ * @since 0.4.0
+ */
+export const describePolicy = (text: string): string => {
+  try {
+    const parsed: unknown = JSON.parse(text)
+    if (Array.isArray(parsed) && parsed[0] === "priority" && Array.isArray(parsed[1])) {
+      const lanes = (parsed[1] as ReadonlyArray<readonly [string, number]>).map(([name, ms], rank) =>
+        rank === 0 ? name : `${name} after ${ms === 0 ? "0ms" : millis(ms)}`
+      )
+      return `priority: ${lanes.join(", ")}`
+    }
+    if (Array.isArray(parsed) && parsed[0] === "fairShare" && Array.isArray(parsed[2])) {
+      const weights = (parsed[2] as ReadonlyArray<readonly [string, number]>).map(([name, w]) => `${name} ${w}`)
+      return `fairShare: default weight ${parsed[1]}${weights.length === 0 ? "" : `, ${weights.join(", ")}`}`
+    }
+  } catch {
+    // not JSON: shown as it is
+  }
+  return text
+}
+
+/**
+ * The defect of a process whose lanes differ from those its fleet uses under the name.
+ *
+ * @since 0.4.0
+ */
+export const policyMismatch = (name: string, mine: string, theirs: string): string =>
+  `bulkhead "${name}": this process's lanes (${describePolicy(mine)}) differ from the lanes the fleet ` +
+  `uses under this name (${describePolicy(theirs)}); every process of a name must give the same lanes ` +
+  `(to change them, stop the fleet's calls: an idle name takes the lanes of the next process to start)`
 
 /**
 
@@ -216,4 +343,16 @@ export const keysOf = (prefix: string, name: string) => {
     keys: [`${base}:seq`, `${base}:meta`, `${base}:queue`, `${base}:wlease`, `${base}:held`],
     channel: `${base}:grants`
   } as const
+}
+
+/**
+ * The keys of a bulkhead with lanes: `keysOf`'s five, then the lane hash, the waiting tickets' due
+ * times and lanes, and the round of busy lanes (each lane's queue is `<lane hash>:<lane>`).
+ *
+ * @since 0.4.0
+ */
+export const laneKeysOf = (prefix: string, name: string) => {
+  const { channel, keys } = keysOf(prefix, name)
+  const base = `${prefix}{${name}}`
+  return { keys: [...keys, `${base}:lanes`, `${base}:tickets`, `${base}:round`], channel } as const
 }

@@ -1,14 +1,15 @@
 // Reads every packed tarball as npm would install it: the manifest must point at built code,
 // carry real semver ranges, and the files must be the build, the sources for the maps, README and
-// LICENSE, nothing else. Usage: node check-tarballs.mjs DIR (the `pnpm pack` destination).
+// LICENSE, nothing else. Usage: node check-tarballs.mjs DIR [NAMES] (DIR: the `pnpm pack` destination;
+// NAMES: the packages expected there, comma-separated without the scope, default the Effect 3 line's).
 import { execFileSync } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 
 const dir = process.argv[2]
-if (dir === undefined) throw new Error("usage: node check-tarballs.mjs <dir with the .tgz files>")
+if (dir === undefined) throw new Error("usage: node check-tarballs.mjs <dir with the .tgz files> [names]")
 const tarballs = fs.readdirSync(dir).filter((f) => f.endsWith(".tgz")).sort()
-const expected = [
+const expected = process.argv[3]?.split(",").sort() ?? [
   "bulkhead",
   "bulkhead-redis",
   "core",

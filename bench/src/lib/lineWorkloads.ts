@@ -41,7 +41,7 @@ export const workloadNames = [
 export type WorkloadName = typeof workloadNames[number]
 
 /** Operations per round, per workload group. */
-export const sizes: Record<string, number> = { uncontended: 1_000_000, "in-flight-64": 512_000, "fan-out": 200_000 }
+export const sizes: Record<string, number> = { uncontended: 1_000_000, "in-flight-64": 512_000, "fan-out": 4_000 }
 
 /** Times one round of `name` and returns nanoseconds per guarded call. */
 export const runWorkload = async <F>(line: Line<F>, name: WorkloadName): Promise<number> => {

@@ -60,7 +60,7 @@ export type OnLeaseLost = "log" | "interrupt"
  * @since 0.1.0
  * @category models
  */
-export interface Options extends Omit<Bulkhead.Settings, "order" | "lanes"> {
+export interface Options extends Omit<Bulkhead.Settings, "order"> {
   /** The name shared by the fleet: every process using it shares its permits. No braces. */
   readonly name: string
   /**
@@ -86,6 +86,15 @@ export interface Options extends Omit<Bulkhead.Settings, "order" | "lanes"> {
   readonly localShare?: number | undefined
   /** Prepended to every key; no braces. Default `"sluice:bh:"`. */
   readonly prefix?: string | undefined
+  /**
+   * Lanes across the fleet (`BulkheadLanes.priority` or `BulkheadLanes.fairShare`), with the local
+   * bulkhead's rules, decided by one script per grant on the scripts' clock. Every process of a name
+   * must give the same policy (its lanes' `maxWaiting` and `maxWait` may differ): one that differs
+   * is refused, naming both. Releases then always go through Redis (no hand-overs).
+   *
+   * @since 0.4.0
+   */
+  readonly lanes?: Bulkhead.Settings["lanes"]
 }
 
 /**

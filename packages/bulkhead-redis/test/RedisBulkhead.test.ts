@@ -4,7 +4,7 @@
  * Each bulkhead of a test is on a connection of its own, as a separate process would be.
  */
 import { assert, describe, it } from "@effect/vitest"
-import { Bulkhead } from "@sluice/bulkhead"
+import { Bulkhead, BulkheadLanes } from "@sluice/bulkhead"
 import { RedisConnection } from "@sluice/redis"
 import { Cause, Config, ConfigProvider, Deferred, Duration, Effect, Exit, Fiber, Layer } from "effect"
 import { inject } from "vitest"
@@ -352,8 +352,8 @@ describe("RedisBulkhead", () => {
       ],
       [{ name: "a{b}", permits: 1 }, "without braces"],
       [
-        { name: "x", permits: 1, lanes: { _tag: "FairShare", options: {} } } as RedisBulkhead.Options,
-        `bulkhead "x": lanes are not served by the Redis bulkhead yet`
+        { name: "x", permits: 1, lanes: BulkheadLanes.priority({ chat: {}, batch: {} }) },
+        `bulkhead "x": lane "batch" needs yieldFor`
       ],
       [{ name: "x", permits: 1, storeDown: "local" }, `bulkhead "x": localShare is needed with storeDown "local"`],
       [

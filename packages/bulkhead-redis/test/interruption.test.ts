@@ -3,6 +3,8 @@
  * ticket and no lease in Redis, and a grant message that never arrives is caught by the renewal.
  */
 import { assert, describe, it } from "@effect/vitest"
+import { BulkheadLanes } from "@sluice/bulkhead"
+import { laneKeysOf } from "@sluice/core/FleetScripts"
 import { Deferred, Effect, Exit, Fiber } from "effect"
 import type { Redis } from "ioredis"
 import { inject } from "vitest"
@@ -141,4 +143,60 @@ describe("interruption", () => {
       }
       assert.isAtMost(counts.peak, 3)
     }))
+
+  for (
+    const [policy, lanes, names] of [
+      ["priority", BulkheadLanes.priority({ chat: {}, bulk: { yieldFor: "20 millis" } }), ["chat", "bulk"]],
+      ["fairShare", BulkheadLanes.fairShare({ weights: { t1: 2 } }), ["t1", "t2", "t3"]]
+    ] as const
+  ) {
+    it.scopedLive(`a sweep per lane (${policy}): interrupting callers of every lane at every offset leaks nothing`, () =>
+      Effect.gen(function*() {
+        const name = uniqueName(`sweep-${policy}`)
+        const a = yield* bulkheadOn(url, { name, permits: 3, lanes })
+        const b = yield* bulkheadOn(url, { name, permits: 3, maxWait: "150 millis", lanes })
+        const redis = yield* inspector(url)
+        const { keys } = laneKeysOf("sluice:bh:", name)
+        const costs = [1, 2, 1, 3, 1, 2]
+        const { call: probed, counts } = probe()
+        for (let offset = 0; offset < 24; offset++) {
+          const fibers: Array<Fiber.RuntimeFiber<void, unknown>> = []
+          for (let i = 0; i < costs.length; i++) {
+            const cost = costs[i]
+            const lane = names[(i + offset) % names.length]
+            fibers.push(
+              yield* Effect.fork((i % 2 === 0 ? a : b).run(probed(cost, 1 + (i % 3)), { permits: cost, lane }))
+            )
+          }
+          if (offset % 2 === 0) yield* Effect.repeatN(Effect.yieldNow(), offset * 4)
+          else yield* Effect.sleep(`${offset / 2} millis`)
+          // the interrupted callers walk through the lanes with the offset
+          yield* Fiber.interrupt(fibers[offset % costs.length])
+          yield* Fiber.interrupt(fibers[(offset + 1) % costs.length])
+          if (offset % 3 === 0) yield* Fiber.interruptAll(fibers)
+          for (const fiber of fibers) {
+            const exit = yield* Fiber.await(fiber)
+            if (Exit.isFailure(exit) && !Exit.isInterrupted(exit)) {
+              assert.include(String(exit.cause), "PermitWaitTimeout")
+            }
+          }
+          yield* expectClean(redis, name)
+          // no lane queue, waiting ticket or busy lane left, and every permit came back
+          const left = yield* Effect.promise(() =>
+            Promise.all([
+              ...names.map((lane) => redis.zcard(`${keys[5]}:${lane}`)),
+              redis.hlen(keys[6]),
+              redis.llen(keys[7])
+            ])
+          )
+          assert.deepStrictEqual(left, names.map(() => 0).concat([0, 0]), `offset ${offset}`)
+          const stats = yield* a.stats
+          assert.deepStrictEqual(
+            [stats.inFlight, stats.waiting, (stats.lanes ?? []).map((l) => l.waiting)],
+            [0, 0, (stats.lanes ?? []).map(() => 0)]
+          )
+        }
+        assert.isAtMost(counts.peak, 3)
+      }))
+  }
 })

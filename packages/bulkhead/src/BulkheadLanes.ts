@@ -17,7 +17,10 @@
  *
  * @since 0.4.0
  */
+import type * as LaneQueue from "@sluice/core/LaneQueue"
 import type * as Duration from "effect/Duration"
+import type * as MetricLabel from "effect/MetricLabel"
+import * as internal from "./internal/lanes.js"
 
 /**
  * A lane's own limits. `maxWaiting` bounds the lane's queue (the bulkhead's `maxWaiting` bounds
@@ -141,4 +144,51 @@ export interface LaneStats {
   readonly granted: number
   /** `fairShare`: the lane's weight, what its share is due against the other busy lanes'. */
   readonly weight?: number | undefined
+}
+
+/**
+ * A lane policy decoded for a bulkhead named `name`: the queue's policy, the default lane, and each
+ * lane's limits and metric labels (`limitsOf`, made on first sight under a fair share; `undefined`
+ * for a lane a priority policy does not declare).
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface Decoded {
+  readonly policy: LaneQueue.Policy
+  readonly defaultLane: string
+  readonly limitsOf: (lane: string) => DecodedLimits | undefined
+}
+
+/**
+ * One lane's decoded limits (`Decoded.limitsOf`): its queue bound (`Infinity` when unbounded), its
+ * `maxWait` if it sets one, and the labels its permit waits, waiting gauge and refusals go under.
+ *
+ * @since 0.4.0
+ * @category models
+ */
+export interface DecodedLimits {
+  readonly maxWaiting: number
+  readonly maxWait: Duration.Duration | undefined
+  readonly labels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly fullLabels: ReadonlyArray<MetricLabel.MetricLabel>
+  readonly timeoutLabels: ReadonlyArray<MetricLabel.MetricLabel>
+}
+
+/**
+ * Decodes `lanes` for the bulkhead `name` as the local bulkhead does, so that a bulkhead kept
+ * elsewhere (the fleet's, on Redis) refuses the same values with the same sentences: a bad value
+ * throws an `IllegalArgumentException` naming the bulkhead and the lane.
+ *
+ * @since 0.4.0
+ * @category decoding
+ */
+export const decode = (name: string, lanes: Lanes): Decoded => {
+  const setup = internal.decode(name, lanes)
+  const declared = setup.policy._tag === "priority" ? new Set(setup.policy.lanes.map((lane) => lane.name)) : undefined
+  return {
+    policy: setup.policy,
+    defaultLane: setup.defaultLane,
+    limitsOf: (lane) => (declared === undefined || declared.has(lane) ? setup.limitsOf(lane) : undefined)
+  }
 }

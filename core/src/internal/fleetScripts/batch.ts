@@ -3,7 +3,35 @@
  *
  * @internal
  */
-import { prelude } from "./prelude.js"
+import { preludeOf } from "./prelude.js"
+
+const fifoAcquire = `local function acquire(nonce, cost, mayQueue)
+  -- the dead holders' permits are reclaimed when they are needed: by a ticket that does not fit, or
+  -- for the queue (nothing else reads them back)
+  if unknown or wanted > 0 or used + cost > permits then
+    expire()
+    grant()
+  end
+  local queued = 0
+  if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
+  local tail = ":" .. cost .. ":" .. ttl .. ":" .. nonce
+  if queued == 0 and used + cost <= permits then
+    local member = redis.call("INCR", seqKey) .. tail
+    redis.call("ZADD", heldKey, clock() + ttl, member)
+    used = used + cost
+    return {1, member, used, permits, queued}
+  end
+  if maxWaiting >= 0 and queued >= maxWaiting then return {2, "", used, permits, queued} end
+  if not mayQueue then return {3, "", used, permits, queued} end
+  local ticket = redis.call("INCR", seqKey)
+  local member = ticket .. tail
+  redis.call("ZADD", queueKey, ticket, member)
+  redis.call("ZADD", wleaseKey, clock() + ttl, member)
+  wanted = wanted + cost
+  return {0, member, used, permits, queued}
+end
+
+`
 
 /**
  * The acquires and releases of one bulkhead instance that one event-loop turn asked for, in the
@@ -40,37 +68,21 @@ import { prelude } from "./prelude.js"
  * instance that this script granted, queued ones of earlier turns included; `runLimit` is the
  * limit of this instance's head run (0 when the oldest waiter is another instance's): every
  * waiting ticket numbered below it is this instance's.
+ *
+ * Under a lane policy (`lanes`, `lanes.ts`) ARGV takes the policy third (the rest one place
+ * later); an acquire's third argument is `<cost> <the lane's maxWaiting, -1: unbounded> <lane>`,
+ * and its reply `{kind, member, used, permits, queued, queuedAll, laneFull}`: `queued` counts its
+ * lane's tickets, `queuedAll` every lane's, `laneFull` 1 when the lane's own bound refused it. A
+ * ticket that ranks ahead of a head that does not fit may be granted on arrival (kind 1), also
+ * when it could not have queued. There are no hand-overs and `runLimit` is 0. A process whose
+ * policy differs from the name's is answered `{"policy", the name's policy}`, and nothing changes.
+ *
+ * @internal
  */
-export const batch = `${prelude}
-local mark, ttl, maxWaiting = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])
-
-local function acquire(nonce, cost, mayQueue)
-  -- the dead holders' permits are reclaimed when they are needed: by a ticket that does not fit, or
-  -- for the queue (nothing else reads them back)
-  if unknown or wanted > 0 or used + cost > permits then
-    expire()
-    grant()
-  end
-  local queued = 0
-  if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
-  local tail = ":" .. cost .. ":" .. ttl .. ":" .. nonce
-  if queued == 0 and used + cost <= permits then
-    local member = redis.call("INCR", seqKey) .. tail
-    redis.call("ZADD", heldKey, clock() + ttl, member)
-    used = used + cost
-    return {1, member, used, permits, queued}
-  end
-  if maxWaiting >= 0 and queued >= maxWaiting then return {2, "", used, permits, queued} end
-  if not mayQueue then return {3, "", used, permits, queued} end
-  local ticket = redis.call("INCR", seqKey)
-  local member = ticket .. tail
-  redis.call("ZADD", queueKey, ticket, member)
-  redis.call("ZADD", wleaseKey, clock() + ttl, member)
-  wanted = wanted + cost
-  return {0, member, used, permits, queued}
-end
-
-local function leave(member, keep)
+export const batchOf = (lanes: boolean): string =>
+  `${preludeOf(lanes)}
+${lanes ? laneArgs : "local mark, ttl, maxWaiting = ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5])\n"}
+${lanes ? laneAcquire : fifoAcquire}local function leave(member, keep)
   if not keep and wanted <= 0 and not unknown then
     -- nobody waits: a holder gives its permits back, and there is no one to expire or grant to
     if redis.call("ZREM", heldKey, member) == 0 then return {0, used, permits} end
@@ -89,7 +101,7 @@ local function leave(member, keep)
   if state == 0 and redis.call("ZREM", queueKey, member) == 1 then
     state = 2
     wanted = wanted - c
-    redis.call("ZREM", wleaseKey, member)
+    redis.call("ZREM", wleaseKey, member)${lanes ? "\n    dequeued(member)" : ""}
   end
   -- a heavy head that left, or permits given back, may let the tickets behind in
   grant()
@@ -105,7 +117,7 @@ local function handOver(from, to)
   local c, l = ticketOf(to)
   local state = 0
   if c and redis.call("ZREM", queueKey, to) == 1 then
-    redis.call("ZREM", wleaseKey, to)
+    redis.call("ZREM", wleaseKey, to)${lanes ? "\n    dequeued(to)" : ""}
     wanted = wanted - c
     -- the holder's lease had ended (Redis lost it, or its process paused past it): its permits may be
     -- another's, so the waiter is claimed as a holder through an outage is, after the queue's grants
@@ -155,7 +167,7 @@ local function abandon(nonces)
           used = used - c
           states[nonce] = 1
         else
-          redis.call("ZREM", wleaseKey, m)
+          redis.call("ZREM", wleaseKey, m)${lanes ? "\n          dequeued(m)" : ""}
           wanted = wanted - c
           states[nonce] = 2
         end
@@ -171,7 +183,7 @@ end
 
 local abandoned = {}
 local anyAbandoned = false
-for i = 6, #ARGV, 3 do
+for i = ${lanes ? 7 : 6}, #ARGV, 3 do
   if ARGV[i] == "a" then
     abandoned[ARGV[i + 1]] = true
     anyAbandoned = true
@@ -181,12 +193,12 @@ local abandonStates = {}
 if anyAbandoned then abandonStates = abandon(abandoned) end
 
 local out = {false, 0}
-for i = 6, #ARGV, 3 do
+for i = ${lanes ? 7 : 6}, #ARGV, 3 do
   local op, id = ARGV[i], ARGV[i + 1]
   if op == "a" then
     out[#out + 1] = {abandonStates[id] or 0, used, permits}
   elseif op == "q" or op == "t" then
-    out[#out + 1] = acquire(id, tonumber(ARGV[i + 2]), op == "q")
+    out[#out + 1] = acquire(id, ${lanes ? "ARGV[i + 2]" : "tonumber(ARGV[i + 2])"}, op == "q")
   elseif op == "h" then
     out[#out + 1] = handOver(id, ARGV[i + 2])
   else
@@ -195,4 +207,65 @@ for i = 6, #ARGV, 3 do
 end
 out[1], out[2] = finish(mark)
 return out
+`
+
+/** @internal */
+export const batch = batchOf(false)
+
+const laneArgs = `if policyRefused() then return {"policy", storedPolicy} end
+local mark, ttl, maxWaiting = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+`
+
+// An acquire under a lane policy: its third argument is "<cost> <lane's maxWaiting> <lane>". As the
+// in-process bulkhead, it takes its permits at once when nothing is queued and they are free;
+// otherwise it queues and the policy grants what fits, so that a ticket ranking ahead of a blocked
+// head is granted at once; one refused (a full lane or queue, or no wait allowed) leaves again.
+const laneAcquire = `local function acquire(nonce, arg, mayQueue)
+  local cost, laneMaxWaiting, lane = string.match(arg, "^(%d+) (%-?%d+) (.*)$")
+  cost, laneMaxWaiting = tonumber(cost), tonumber(laneMaxWaiting)
+  grantedTo[lane] = grantedTo[lane] or 0
+  if unknown or wanted > 0 or used + cost > permits then
+    expire()
+    grant()
+  end
+  local queued = 0
+  if wanted > 0 or unknown then queued = redis.call("ZCARD", queueKey) end
+  local tail = ":" .. cost .. ":" .. ttl .. ":" .. nonce
+  if queued == 0 and used + cost <= permits then
+    local member = redis.call("INCR", seqKey) .. tail
+    redis.call("ZADD", heldKey, clock() + ttl, member)
+    used = used + cost
+    grantedTo[lane] = grantedTo[lane] + cost
+    return {1, member, used, permits, 0, 0, 0}
+  end
+  local inLane = 0
+  if queued > 0 then inLane = redis.call("ZCARD", laneKey(lane)) end
+  local laneFull = laneMaxWaiting >= 0 and inLane >= laneMaxWaiting
+  local full = laneFull or (maxWaiting >= 0 and queued >= maxWaiting)
+  local ticket = redis.call("INCR", seqKey)
+  local member = ticket .. tail
+  enqueue(member, ticket, cost, ttl, lane)
+  grant()
+  if redis.call("ZSCORE", heldKey, member) then
+    -- granted on arrival: the reply tells it, not the grants
+    for i = #granted, 1, -1 do
+      if granted[i] == member then table.remove(granted, i) break end
+    end
+    return {1, member, used, permits, inLane, queued, 0}
+  end
+  if full or not mayQueue then
+    redis.call("ZREM", queueKey, member)
+    redis.call("ZREM", wleaseKey, member)
+    wanted = wanted - cost
+    dequeued(member)
+    grant()
+    local kind = 3
+    if full then kind = 2 end
+    local bound = 0
+    if laneFull then bound = 1 end
+    return {kind, "", used, permits, inLane, queued, bound}
+  end
+  return {0, member, used, permits, inLane, queued, 0}
+end
+
 `

@@ -13,10 +13,11 @@ import * as Effect from "effect/Effect"
 import * as Either from "effect/Either"
 import * as Exit from "effect/Exit"
 import * as FiberId from "effect/FiberId"
+import type * as MetricLabel from "effect/MetricLabel"
 import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../RedisBulkhead.js"
-import type { Impl } from "./core.js"
+import type { Impl, Lane } from "./core.js"
 import { decodeDuration } from "./settings.js"
 import * as T from "./ticket.js"
 
@@ -24,10 +25,14 @@ type Restore = <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, 
 
 const int = (u: unknown): number => (typeof u === "number" ? u : Number(u))
 
-/** The ticket holds its fleet permits now, after a wait of `waitedMillis`. */
-const holding = (impl: Impl, ticket: T.FleetTicket, waitedMillis: number): T.FleetTicket => {
+/** The ticket holds its fleet permits now, after a wait of `waitedMillis` (measured under `labels`). */
+const holding = (
+  ticket: T.FleetTicket,
+  waitedMillis: number,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
+): T.FleetTicket => {
   ticket.state = T.HELD
-  Bulkhead.permitWaitSeconds.unsafeUpdate(waitedMillis / 1000, impl.labels)
+  Bulkhead.permitWaitSeconds.unsafeUpdate(waitedMillis / 1000, labels)
   return ticket
 }
 
@@ -51,7 +56,8 @@ const admitLocally = (
   restore: Restore,
   cost: number,
   remainingMillis: number,
-  start: number
+  start: number,
+  labels: ReadonlyArray<MetricLabel.MetricLabel>
 ): Effect.Effect<T.FleetTicket, Bulkhead.BulkheadError> =>
   Effect.gen(function*() {
     const fallback = impl.fallback
@@ -63,7 +69,7 @@ const admitLocally = (
     )
     const now = yield* Clock.currentTimeMillis
     ticket.renewedAt = now
-    Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, impl.labels)
+    Bulkhead.permitWaitSeconds.unsafeUpdate((now - start) / 1000, labels)
     return ticket
   })
 
@@ -82,12 +88,17 @@ const acquireMasked = (
     const settings = impl.settings
     let cost: number
     let maxWait: Duration.Duration
+    let lane: Lane | undefined
     try {
       cost = impl.costOf(options)
-      maxWait = decodeDuration(settings.name, "maxWait", options?.maxWait) ?? settings.maxWait
+      lane = impl.laneFor(options)
+      maxWait = decodeDuration(settings.name, "maxWait", options?.maxWait) ?? lane?.limits.maxWait ?? settings.maxWait
     } catch (defect) {
       return yield* Effect.die(defect)
     }
+    const labels = lane?.limits.labels ?? impl.labels
+    // a lane's acquire tells the script its lane and the lane's bound
+    const arg = lane === undefined ? String(cost) : `${cost} ${lane.maxWaitingArg} ${lane.name}`
     const clock = yield* Effect.clock
     const start = clock.unsafeCurrentTimeMillis()
     const maxWaitMillis = Duration.toMillis(maxWait)
@@ -96,16 +107,16 @@ const acquireMasked = (
       const asked = clock.unsafeCurrentTimeMillis()
       // degraded with a fallback: straight to it; the beat notices when Redis answers again
       if (fallback !== undefined && impl.degraded) {
-        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
+        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start, labels)
       }
       const ticket = T.make(impl.mark, cost)
       impl.tickets.set(ticket.nonce, ticket)
       const code = maxWaitMillis === 0 ? S.TRY_ACQUIRE : S.ACQUIRE
-      const answer = yield* Effect.either(impl.submit("acquire", code, ticket.nonce, String(cost)))
+      const answer = yield* Effect.either(impl.submit("acquire", code, ticket.nonce, arg))
       if (Either.isLeft(answer)) {
         impl.forget(ticket)
         if (fallback === undefined) return yield* Effect.fail(answer.left)
-        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start)
+        return yield* admitLocally(impl, restore, cost, maxWaitMillis - (asked - start), start, labels)
       }
       const reply = answer.right
       const kind = int(reply[0])
@@ -117,32 +128,35 @@ const acquireMasked = (
       ticket.renewedAt = asked
       if (kind === S.ACQUIRE_GRANTED) {
         ticket.member = String(reply[1])
-        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start)
+        if (impl.fresh(ticket, now)) return holding(ticket, now - start, labels)
         yield* tooLate(impl, ticket, now)
         continue
       }
       if (kind === S.ACQUIRE_FULL) {
         impl.forget(ticket)
-        Bulkhead.rejectedTotal.unsafeUpdate(1, impl.fullLabels)
+        Bulkhead.rejectedTotal.unsafeUpdate(1, lane?.limits.fullLabels ?? impl.fullLabels)
+        // a lane's reply: `ahead` counts its lane, then every lane's, then whether the lane's own bound refused
+        const laneFull = lane !== undefined && int(reply[6]) === 1
         return yield* Effect.fail(
           new Bulkhead.BulkheadFull({
             bulkhead: settings.name,
+            ...(lane === undefined ? {} : { lane: lane.name, bound: laneFull ? "lane" : "bulkhead" }),
             requested: cost,
             cost,
             permits,
             inFlight: used,
-            waiting: ahead,
-            maxWaiting: settings.maxWaiting
+            waiting: lane === undefined || laneFull ? ahead : int(reply[5]),
+            maxWaiting: laneFull && lane !== undefined ? lane.limits.maxWaiting : settings.maxWaiting
           })
         )
       }
       if (kind === S.ACQUIRE_REFUSED) {
         impl.forget(ticket)
-        return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead))
+        return yield* Effect.fail(impl.timeoutError(cost, Duration.zero, permits, used, ahead, lane))
       }
       // queued (the reply made it a waiter: `Impl.queued`); its grant or hand-over may have come already
       if (ticket.state === T.GRANTED) {
-        if (impl.fresh(ticket, now)) return holding(impl, ticket, now - start)
+        if (impl.fresh(ticket, now)) return holding(ticket, now - start, labels)
         yield* tooLate(impl, ticket, now)
         continue
       }
@@ -163,19 +177,21 @@ const acquireMasked = (
           impl.forget(ticket)
           if (fallback === undefined) return yield* Effect.fail(left.left)
           const last = impl.lastStats
-          return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead))
+          return yield* Effect.fail(impl.timeoutError(cost, maxWait, last.permits, last.inFlight, ahead, lane))
         }
         if (int(left.right[0]) === S.LEFT_HELD) {
-          if (impl.fresh(ticket, clock.unsafeCurrentTimeMillis())) return holding(impl, ticket, maxWaitMillis)
+          if (impl.fresh(ticket, clock.unsafeCurrentTimeMillis())) return holding(ticket, maxWaitMillis, labels)
           yield* impl.release(ticket)
         }
         impl.forget(ticket)
-        return yield* Effect.fail(impl.timeoutError(cost, maxWait, int(left.right[2]), int(left.right[1]), ahead))
+        return yield* Effect.fail(
+          impl.timeoutError(cost, maxWait, int(left.right[2]), int(left.right[1]), ahead, lane)
+        )
       }
       if (outcome.value) {
         // a grant message, a hand-over or a renewal: whichever, read in time or not at all
         const at = clock.unsafeCurrentTimeMillis()
-        if (impl.fresh(ticket, at)) return holding(impl, ticket, at - start)
+        if (impl.fresh(ticket, at)) return holding(ticket, at - start, labels)
         yield* tooLate(impl, ticket, at)
         continue
       }

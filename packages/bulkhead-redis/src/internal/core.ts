@@ -6,19 +6,59 @@
  *
  * @internal
  */
-import { Bulkhead } from "@sluice/bulkhead"
+import { Bulkhead, type BulkheadLanes } from "@sluice/bulkhead"
+import { OptionSchema } from "@sluice/options"
 import type * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import type * as Api from "../RedisBulkhead.js"
 import { Leases } from "./leases.js"
 import { illegal, isPositiveInteger } from "./settings.js"
-import { int } from "./transport.js"
+import { int, isArray } from "./transport.js"
+
+/** The lane of a call, under a lane policy: its name, limits, and the bound as the scripts take it. */
+export interface Lane {
+  readonly name: string
+  readonly limits: BulkheadLanes.DecodedLimits
+  readonly maxWaitingArg: string
+}
 
 /** @internal */
 export { loadScripts } from "./transport.js"
 
 /** @internal */
 export class Impl extends Leases {
+  private readonly laneCache = new Map<string, Lane>()
+
+  /** The lane a call goes to (under a lane policy): the one it names, or the default; an unknown one is a defect. */
+  laneFor(options: Bulkhead.RunOptions | undefined): Lane | undefined {
+    const lanes = this.settings.lanes
+    if (lanes === undefined) return undefined
+    const name: unknown = options?.lane ?? lanes.defaultLane
+    const known = typeof name === "string" ? this.laneCache.get(name) : undefined
+    if (known !== undefined) return known
+    const limits = typeof name === "string" && name.length > 0 ? lanes.limitsOf(name) : undefined
+    if (typeof name !== "string" || limits === undefined) {
+      const declared = lanes.policy._tag === "priority" ? lanes.policy.lanes.map((lane) => lane.name).join(", ") : ""
+      throw illegal(`bulkhead "${this.settings.name}": no lane ${OptionSchema.show(name)} (its lanes: ${declared})`)
+    }
+    const lane = {
+      name,
+      limits,
+      maxWaitingArg: limits.maxWaiting === Infinity ? "-1" : String(limits.maxWaiting)
+    }
+    this.laneCache.set(name, lane)
+    return lane
+  }
+
+  /** `Bulkhead.laneOf`: the lane a call naming `name` waits in, and its budget. */
+  laneInfo(name: string | undefined): BulkheadLanes.LaneInfo | undefined {
+    const lanes = this.settings.lanes
+    if (lanes === undefined) return undefined
+    const lane = name ?? lanes.defaultLane
+    const limits = lane.length === 0 ? undefined : lanes.limitsOf(lane)
+    return limits === undefined ? undefined : { name: lane, maxWait: limits.maxWait ?? this.settings.maxWait }
+  }
+
   costOf(options: Bulkhead.RunOptions | undefined): number {
     const cost = options?.permits ?? options?.cost ?? 1
     if (!isPositiveInteger(cost) || cost > this.settings.maxPermits) {
@@ -34,11 +74,13 @@ export class Impl extends Leases {
     waited: Duration.Duration,
     permits: number,
     inFlight: number,
-    ahead: number
+    ahead: number,
+    lane?: Lane | undefined
   ): Bulkhead.PermitWaitTimeout {
-    Bulkhead.rejectedTotal.unsafeUpdate(1, this.timeoutLabels)
+    Bulkhead.rejectedTotal.unsafeUpdate(1, lane?.limits.timeoutLabels ?? this.timeoutLabels)
     return new Bulkhead.PermitWaitTimeout({
       bulkhead: this.settings.name,
+      ...(lane === undefined ? {} : { lane: lane.name }),
       waited,
       requested: cost,
       cost,
@@ -85,10 +127,36 @@ export class Impl extends Leases {
         holders: int(reply[2]),
         waiting: int(reply[3]),
         waitingPermits: int(reply[4]),
-        maxWaiting: this.settings.maxWaiting
+        maxWaiting: this.settings.maxWaiting,
+        ...(this.settings.lanes === undefined ? {} : { lanes: this.laneStats(reply[5]) })
       }
       this.lastStats = stats
       return stats
+    })
+  }
+
+  /**
+   * The lanes of a stats reply (`{lane, waiting, waitingPermits, granted}` each, fleet-wide), with
+   * a fair share's weights; the waiting gauge of each lane is set from it.
+   */
+  laneStats(reply: unknown): ReadonlyArray<BulkheadLanes.LaneStats> {
+    const lanes = this.settings.lanes
+    if (lanes === undefined || !isArray(reply)) return []
+    return reply.filter(isArray).map((entry) => {
+      const name = String(entry[0])
+      const waiting = int(entry[1])
+      const limits = lanes.limitsOf(name)
+      if (limits !== undefined) Bulkhead.waiting.unsafeUpdate(waiting, limits.labels)
+      const weight = lanes.policy._tag === "fairShare"
+        ? lanes.policy.weights.get(name) ?? lanes.policy.defaultWeight
+        : undefined
+      return {
+        name,
+        waiting,
+        waitingPermits: int(entry[2]),
+        granted: int(entry[3]),
+        ...(weight === undefined ? {} : { weight })
+      }
     })
   }
 }

@@ -104,10 +104,13 @@ export abstract class Queue extends Transport {
    * The waiter a holder's permits go to without a round trip: this instance's oldest waiter, when
    * it is the fleet's oldest (numbered below the head run's limit) and costs no more than the
    * holder. None while Redis decides alone: degraded, a holder Redis may not count, a shrink, or a
-   * holder or waiter whose lease may end before Redis hears of the hand-over (a paused process).
+   * holder or waiter whose lease may end before Redis hears of the hand-over (a paused process), or a
+   * lane policy.
    */
   heirOf(holder: T.FleetTicket, now: number): T.FleetTicket | undefined {
     if (holder.state !== T.HELD && holder.state !== T.GRANTED) return undefined
+    // under a lane policy only Redis knows which lane is served next
+    if (this.settings.lanes !== undefined) return undefined
     if (this.degraded || this.shrinking || holder.needsClaim) return undefined
     const stale = now - this.handOverFreshMillis
     if (holder.renewedAt < stale) return undefined

@@ -38,6 +38,7 @@ const viewOf = (impl: Impl): Bulkhead.Bulkhead<Api.BulkheadStoreError> => ({
   name: impl.settings.name,
   maxPermits: impl.settings.maxPermits,
   maxWait: impl.settings.maxWait,
+  ...(impl.settings.lanes === undefined ? {} : { laneOf: (lane: string | undefined) => impl.laneInfo(lane) }),
   run: (self, options) => Acquire.run(impl, self, options),
   acquire: (options) => Acquire.acquire(impl, options),
   resize: (permits) => impl.resize(permits),
@@ -51,7 +52,7 @@ export const make = <const O extends Api.Options>(
   Effect.gen(function*() {
     const resolved = yield* Effect.try({ try: () => settings.resolve(options), catch: (e) => e }).pipe(Effect.orDie)
     const connection = yield* Connection.RedisConnection
-    const impl = new Impl(resolved, connection, loadScripts(), yield* Effect.clock)
+    const impl = new Impl(resolved, connection, loadScripts(resolved.lanes !== undefined), yield* Effect.clock)
     yield* connection.subscribe(impl.grantChannel, (message) => impl.onGrants(message))
     // the renewal loop: leases, waiting leases, claims and the safety-net check, one script each per beat
     yield* Effect.forkScoped(
@@ -61,7 +62,8 @@ export const make = <const O extends Api.Options>(
       })
     )
     metrics.storeDegraded.unsafeUpdate(0, impl.labels)
-    // this process's K becomes the fleet's (the last to start sets it); Redis down: it starts degraded
+    // this process's K becomes the fleet's (the last to start sets it), and its lane policy the name's
+    // if it has none or is idle (another is refused: a defect); Redis down: it starts degraded
     yield* Effect.ignore(impl.resize(resolved.permits))
     const bulkhead: Api.RedisBulkhead = {
       name: resolved.name,

@@ -6,7 +6,8 @@
  *
  * @internal
  */
-import { Bulkhead } from "@sluice/bulkhead"
+import { Bulkhead, BulkheadLanes } from "@sluice/bulkhead"
+import { policyText } from "@sluice/core/FleetScripts"
 import { OptionSchema } from "@sluice/options"
 import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
@@ -35,6 +36,15 @@ export interface Settings {
   /** With `"local"`: the share of K this process may hold alone while Redis is down; 1 with `"fail-open"`. */
   readonly localShare: number
   readonly prefix: string
+  /** The lane policy, when the bulkhead has one: decoded as the local bulkhead's, and as the scripts take it. */
+  readonly lanes: LaneSettings | undefined
+}
+
+/** @internal */
+export interface LaneSettings extends BulkheadLanes.Decoded {
+  /** The policy's text (`FleetScripts.policyText`), sent to every script and compared with the name's. */
+  readonly text: string
+  readonly fair: boolean
 }
 
 /** @internal */
@@ -106,10 +116,6 @@ export const resolve = (options: Api.Options): Settings => {
   if (typeof name !== "string" || name.length === 0 || /[{}]/.test(name)) {
     throw illegal(`a Redis bulkhead needs a non-empty name without braces, got ${show(name)}`)
   }
-  if ((options as { readonly lanes?: unknown }).lanes !== undefined) {
-    // the fleet's Lua scripts serve one queue; lanes on Redis are RFC 0004's step 4
-    throw illegal(`${OptionSchema.owner("bulkhead", name)}: lanes are not served by the Redis bulkhead yet`)
-  }
   const decoded = OptionSchema.decodeEither(Options, OptionSchema.owner("bulkhead", name))(options)
   if (Either.isLeft(decoded)) throw illegal(decoded.left)
   const valid = decoded.right
@@ -126,8 +132,14 @@ export const resolve = (options: Api.Options): Settings => {
     onLeaseLost: valid.onLeaseLost ?? "log",
     storeDown,
     localShare: storeDown === "local" && valid.localShare !== undefined ? valid.localShare : 1,
-    prefix: valid.prefix ?? defaultPrefix
+    prefix: valid.prefix ?? defaultPrefix,
+    lanes: options.lanes === undefined ? undefined : laneSettings(name, options.lanes)
   }
+}
+
+const laneSettings = (name: string, lanes: BulkheadLanes.Lanes): LaneSettings => {
+  const decoded = BulkheadLanes.decode(name, lanes)
+  return { ...decoded, text: policyText(decoded.policy), fair: decoded.policy._tag === "fairShare" }
 }
 
 /**

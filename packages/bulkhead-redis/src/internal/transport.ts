@@ -9,6 +9,7 @@
 import type { Bulkhead } from "@sluice/bulkhead"
 import * as S from "@sluice/core/FleetScripts"
 import * as Connection from "@sluice/redis/RedisConnection"
+import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Effect from "effect/Effect"
 import * as MetricLabel from "effect/MetricLabel"
@@ -28,13 +29,17 @@ export const isArray = (u: unknown): u is ReadonlyArray<unknown> => Array.isArra
 const ignoreReply = (): void => {}
 
 /** @internal */
-export const loadScripts = () => ({
-  batch: Connection.script("batch", S.scripts.batch),
-  renew: Connection.script("renew", S.scripts.renew),
-  claim: Connection.script("claim", S.scripts.claim),
-  stats: Connection.script("stats", S.scripts.stats),
-  resize: Connection.script("resize", S.scripts.resize)
-})
+export const loadScripts = (lanes = false) => {
+  const texts = lanes ? S.laneScripts : S.scripts
+  const named = (name: S.ScriptName) => Connection.script(lanes ? `lanes ${name}` : name, texts[name])
+  return {
+    batch: named("batch"),
+    renew: named("renew"),
+    claim: named("claim"),
+    stats: named("stats"),
+    resize: named("resize")
+  }
+}
 
 /** @internal */
 export type Scripts = ReturnType<typeof loadScripts>
@@ -115,7 +120,9 @@ export abstract class Transport {
     /** The layer's clock, for what a reply does outside any fiber. */
     readonly clock: Clock.Clock
   ) {
-    const { channel, keys } = S.keysOf(settings.prefix, settings.name)
+    const { channel, keys } = settings.lanes === undefined
+      ? S.keysOf(settings.prefix, settings.name)
+      : S.laneKeysOf(settings.prefix, settings.name)
     this.keys = keys
     this.channel = channel
     this.mark = T.newMark()
@@ -144,11 +151,23 @@ export abstract class Transport {
 
   /** A script's arguments after its keys: the grant channels' name, this process's K, then `extra`. */
   args(extra: ReadonlyArray<string>): Array<string> {
-    return [...this.keys, this.channel, String(this.permits), ...extra]
+    const lanes = this.settings.lanes
+    // a lane policy travels third: the scripts compare it with the name's
+    return lanes === undefined
+      ? [...this.keys, this.channel, String(this.permits), ...extra]
+      : [...this.keys, this.channel, String(this.permits), lanes.text, ...extra]
+  }
+
+  /** Whether a lane script refused this process's policy: the name holds another (`FleetScripts.POLICY_REFUSED`). */
+  refusedPolicy(reply: unknown): string | undefined {
+    if (this.settings.lanes === undefined || !isArray(reply) || reply[0] !== S.POLICY_REFUSED) return undefined
+    return S.policyMismatch(this.settings.name, this.settings.lanes.text, String(reply[1]))
   }
 
   /** What one reply (or one operation's part of a batch's reply) answers its caller. */
   answer(operation: string, reply: unknown): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
+    const refused = this.refusedPolicy(reply)
+    if (refused !== undefined) return Effect.die(new Cause.IllegalArgumentException(refused))
     return !isArray(reply)
       ? this.failed(operation, new Error(`unexpected reply ${JSON.stringify(reply)}`))
       : this.degraded
@@ -220,6 +239,17 @@ export abstract class Transport {
       resumed = batch.length
     }
     const answered = (reply: unknown) => {
+      const refused = this.refusedPolicy(reply)
+      if (refused !== undefined) {
+        // nothing changed in Redis: an acquire is a defect naming both policies, the rest had nothing there
+        const defect = Effect.die(new Cause.IllegalArgumentException(refused))
+        for (const op of batch) {
+          const acquire = op.code === S.ACQUIRE || op.code === S.TRY_ACQUIRE
+          op.resume(acquire ? defect : Effect.succeed([S.LEFT_NOTHING, 0, this.permits]))
+        }
+        resumed = batch.length
+        return
+      }
       if (!isArray(reply) || reply.length !== batch.length + 2 || !isArray(reply[0])) {
         return fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
       }

@@ -3,10 +3,12 @@ import { Effect } from "effect"
 import { type ChildProcess, spawn } from "node:child_process"
 import * as path from "node:path"
 import * as readline from "node:readline"
+import type { LaneWorkerOptions } from "../fixtures/laneWorker.js"
 import type { WorkerOptions } from "../fixtures/worker.js"
 
 const packageDir = path.join(import.meta.dirname, "..", "..")
 const workerScript = path.join(import.meta.dirname, "..", "fixtures", "worker.ts")
+const laneWorkerScript = path.join(import.meta.dirname, "..", "fixtures", "laneWorker.ts")
 
 export interface Child {
   readonly proc: ChildProcess
@@ -20,10 +22,15 @@ export interface Child {
   readonly send: (line: string) => Effect.Effect<void>
 }
 
-export const worker = (options: WorkerOptions) =>
+export const worker = (options: WorkerOptions) => spawned(workerScript, options)
+
+/** A child with a bulkhead with lanes (`fixtures/laneWorker.ts`). */
+export const laneWorker = (options: LaneWorkerOptions) => spawned(laneWorkerScript, options)
+
+const spawned = (script: string, options: unknown) =>
   Effect.acquireRelease(
     Effect.sync(() => {
-      const proc = spawn(process.execPath, ["--import", "tsx", workerScript, JSON.stringify(options)], {
+      const proc = spawn(process.execPath, ["--import", "tsx", script, JSON.stringify(options)], {
         cwd: packageDir,
         stdio: ["pipe", "pipe", "pipe"]
       })

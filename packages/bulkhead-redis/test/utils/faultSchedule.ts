@@ -43,9 +43,11 @@ export const seedOf = () => Number(process.env.FAULT_SEED ?? Math.floor(Math.ran
  * scripts (a shard's master and replica: a coordinated failover keeps the state, so one lifetime),
  * in the order of the nodes' clocks (one machine).
  */
-export const grantLog = (ports: ReadonlyArray<number>, heldKey: string, queueKey: string) => {
+export const grantLog = (ports: ReadonlyArray<number>, heldKey: string, queueKey: string, laneKeys?: string) => {
   const lifetimes: Array<Array<{ readonly at: number; readonly member: string }>> = []
   const seen = new Set<string>()
+  // under lanes: each queued member's lane, from its ZADD to `<laneKeys>:<lane>`
+  const laneOf = new Map<string, string>()
   let monitors: Array<ChildProcess> = []
   const attach = Effect.sync(() => {
     const grants: Array<{ readonly at: number; readonly member: string }> = []
@@ -58,6 +60,7 @@ export const grantLog = (ports: ReadonlyArray<number>, heldKey: string, queueKey
         const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1])
         if (args[0]?.toLowerCase() !== "zadd" || args.length !== 4) return
         const member = args[3]
+        if (laneKeys !== undefined && args[1].startsWith(`${laneKeys}:`)) laneOf.set(member, args[1])
         // a member queued or held before (a claim of a running call, one of an earlier lifetime) is no grant
         if (seen.has(member) || member.startsWith("c:")) return
         if (args[1] === heldKey) grants.push({ at: Number(line.split(" ")[0]), member })
@@ -67,9 +70,21 @@ export const grantLog = (ports: ReadonlyArray<number>, heldKey: string, queueKey
     })
   })
   const detach = Effect.sync(() => monitors.forEach((monitor) => monitor.kill("SIGKILL")))
-  /** The tickets granted in each lifetime, in the order Redis ran the grants. */
+  /**
+   * The tickets granted in each lifetime, in the order Redis ran the grants: under lanes, one list
+   * per lane and lifetime (a member granted without queueing is in none: nothing waited then).
+   */
   const tickets = () =>
-    lifetimes.map((grants) => [...grants].sort((a, b) => a.at - b.at).map(({ member }) => Number.parseInt(member, 10)))
+    lifetimes.flatMap((grants) => {
+      const sorted = [...grants].sort((a, b) => a.at - b.at)
+      if (laneKeys === undefined) return [sorted.map(({ member }) => Number.parseInt(member, 10))]
+      const byLane = new Map<string, Array<number>>()
+      for (const { member } of sorted) {
+        const lane = laneOf.get(member)
+        if (lane !== undefined) byLane.set(lane, [...(byLane.get(lane) ?? []), Number.parseInt(member, 10)])
+      }
+      return [...byLane.values()]
+    })
   return { attach, detach, tickets }
 }
 
@@ -82,7 +97,8 @@ export const grantLog = (ports: ReadonlyArray<number>, heldKey: string, queueKey
 export const startFleet = (
   seed: number,
   name: string,
-  connection: Pick<WorkerOptions, "url" | "cluster">
+  connection: Pick<WorkerOptions, "url" | "cluster">,
+  lanes?: WorkerOptions["lanes"]
 ) =>
   Effect.gen(function*() {
     const say = (what: string) => `seed ${seed}: ${what}`
@@ -104,7 +120,8 @@ export const startFleet = (
           mode: "fleet",
           label: `p${i}`,
           port: server.port,
-          concurrency: 2
+          concurrency: 2,
+          ...(lanes === undefined ? {} : { lanes })
         })
         yield* child.lineMatching((l) => l === "ready", "ready")
         yield* child.send("go")
@@ -166,7 +183,7 @@ export const startFleet = (
       console.log(say(`${at}: ${what}, K in flight again after ${recovery} ms, peak ${roundPeak}`))
     }
 
-    /** Stops the fleet and checks the grants of each Redis lifetime came in ticket order. */
+    /** Stops the fleet and checks the grants of each Redis lifetime (of each lane, under lanes) came in ticket order. */
     const finish = (log: ReturnType<typeof grantLog>) =>
       Effect.gen(function*() {
         for (const child of children) yield* child.send("stop")
