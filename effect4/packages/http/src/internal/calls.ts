@@ -146,12 +146,17 @@ export const make = <E, R>(
     const learned = (response: HttpClientResponse.HttpClientResponse) =>
       learn === undefined ? Effect.void : learn(response)
 
-    /** One attempt of a buffered request: the exchange and the whole body, handed on from memory. */
+    /**
+     * One attempt of a buffered request: the exchange and the whole body, handed on from memory.
+     * The request lives in the attempt's scope: however the attempt ends (a body refused at its
+     * Content-Length or past `maxBodySize`, an error body drained in part, an interruption), its
+     * close aborts what is left of the exchange.
+     */
     const attempt = (
       request: HttpClientRequest.HttpClientRequest,
       slot: Metering.Slot
     ): Effect.Effect<HttpClientResponse.HttpClientResponse, unknown, R> =>
-      Effect.flatMap(sending(client.execute(request)), (response): Effect.Effect<
+      Effect.scoped(Effect.flatMap(sending(scoped.execute(request)), (response): Effect.Effect<
         HttpClientResponse.HttpClientResponse,
         unknown,
         R
@@ -164,7 +169,7 @@ export const make = <E, R>(
             ? Effect.as(metering.report(slot, response, usageBody(response, bytes)), handOn(request, response, bytes))
             : Effect.succeed(handOn(request, response, bytes)))
         return learn === undefined ? read : Effect.andThen(learn(response), read)
-      })
+      }))
 
     /** A resolved request, its body read whole inside the permit (on the scheduler of `Options.scheduler`). */
     const buffered = (

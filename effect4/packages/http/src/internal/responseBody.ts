@@ -1,6 +1,4 @@
-import * as Deferred from "effect/Deferred"
 import * as Effect from "effect/Effect"
-import * as Fiber from "effect/Fiber"
 import type * as HttpClientError from "effect/http/HttpClientError"
 import type * as HttpClientRequest from "effect/http/HttpClientRequest"
 import type * as HttpClientResponse from "effect/http/HttpClientResponse"
@@ -32,25 +30,6 @@ interface BodyAccumulator {
   readonly chunks: Array<Uint8Array>
   size: number
 }
-
-/**
- * Gives up a body unread: its read is started on a child fiber of the caller, which runs until it
- * waits for the body, then is interrupted, which aborts the request (the platform's body stream
- * aborts when it ends early). The child says it has started before it is interrupted: one
- * interrupted before its first step would never open the stream, and so never abort it. Reading
- * to the first chunk instead would wait for a byte an upstream may never send, and turn the
- * refusal into a timeout, or a hang without one.
- *
- * @internal
- */
-export const abandon = (response: HttpClientResponse.HttpClientResponse): Effect.Effect<void> =>
-  Effect.flatMap(Deferred.make<void>(), (started) =>
-    Effect.flatMap(
-      Effect.forkChild(
-        Effect.interruptible(Effect.andThen(Deferred.succeed(started, undefined), Stream.runHead(response.stream)))
-      ),
-      (reader) => Effect.andThen(Deferred.await(started), Fiber.interrupt(reader))
-    ))
 
 /**
  * The body readers of one client: `drain` for error bodies, `readText` for `text` and `json`.
@@ -140,9 +119,8 @@ export const make = (context: {
     const declared = response.headers["content-length"]
     if (declared !== undefined && /^\d+$/.test(declared)) {
       const length = Number(declared)
-      if (length > context.maxBodySize) {
-        return Effect.andThen(abandon(response), Effect.fail(tooLarge(request, length)))
-      }
+      // refused unread: the attempt's scope aborts the exchange as the refusal leaves it
+      if (length > context.maxBodySize) return Effect.fail(tooLarge(request, length))
       // arrayBuffer rather than the response's text, which the client memoises (Effect.cached)
       // at a cost per request that this one-shot read has no use for
       return Effect.map(response.arrayBuffer, (buffer) => new Uint8Array(buffer))

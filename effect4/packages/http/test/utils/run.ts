@@ -28,6 +28,11 @@ export const waitUntil = (condition: () => boolean, what: string) =>
     })
   )
 
+/** Two milliseconds of real time, under the TestClock or not. */
+const liveSleep = Effect.clockWith((clock) =>
+  "withLive" in clock ? TestClock.withLive(Effect.sleep("2 millis")) : Effect.sleep("2 millis")
+)
+
 /**
  * Checks `condition` every 2 ms of real time until it holds, a defect after 3 seconds: for tests
  * on the TestClock that wait for real I/O. `condition` runs with the test's services (its clock).
@@ -37,6 +42,6 @@ export const waitUntilEffect = <E, R>(condition: Effect.Effect<boolean, E, R>, w
     const deadline = Date.now() + 3_000
     while (!(yield* condition)) {
       if (Date.now() > deadline) return yield* Effect.die(new Error(`timed out waiting until ${what}`))
-      yield* TestClock.withLive(Effect.sleep("2 millis"))
+      yield* liveSleep
     }
   })
