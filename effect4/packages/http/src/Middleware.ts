@@ -97,12 +97,10 @@ export interface Options {
   readonly preconnect?: boolean | undefined
   /**
    * Where a call's fibers run, from its permit wait to its body's last byte. `"check-phase"`
-   * (default): from the event loop's check phase, each wake-up a `setImmediate`, whatever the
-   * caller set. undici writes a request on a kept-alive connection from a `setImmediate` (it first
-   * lets the socket show whether the server closed it), and under Effect's default scheduler the
-   * work each response resumes runs before that, in the turn's poll phase: the write waits for all
-   * of it, and requests the rate limiter spaced reach the provider bunched. From the check phase,
-   * the writes go first. `"caller"`: the caller's scheduler (for `Effect.runSync`). Under the
+   * (default): a Scheduler whose every dispatch is a `setImmediate`, whatever the caller set.
+   * `"caller"`: the caller's scheduler. On Effect 4.1 a Scheduler places yields and forks only: a
+   * fiber resumed by I/O runs in the I/O callback under any Scheduler, so the 0.x line's effect
+   * (undici's deferred writes before the work responses resume) is not had here. Under the
    * `TestClock` calls stay on the caller's scheduler whatever this says: a test that makes many
    * calls before a sleep could register its sleep after the clock moved.
    *
