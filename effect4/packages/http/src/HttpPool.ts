@@ -17,7 +17,7 @@ import type * as Effect from "effect/Effect"
 import type * as HttpClient from "effect/http/HttpClient"
 import type * as Layer from "effect/Layer"
 import type * as Scope from "effect/Scope"
-import * as errors from "./internal/errors.js"
+import * as errors from "./HttpError.js"
 import * as internal from "./internal/httpPool.js"
 
 /**

@@ -1,4 +1,15 @@
 /**
+ * The errors of the HTTP package, as values: the upstream's answers (`UpstreamRateLimited`,
+ * `UpstreamStatus`), a body that could not be decoded (`DecodeError`), the body's bounds
+ * (`BodyTooLarge`, `StreamIdleTimeout`) and a pool too small for its bulkheads (`PoolTooSmall`).
+ * `ProviderHttpClient` and `HttpPool` re-export them; messages come from `@sluice/core`, so both
+ * lines print the same sentences.
+ *
+ * @since 2.0.0
+ */
+export * as HttpError from "./HttpError.js"
+
+/**
  * One connection pool for the process, sized from the bulkheads that use it.
  *
  * A connection pool limits connections per origin, and a pool smaller than the bulkheads in front
