@@ -180,7 +180,7 @@ export const layer: (options?: Options | undefined) => Layer.Layer<HttpPool> = i
  * `@effect/platform`'s `HttpClient`, on @effect/platform-node's undici client, sending through the
  * pool's dispatcher, **without any provider's bounds**: what `ProviderHttpClient` sends through.
  * Code that calls a quota-limited API with it bypasses every bulkhead and limiter; a library that
- * asks for `HttpClient.HttpClient` (`@effect/ai-openai`, ...) should get `Middleware.layer` instead.
+ * asks for `HttpClient.HttpClient` (`HttpApiClient`, ...) should get `Middleware.layer` instead.
  *
  * @since 2.0.0
  * @category layers

@@ -54,8 +54,8 @@ export * as Llm from "./Llm.js"
  * provider (circuit breaker, then per attempt bulkhead → rate limiter with the request's estimate
  * → attempt budget → the request **and its whole body** → settle → release), retried with the 429
  * pause for every caller, within the provider's retry and total budgets. The result is an
- * `HttpClient`, so `@effect/ai-openai`, `@effect/ai-anthropic`, `HttpApiClient` and any code written
- * against `HttpClient.HttpClient` run through the provider unchanged.
+ * `HttpClient`, so `HttpApiClient` (`effect/http-api`) and any code written against
+ * `HttpClient.HttpClient` run through the provider unchanged.
  *
  * Status, headers and body reach the caller as the upstream sent them, error statuses included
  * (after the provider's last attempt). A request is either:
