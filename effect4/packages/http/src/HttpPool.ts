@@ -177,7 +177,7 @@ export const make: (options?: Options | undefined) => Effect.Effect<Service, nev
 export const layer: (options?: Options | undefined) => Layer.Layer<HttpPool> = internal.layer
 
 /**
- * `@effect/platform`'s `HttpClient`, on @effect/platform-node's undici client, sending through the
+ * Effect's `HttpClient` (`effect/http`), on @effect/platform-node's undici client, sending through the
  * pool's dispatcher, **without any provider's bounds**: what `ProviderHttpClient` sends through.
  * Code that calls a quota-limited API with it bypasses every bulkhead and limiter; a library that
  * asks for `HttpClient.HttpClient` (`HttpApiClient`, ...) should get `Middleware.layer` instead.
