@@ -9,6 +9,49 @@
  */
 import { formatDuration } from "./OptionMessages.js"
 
+/**
+ * The WHATWG `URL` class, global in Node and in browsers: the core's `lib` declares neither, so
+ * the part read here is declared here.
+ */
+declare const URL: new(input: string) => { readonly protocol: string }
+
+// -----------------------------------------------------------------------------
+// where requests go
+// -----------------------------------------------------------------------------
+
+/**
+ * Why `url` has no http(s) origin (what a pool is kept per), or `undefined` when it has one.
+ *
+ * @since 0.1.0
+ * @category checks
+ */
+export const notHttpUrl = (url: unknown): string | undefined => {
+  if (typeof url !== "string") return "not a string"
+  let protocol: string
+  try {
+    protocol = new URL(url).protocol
+  } catch {
+    return "not an absolute URL"
+  }
+  // only http and https reach an HTTP upstream; any other scheme has no origin to pool on
+  return protocol === "http:" || protocol === "https:" ? undefined : `its scheme is ${protocol}`
+}
+
+/**
+ * Why a connection did not open, in words: a host with several addresses that all refused fails
+ * with an `AggregateError` whose message is empty, and whose code and first error say it.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const connectFailure = (error: Error): string => {
+  if (error.message !== "") return error.message
+  const { code, errors } = error as Error & { readonly code?: string; readonly errors?: ReadonlyArray<unknown> }
+  const first = errors?.[0]
+  if (first instanceof Error && first.message !== "") return first.message
+  return code ?? String(error)
+}
+
 // -----------------------------------------------------------------------------
 // what reached the upstream
 // -----------------------------------------------------------------------------

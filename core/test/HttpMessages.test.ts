@@ -6,6 +6,27 @@ import { assert, describe, it } from "vitest"
 import * as HttpMessages from "../src/HttpMessages.js"
 
 describe("HttpMessages", () => {
+  it("an http(s) URL has an origin to pool on; anything else says why not", () => {
+    assert.isUndefined(HttpMessages.notHttpUrl("https://api.example.com/v1"))
+    assert.isUndefined(HttpMessages.notHttpUrl("http://127.0.0.1:8080"))
+    assert.strictEqual(HttpMessages.notHttpUrl("mailto:ops@example.com"), "its scheme is mailto:")
+    assert.strictEqual(HttpMessages.notHttpUrl("/v1/chat"), "not an absolute URL")
+    assert.strictEqual(HttpMessages.notHttpUrl(42), "not a string")
+  })
+
+  it("a connection that did not open says why, an empty AggregateError by its first error or code", () => {
+    assert.strictEqual(
+      HttpMessages.connectFailure(new Error("connect ECONNREFUSED 127.0.0.1:9")),
+      "connect ECONNREFUSED 127.0.0.1:9"
+    )
+    const both = Object.assign(new AggregateError([new Error("connect ECONNREFUSED ::1:9")], ""), {
+      code: "ECONNREFUSED"
+    })
+    assert.strictEqual(HttpMessages.connectFailure(both), "connect ECONNREFUSED ::1:9")
+    const bare = Object.assign(new AggregateError([], ""), { code: "ECONNREFUSED" })
+    assert.strictEqual(HttpMessages.connectFailure(bare), "ECONNREFUSED")
+  })
+
   it("a failure never reached the upstream when the URL or body was refused, or the connection never opened", () => {
     assert.isTrue(HttpMessages.neverSent("InvalidUrl", undefined))
     assert.isTrue(HttpMessages.neverSent("Encode", new Error("cyclic")))

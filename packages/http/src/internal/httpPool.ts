@@ -1,5 +1,6 @@
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as Undici from "@effect/platform-node/Undici"
+import * as HttpMessages from "@sluice/core/HttpMessages"
 import * as Cause from "effect/Cause"
 import type * as Clock from "effect/Clock"
 import * as Context from "effect/Context"
@@ -169,18 +170,6 @@ const preconnectedWith = (keepAliveTimeout: number, clock: Clock.Clock, expiries
   } as const
 }
 
-/**
- * Why a connection did not open, in words: a host with several addresses that all refused fails
- * with an `AggregateError` whose message is empty, and whose code and first error say it.
- */
-const reasonOf = (error: Error): string => {
-  if (error.message !== "") return error.message
-  const { code, errors } = error as Error & { readonly code?: string; readonly errors?: ReadonlyArray<unknown> }
-  const first = errors?.[0]
-  if (first instanceof Error && first.message !== "") return first.message
-  return code ?? String(error)
-}
-
 /** @internal */
 export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
@@ -298,7 +287,7 @@ export const make = (options?: Api.Options | undefined): Effect.Effect<Api.Servi
         const open = Effect.async<string | undefined>((resume) => {
           let interrupted = false
           connectNew(opts, (error, socket) => {
-            if (error !== null) resume(Effect.succeed(reasonOf(error)))
+            if (error !== null) resume(Effect.succeed(HttpMessages.connectFailure(error)))
             else if (interrupted) socket.destroy()
             else resume(Effect.succeed(preconnected.put(origin, socket) ? undefined : "the pool is closed"))
           })

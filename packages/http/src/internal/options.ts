@@ -4,23 +4,13 @@
  *
  * @internal
  */
+import * as HttpMessages from "@sluice/core/HttpMessages"
 import { OptionSchema } from "@sluice/options"
 import * as Duration from "effect/Duration"
 import * as Either from "effect/Either"
 import * as Schema from "effect/Schema"
 
-/** Why `url` has no http(s) origin (what a pool is kept per), or undefined when it has one. */
-const notHttp = (url: unknown): string | undefined => {
-  if (typeof url !== "string") return "not a string"
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    return "not an absolute URL"
-  }
-  // only http and https reach an HTTP upstream; any other scheme has no origin to pool on
-  return parsed.protocol === "http:" || parsed.protocol === "https:" ? undefined : `its scheme is ${parsed.protocol}`
-}
+const notHttp = HttpMessages.notHttpUrl
 
 /** @internal */
 export const HttpUrl: Schema.Schema<string> = OptionSchema.make(
