@@ -90,8 +90,8 @@ const rows = groups.map((group) => {
 
 const providerHeader = ["provider.call, one after another", "Effect 3", "Effect 4", "Effect 4 / Effect 3"]
 const providerRows = [
-  ["a bulkhead only", "uncontended/provider-bulkhead"],
-  ["all features (limiter, budgets, retries, breaker), none binding", "uncontended/provider-all"]
+  ["a bulkhead only", "provider/provider-bulkhead"],
+  ["all features (limiter, budgets, retries, breaker), none binding", "provider/provider-all"]
 ].map(([label, name]) => {
   const p3 = get("Effect 3", name as WorkloadName)
   const p4 = get("Effect 4", name as WorkloadName)
@@ -152,7 +152,7 @@ writeSection(
     "",
     "### Provider",
     "",
-    "`provider.call(Effect.succeed(1))` one call after another, 16 permits, on each line.",
+    "`provider.call(Effect.succeed(1))`, 20,000 calls one after another, 16 permits, on each line.",
     "",
     markdownTable(providerHeader, providerRows),
     "",

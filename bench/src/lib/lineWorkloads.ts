@@ -62,13 +62,19 @@ export const workloadNames = [
   "in-flight-64/effect-semaphore",
   "fan-out/sluice",
   "fan-out/effect-semaphore",
-  "uncontended/provider-bulkhead",
-  "uncontended/provider-all"
+  "provider/provider-bulkhead",
+  "provider/provider-all"
 ] as const
 export type WorkloadName = typeof workloadNames[number]
 
 /** Operations per round, per workload group. */
-export const sizes: Record<string, number> = { uncontended: 1_000_000, "in-flight-64": 512_000, "fan-out": 4_000 }
+export const sizes: Record<string, number> = {
+  uncontended: 1_000_000,
+  "in-flight-64": 512_000,
+  "fan-out": 4_000,
+  // a provider call costs tens of microseconds on Effect 3 (a fiber and a span per call)
+  provider: 20_000
+}
 
 /** Times one round of `name` and returns nanoseconds per guarded call. */
 export const runWorkload = async <F>(line: Line<F>, name: WorkloadName): Promise<number> => {
@@ -90,6 +96,7 @@ export const runWorkload = async <F>(line: Line<F>, name: WorkloadName): Promise
   let program: F
   switch (group) {
     case "uncontended":
+    case "provider":
       // one caller: every call finds a free permit
       program = loop(n, Effect.succeed(1))
       break
