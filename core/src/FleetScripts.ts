@@ -55,7 +55,8 @@ import type { Policy } from "./LaneQueue.js"
 import { formatDuration } from "./OptionMessages.js"
 
 /** A lane script's first statement: a process whose policy differs from the name's changes nothing. */
-const refusal = (lanes: boolean): string => lanes ? `if policyRefused() then return {"policy", storedPolicy} end\n` : ""
+const refusal = (lanes: boolean): string =>
+  lanes ? `local held = policyRefused()\nif held then return {"policy", held} end\n` : ""
 
 /**
  * ARGV: channel, permits, then members. Extends each member's lease by its own ttl.
@@ -164,7 +165,8 @@ end
 /**
  * ARGV: channel, permits (the new K for the fleet). Growing grants at once; shrinking pre-empts
  * nobody. Under a lane policy it sets the policy up too: a name idle (nothing held or queued, by
- * its counters) takes the caller's, with its lanes' counters anew; a busy one refuses another.
+ * its counters) takes the caller's, with its lanes' counters anew; a busy one refuses another, and
+ * so does one busy under processes without lanes.
  */
 const resizeOf = (lanes: boolean) =>
   `${preludeOf(lanes)}
@@ -175,8 +177,9 @@ finish()
 return {permits}
 `
 
-const laneSetup = `if policyRefused() then
-  if used > 0 or wanted > 0 then return {"policy", storedPolicy} end
+const laneSetup = `local held = policyRefused()
+if held then
+  if held == "" or used > 0 or wanted > 0 then return {"policy", held} end
   redis.call("DEL", lanesKey, ticketsKey, roundKey)
   storedPolicy = false
 end
@@ -237,11 +240,13 @@ const millis = (ms: number): string => formatDuration(BigInt(Math.round(ms * 1e6
 
 /**
  * A policy's text for a person: `priority: interactive, batch after 30s` or
- * `fairShare: default weight 1, tenant-a 3`.
+ * `fairShare: default weight 1, tenant-a 3`; the empty text (a process or a name without lanes) is
+ * `no lanes`.
  *
  * @since 0.4.0
  */
 export const describePolicy = (text: string): string => {
+  if (text === "") return "no lanes"
   try {
     const parsed: unknown = JSON.parse(text)
     if (Array.isArray(parsed) && parsed[0] === "priority" && Array.isArray(parsed[1])) {
@@ -261,7 +266,16 @@ export const describePolicy = (text: string): string => {
 }
 
 /**
- * The defect of a process whose lanes differ from those its fleet uses under the name.
+ * The field of `p{n}:meta` that holds the policy while lane scripts keep the name busy: a process
+ * without lanes reads it at its start (`HGET`), and is refused if it is there.
+ *
+ * @since 0.4.0
+ */
+export const LANES_FIELD = "lanes"
+
+/**
+ * The defect of a process whose lanes differ from those its fleet uses under the name (`""`: no
+ * lanes, on either side).
  *
  * @since 0.4.0
  */

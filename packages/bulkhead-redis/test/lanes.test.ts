@@ -141,6 +141,50 @@ describe("lanes across the fleet", () => {
       yield* Fiber.join(gate.fiber)
     }))
 
+  it.scopedLive("a process without lanes and one with lanes on one name: the later is refused, either order", () =>
+    Effect.gen(function*() {
+      const refusal = (exit: Exit.Exit<unknown>) =>
+        Exit.isFailure(exit) && Cause.isDie(exit.cause) ? String(Cause.squash(exit.cause)) : "not refused"
+      const hint = `every process of a name must give the same lanes (to change them, stop the fleet's calls: ` +
+        `an idle name takes the lanes of the next process to start)`
+      // lanes first: a process without lanes is refused at its start, naming the name's policy
+      const first = uniqueName("lanes-mix-a")
+      const laned = yield* bulkheadOn(url, { name: first, permits: 2, lanes: priority })
+      const gate = yield* hold(laned, { lane: "interactive" })
+      yield* Deferred.await(gate.started)
+      const plainLate = yield* Effect.exit(Effect.scoped(bulkheadOn(url, { name: first, permits: 2 })))
+      assert.strictEqual(
+        refusal(plainLate),
+        `IllegalArgumentException: bulkhead "${first}": this process's lanes (no lanes) differ from the lanes the ` +
+          `fleet uses under this name (priority: interactive, batch after 1h); ${hint}`
+      )
+      yield* Deferred.succeed(gate.finish, undefined)
+      yield* Fiber.join(gate.fiber)
+      // quiet: the name takes a process without lanes
+      const plainNow = yield* bulkheadOn(url, { name: first, permits: 2 })
+      yield* plainNow.run(Effect.void)
+      // no lanes first: a lane process is refused at its start, naming "no lanes"
+      const second = uniqueName("lanes-mix-b")
+      const plain = yield* bulkheadOn(url, { name: second, permits: 2 })
+      const plainGate = yield* hold(plain)
+      yield* Deferred.await(plainGate.started)
+      const lanedLate = yield* Effect.exit(
+        Effect.scoped(bulkheadOn(url, { name: second, permits: 2, lanes: priority }))
+      )
+      assert.strictEqual(
+        refusal(lanedLate),
+        `IllegalArgumentException: bulkhead "${second}": this process's lanes (priority: interactive, batch after ` +
+          `1h) differ from the lanes the fleet uses under this name (no lanes); ${hint}`
+      )
+      // nothing was counted for the refused process: the holder's permit is the only one in use
+      assert.strictEqual((yield* plain.stats).inFlight, 1)
+      yield* Deferred.succeed(plainGate.finish, undefined)
+      yield* Fiber.join(plainGate.fiber)
+      const lanedNow = yield* bulkheadOn(url, { name: second, permits: 2, lanes: priority })
+      yield* lanedNow.run(Effect.void, { lane: "interactive" })
+      yield* expectClean(yield* inspector(url), second)
+    }))
+
   it.scopedLive("fair share: tenants served in turn by weight across instances, stats with weights", () =>
     Effect.gen(function*() {
       const name = uniqueName("lanes-fair")

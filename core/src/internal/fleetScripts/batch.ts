@@ -212,7 +212,8 @@ return out
 /** @internal */
 export const batch = batchOf(false)
 
-const laneArgs = `if policyRefused() then return {"policy", storedPolicy} end
+const laneArgs = `local held = policyRefused()
+if held then return {"policy", held} end
 local mark, ttl, maxWaiting = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 `
 

@@ -13,6 +13,9 @@
  *
  * ARGV[3] of every lane script is the policy (`FleetScripts.policyText`), compared with the one the
  * name holds: a script of a process that disagrees changes nothing and answers `{"policy", held}`.
+ * While the name is busy, `p{n}:meta` holds the policy in its field `lanes`: a busy name without
+ * it is used by processes without lanes (whose scripts never read the lane keys), and a lane script
+ * answers `{"policy", ""}`; a process without lanes reads the field at its start.
  *
  * @internal
  */
@@ -24,8 +27,14 @@ local policyText = ARGV[3]
 -- ["fairShare", defaultWeight, [[lane, weight]...]] or ["priority", [[lane, yieldForMillis]...]]
 local fair = string.sub(policyText, 3, 3) == "f"
 local storedPolicy = redis.call("HGET", lanesKey, "policy")
+-- meta's "lanes": the policy, set while lane scripts keep the name busy (a process without lanes
+-- reads it at its start); a busy name without it is used by processes without lanes
+local laneMark = redis.call("HGET", metaKey, "lanes")
+-- the policy the name holds when it is not this one ("": no lanes), else nil
 local function policyRefused()
-  return storedPolicy and storedPolicy ~= policyText
+  if wasBusy and not laneMark then return "" end
+  if storedPolicy and storedPolicy ~= policyText then return storedPolicy end
+  return nil
 end
 local lanePolicy
 local function policyOf()
@@ -173,6 +182,11 @@ local function finishLanes()
     else redis.call("HSET", lanesKey, "c:" .. lane, string.format("%.17g", c)) end
   end
   for lane, n in pairs(grantedTo) do redis.call("HINCRBY", lanesKey, "g:" .. lane, n) end
+  if used > 0 or wanted > 0 then
+    if laneMark ~= policyText then redis.call("HSET", metaKey, "lanes", policyText) end
+  elseif laneMark then
+    redis.call("HDEL", metaKey, "lanes")
+  end
   if not storedPolicy then redis.call("HSET", lanesKey, "policy", policyText) end
 end
 `
