@@ -466,6 +466,39 @@ describe("the Lua lane policies", () => {
     }, 120_000)
   }
 
+  it("fair share: a grant that takes millions of turns is one pass of closed-form rounds", async () => {
+    // 3,000 tenants at weight 0.01, each head costing 10: a turn at a time, the first grant needs
+    // about 3 million turns (minutes of Lua, blocking the server); "x" at 0.013 needs the fewest rounds
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const tenants = 3000
+      const policy = policyText({ _tag: "fairShare", defaultWeight: 0.01, weights: new Map([["x", 0.013]]) })
+      const { channel, keys } = laneKeysOf("sluice:bh:", uniqueName("spin"))
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "10", policy, ...args) as Promise<Array<unknown>>
+      const batch = (...ops: Array<string>) => run(laneScripts.batch, MINE, TTL, "-1", ...ops)
+      await run(laneScripts.resize)
+      const [, , holding] = await batch("q", `${MINE}.hold`, "10 -1 hold") as Array<Array<unknown>>
+      const names = [...Array.from({ length: tenants }, (_, i) => `t${i}`), "x"]
+      for (let from = 0; from < names.length; from += 500) {
+        await batch(...names.slice(from, from + 500).flatMap((lane) => ["q", `${MINE}.${lane}`, `10 -1 ${lane}`]))
+      }
+      // x joined last and needs ⌈10 / 0.013⌉ = 770 turns, the tenants 1,000: x is granted first
+      const [first] = await batch("r", String(holding[1]), "") as Array<Array<string>>
+      assert.deepStrictEqual(first.map((m) => m.slice(m.lastIndexOf(".") + 1)), ["x"])
+      const lanes = await redis.hgetall(keys[5])
+      // every tenant had its 770 turns: one, then the 768 rounds none could end in added in one pass
+      // (x needs ⌈(10 − 0.013) / 0.013⌉ − 1 = 768 more), then one: to the bit of those sums
+      const credits = new Set(names.slice(0, tenants).map((lane) => lanes[`c:${lane}`]))
+      assert.deepStrictEqual([...credits].map(Number), [0.01 + 768 * 0.01 + 0.01])
+      // then t0, next after x in the round: the tenants tie, the first in the round goes first
+      const [second] = await batch("r", first[0], "") as Array<Array<string>>
+      assert.deepStrictEqual(second.map((m) => m.slice(m.lastIndexOf(".") + 1)), ["t0"])
+    } finally {
+      await redis.quit()
+    }
+  }, 60_000)
+
   it("a process whose policy differs is refused naming the name's, and changes nothing; an idle name takes a new one", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })
     try {

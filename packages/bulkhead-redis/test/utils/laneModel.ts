@@ -92,6 +92,7 @@ export class LaneModel {
   }
 
   private nextFair(): Waiting | undefined {
+    let passed = 0
     for (;;) {
       const lane = this.round[0]
       if (lane === undefined) return undefined
@@ -103,6 +104,18 @@ export class LaneModel {
       if (head.cost <= (this.credit.get(lane) ?? 0)) return head
       this.round.push(this.round.shift()!)
       this.started = false
+      if (++passed >= this.round.length) {
+        // a whole round without a grant: the rounds that end no better, added at once
+        const rounds = Math.min(
+          ...this.round.map((l) =>
+            Math.ceil((this.inLane(l)[0].cost - (this.credit.get(l) ?? 0)) / this.weightOf(l)) - 1
+          )
+        )
+        if (rounds > 0) {
+          for (const l of this.round) this.credit.set(l, (this.credit.get(l) ?? 0) + rounds * this.weightOf(l))
+        }
+        passed = 0
+      }
     }
   }
 
