@@ -13,7 +13,8 @@
  *   credit, so an idle lane's share goes to the others.
  *
  * Under both, the ticket chosen next that does not fit the free permits stops every grant behind
- * it, so no lighter ticket of any lane overtakes a heavy one. Every method runs to completion on
+ * it, so no lighter ticket of any lane overtakes a heavy one. The policy chooses only while a
+ * permit is free: with every permit held nothing is chosen, and a fair share's round stays put. Every method runs to completion on
  * JavaScript's one thread, so each is atomic.
  *
  * @since 0.1.0
@@ -186,9 +187,13 @@ export class LaneQueue<T extends LaneTicket> extends Permits<T> {
     return true
   }
 
-  /** Grants in the policy's order, stopping at the first chosen ticket that does not fit. */
+  /**
+   * Grants in the policy's order, stopping at the first chosen ticket that does not fit. The
+   * policy decides only while a permit is free, as the fleet's scripts do, so both serve one order.
+   */
   override dispatch(): void {
     for (;;) {
+      if (this.inFlight >= this.permits) return
       const lane = this.fair ? this.nextFair() : this.nextDue()
       const ticket = lane?.head
       if (lane === undefined || ticket === undefined || this.inFlight + ticket.cost > this.permits) return

@@ -1,5 +1,6 @@
 /**
- * The lane scripts against a model (`utils/laneModel.ts`), under both policies, on a real Redis:
+ * The lane scripts against `LaneQueue` (core, the in-process bulkhead's queue, through
+ * `utils/laneModel.ts`), under both policies, on a real Redis:
  * random batches of acquires (weighted, in any lane, with the lane's and the whole queue's bound,
  * allowed to queue or not, this instance's or another's), releases and leaves of live and stale
  * members, abandons by nonce; renewals, expiries of holders and waiters, resizes, claims, stats,
@@ -187,7 +188,7 @@ const check = async (
         }`
       )
     }
-    if (!t.exact) t.due = due
+    if (!t.exact) model.setDue(t, due)
   }
   if (model.fair) {
     if ((laneHash.started === "1") !== model.started) {
@@ -200,8 +201,8 @@ const check = async (
     }
     for (const lane of model.round) {
       const stored = Number(laneHash[`c:${lane}`] ?? 0)
-      if (stored !== (model.credit.get(lane) ?? 0)) {
-        fail(`after ${at}: ${lane}'s credit ${stored}, model ${model.credit.get(lane)}`)
+      if (stored !== model.creditOf(lane)) {
+        fail(`after ${at}: ${lane}'s credit ${stored}, LaneQueue ${model.creditOf(lane)}`)
       }
     }
   }
@@ -381,7 +382,7 @@ const runModel =
           if (model.fair || model.queue.length === 0) break
           const t = model.queue[s.pick % model.queue.length]
           await redis.hset(keys[6], t.member, `${s.due} ${t.lane}`)
-          t.due = s.due
+          model.setDue(t, s.due)
           t.exact = true
           break
         }
@@ -443,7 +444,7 @@ const runModel =
 
 describe("the Lua lane policies", () => {
   for (const policy of [PRIORITY, FAIR]) {
-    it(`match the model over random sequences of steps (${policy._tag})`, async () => {
+    it(`follow LaneQueue over random sequences of steps (${policy._tag})`, async () => {
       const redis = new Redis(url, { maxRetriesPerRequest: 1 })
       const subscriber = new Redis(url)
       const heard = new Map<string, Array<string>>()
