@@ -526,6 +526,11 @@ describe("the Lua lane policies", () => {
       await run(laneScripts.batch, priority, MINE, TTL, "-1", "r", String(held[1]), "")
       assert.deepStrictEqual(await run(laneScripts.resize, fair), [1])
       assert.strictEqual(await redis.hget(keys[5], "policy"), fair)
+      // the lane state written anew on the idle name expires with it
+      const [metaTtl, lanesTtl] = await Promise.all([redis.pttl(keys[1]), redis.pttl(keys[5])])
+      assert.isAbove(lanesTtl, 3_500_000)
+      assert.isAtMost(lanesTtl, 3_600_000)
+      assert.isAbove(metaTtl, 3_500_000)
       assert.deepStrictEqual(await run(laneScripts.stats, priority), ["policy", fair])
     } finally {
       await redis.quit()

@@ -229,7 +229,12 @@ local function finishLanes()
   elseif laneMark then
     redis.call("HDEL", metaKey, "lanes")
   end
-  if not storedPolicy then redis.call("HSET", lanesKey, "policy", policyText) end
+  if not storedPolicy then
+    redis.call("HSET", lanesKey, "policy", policyText)
+    -- written anew (a policy change, or state lost) on a name that stays idle: it expires with the
+    -- name, as finish() gives the others only when the name turns idle
+    if used <= 0 and wanted <= 0 then redis.call("PEXPIRE", lanesKey, 3600000) end
+  end
 end
 `
 
