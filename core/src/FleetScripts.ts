@@ -131,7 +131,9 @@ return out
 /**
  * ARGV: channel, permits. Reply `{permits, used, holders, waiting, wanted}`; under a lane policy
  * also `{lane, waiting, waitingPermits, granted}` per lane: a priority policy's lanes in its order,
- * a fair share's lanes seen (granted to, queued in or refused) by name.
+ * a fair share's lanes seen (granted to or queued in; a refused try leaves no trace) by name. A fair
+ * share keeps the counts of at most 1,000 lanes besides the busy ones: past that, the lanes
+ * neither busy nor counted by the script lose theirs.
  */
 const statsOf = (lanes: boolean) =>
   `${preludeOf(lanes)}

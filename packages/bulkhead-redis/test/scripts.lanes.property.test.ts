@@ -282,7 +282,6 @@ const runModel =
             const here = `${at} operation ${j}`
             if (o.kind === "acquire") {
               const lane = lanes[o.lane % lanes.length]
-              model.seen(lane)
               if (model.wanted > 0 || model.used + o.cost > model.permits) grantedAll.push(...model.grant())
               const queued = model.queue.length
               const member = String(answer[1])
@@ -333,6 +332,8 @@ const runModel =
                   if (!onArrival && (full || !o.mayQueue)) {
                     fail(`${here}: queued, the model refuses it (${JSON.stringify(answer)})`)
                   }
+                  // a lane is counted once a ticket of it waits (a refused one leaves no trace)
+                  model.seen(lane)
                   expected = [onArrival ? 1 : 0, member, model.used, model.permits, inLane, queued, 0]
                 }
               }
@@ -499,6 +500,42 @@ describe("the Lua lane policies", () => {
       await redis.quit()
     }
   }, 60_000)
+
+  it("fair share: a name kept busy by ever new tenants keeps its lane state bounded", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const policy = policyText({ _tag: "fairShare", defaultWeight: 1, weights: new Map() })
+      const { channel, keys } = laneKeysOf("sluice:bh:", uniqueName("grow"))
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "1", policy, ...args) as Promise<Array<unknown>>
+      const batch = (...ops: Array<string>) => run(laneScripts.batch, MINE, TTL, "-1", ...ops)
+      await run(laneScripts.resize)
+      await batch("q", `${MINE}.hold`, "1 -1 keep")
+      // refused tries (the permit is held, no wait allowed) leave no trace
+      for (let from = 0; from < 1500; from += 500) {
+        await batch(
+          ...Array.from({ length: 500 }, (_, i) => ["t", `${MINE}.t${from + i}`, `1 -1 try${from + i}`]).flat()
+        )
+      }
+      const counts = async () => Object.keys(await redis.hgetall(keys[5])).filter((f) => f.startsWith("g:"))
+      assert.deepStrictEqual(await counts(), ["g:keep"])
+      // 4,000 tenants that queue and leave, 500 to a script: past 1,000 counts the idle lanes' go
+      for (let from = 0; from < 4000; from += 500) {
+        const ops = Array.from({ length: 500 }, (_, i) => `${from + i}`)
+        const queued = await batch(...ops.flatMap((n) => ["q", `${MINE}.q${n}`, `1 -1 tenant${n}`])) as Array<
+          Array<unknown>
+        >
+        await batch(...queued.slice(2).flatMap((reply) => ["r", String(reply[1]), ""]))
+      }
+      const left = await counts()
+      assert.isAtMost(left.length, 1000 + 500)
+      assert.include(left, "g:tenant3999")
+      const stats = await run(laneScripts.stats)
+      assert.strictEqual((stats[5] as Array<unknown>).length, left.length)
+    } finally {
+      await redis.quit()
+    }
+  })
 
   it("a process whose policy differs is refused naming the name's, and changes nothing; an idle name takes a new one", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })

@@ -224,7 +224,6 @@ local mark, ttl, maxWaiting = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 const laneAcquire = `local function acquire(nonce, arg, mayQueue)
   local cost, laneMaxWaiting, lane = string.match(arg, "^(%d+) (%-?%d+) (.*)$")
   cost, laneMaxWaiting = tonumber(cost), tonumber(laneMaxWaiting)
-  grantedTo[lane] = grantedTo[lane] or 0
   if unknown or wanted > 0 or used + cost > permits then
     expire()
     grant()
@@ -236,7 +235,7 @@ const laneAcquire = `local function acquire(nonce, arg, mayQueue)
     local member = redis.call("INCR", seqKey) .. tail
     redis.call("ZADD", heldKey, clock() + ttl, member)
     used = used + cost
-    grantedTo[lane] = grantedTo[lane] + cost
+    grantedTo[lane] = (grantedTo[lane] or 0) + cost
     return {1, member, used, permits, 0, 0, 0}
   end
   local inLane = 0
@@ -266,6 +265,8 @@ const laneAcquire = `local function acquire(nonce, arg, mayQueue)
     if laneFull then bound = 1 end
     return {kind, "", used, permits, inLane, queued, bound}
   end
+  -- a lane is recorded (seen, at zero) once a ticket of it waits; a refused one leaves no trace
+  grantedTo[lane] = grantedTo[lane] or 0
   return {0, member, used, permits, inLane, queued, 0}
 end
 

@@ -59,7 +59,7 @@ local function weightOf(lane)
   return policyOf().value[lane] or policyOf().default
 end
 
--- the permits granted per lane by this script (a lane named by an acquire is there, at zero: seen)
+-- the permits granted per lane by this script (a lane a ticket queued in is there, at zero: seen)
 local grantedTo = {}
 -- fair share: the busy lanes in round order, read on first need (the turn's first) and written at
 -- the end from the turn's; round[turnAt] is the lane whose turn it is
@@ -204,6 +204,27 @@ local function nextFair()
   end
 end
 
+-- the counts of at most LANE_COUNTS lanes outside the round: past that, the counts of every lane
+-- neither busy nor granted to by this script go (a name kept busy by ever new tenants stays
+-- bounded). A look at HLEN per script that counts; the drop, at most once per LANE_COUNTS lanes
+local LANE_COUNTS = 1000
+local function trimCounts()
+  -- besides the counts: the policy, "started", a credit per busy lane
+  local busy = redis.call("LLEN", roundKey)
+  if redis.call("HLEN", lanesKey) <= LANE_COUNTS + 2 + 2 * busy then return end
+  loadRound()
+  local keep = {}
+  for _, lane in ipairs(round) do keep[lane] = true end
+  for lane in pairs(grantedTo) do keep[lane] = true end
+  local drop = {}
+  for _, f in ipairs(redis.call("HKEYS", lanesKey)) do
+    if string.sub(f, 1, 2) == "g:" and not keep[string.sub(f, 3)] then drop[#drop + 1] = f end
+  end
+  for from = 1, #drop, 1000 do
+    redis.call("HDEL", lanesKey, unpack(drop, from, math.min(from + 999, #drop)))
+  end
+end
+
 -- the policy's state back in the name's hash and list
 local function finishLanes()
   if roundDirty then
@@ -224,6 +245,7 @@ local function finishLanes()
     else redis.call("HSET", lanesKey, "c:" .. lane, string.format("%.17g", c)) end
   end
   for lane, n in pairs(grantedTo) do redis.call("HINCRBY", lanesKey, "g:" .. lane, n) end
+  if next(grantedTo) then trimCounts() end
   if used > 0 or wanted > 0 then
     if laneMark ~= policyText then redis.call("HSET", metaKey, "lanes", policyText) end
   elseif laneMark then

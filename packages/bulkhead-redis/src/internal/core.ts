@@ -25,6 +25,9 @@ export interface Lane {
 /** @internal */
 export { loadScripts } from "./transport.js"
 
+/** The most lanes `laneFor` keeps decoded: a fair share's tenants are unbounded. */
+const LANE_CACHE = 1000
+
 /** @internal */
 export class Impl extends Leases {
   private readonly laneCache = new Map<string, Lane>()
@@ -46,6 +49,8 @@ export class Impl extends Leases {
       limits,
       maxWaitingArg: limits.maxWaiting === Infinity ? "-1" : String(limits.maxWaiting)
     }
+    // full: begun anew (a lane dropped is decoded again on its next call)
+    if (this.laneCache.size >= LANE_CACHE) this.laneCache.clear()
     this.laneCache.set(name, lane)
     return lane
   }
