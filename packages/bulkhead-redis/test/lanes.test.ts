@@ -9,7 +9,16 @@ import { BulkheadLanes } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { Cause, Deferred, Duration, Effect, Exit, Fiber } from "effect"
 import { inject } from "vitest"
-import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
+import {
+  bulkheadOn,
+  capturingLogs,
+  eventually,
+  expectClean,
+  hold,
+  inspector,
+  stateOf,
+  uniqueName
+} from "./utils/helpers.js"
 
 const url = inject("redisUrl")
 
@@ -183,6 +192,34 @@ describe("lanes across the fleet", () => {
       const lanedNow = yield* bulkheadOn(url, { name: second, permits: 2, lanes: priority })
       yield* lanedNow.run(Effect.void, { lane: "interactive" })
       yield* expectClean(yield* inspector(url), second)
+    }))
+
+  it.scopedLive("a refusal met by the renewal beat is logged once, and the beat goes on", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("lanes-beat")
+      const redis = yield* inspector(url)
+      const lines: Array<string> = []
+      const a = yield* bulkheadOn(url, { name, permits: 1, lanes: priority, leaseTtl: "600 millis" }).pipe(
+        Effect.provide(capturingLogs(lines))
+      )
+      const gate = yield* hold(a, { lane: "interactive" })
+      yield* Deferred.await(gate.started)
+      const drop = Effect.promise(async () => {
+        const keys = await redis.keys(`sluice:bh:{${name}}*`)
+        if (keys.length > 0) await redis.del(...keys)
+      })
+      // Redis lost the name; another policy sets it up: a's renewals are refused
+      yield* drop
+      yield* bulkheadOn(url, { name, permits: 1, lanes: BulkheadLanes.fairShare({}) })
+      const refusal = (line: string) => line.includes("the renewal beat goes on, refused")
+      yield* eventually(Effect.sync(() => lines.some(refusal)), "the refusal logged")
+      // the beat still runs: with the name gone again, it finds a's lease lost
+      yield* drop
+      yield* eventually(Effect.sync(() => lines.some((l) => l.includes("was lost"))), "the lost lease logged")
+      assert.strictEqual(lines.filter(refusal).length, 1)
+      assert.include(lines.find(refusal) ?? "", `ERROR bulkhead "${name}": this process's lanes (priority: `)
+      yield* Deferred.succeed(gate.finish, undefined)
+      yield* Fiber.join(gate.fiber)
     }))
 
   it.scopedLive("fair share: tenants served in turn by weight across instances, stats with weights", () =>
