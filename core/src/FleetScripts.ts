@@ -225,7 +225,8 @@ export const POLICY_REFUSED = "policy"
 
 /**
  * A lane policy as the scripts take it and compare it: canonical JSON, a fair share's weights by
- * name, so that two processes giving the same policy send the same text.
+ * name without those equal to the default, so that two processes giving the same policy send the
+ * same text.
  *
  * @since 0.4.0
  */
@@ -235,7 +236,8 @@ export const policyText = (policy: Policy): string =>
     : JSON.stringify([
       "fairShare",
       policy.defaultWeight,
-      [...policy.weights].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      [...policy.weights].filter(([, weight]) => weight !== policy.defaultWeight)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     ])
 
 const millis = (ms: number): string => formatDuration(BigInt(Math.round(ms * 1e6)))

@@ -537,6 +537,36 @@ describe("the Lua lane policies", () => {
     }
   })
 
+  it("priority: an acquire in a lane outside the policy fails the whole batch, before anything is written", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const { channel, keys } = laneKeysOf("sluice:bh:", uniqueName("nolane"))
+      const text = textOf(PRIORITY)
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "2", text, ...args) as Promise<Array<unknown>>
+      await run(laneScripts.resize)
+      const error = await run(
+        laneScripts.batch,
+        MINE,
+        TTL,
+        "-1",
+        "q",
+        `${MINE}.1`,
+        "1 -1 hi",
+        "q",
+        `${MINE}.2`,
+        "1 -1 nope"
+      )
+        .then(() => "accepted", (e: unknown) => String(e))
+      assert.include(error, `no lane nope in the policy ${text}`)
+      // the first acquire, in a declared lane, was not run either
+      assert.deepStrictEqual(await redis.zrange(keys[4], 0, -1), [])
+      assert.strictEqual(await redis.get(keys[0]), null)
+    } finally {
+      await redis.quit()
+    }
+  })
+
   it("a process whose policy differs is refused naming the name's, and changes nothing; an idle name takes a new one", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })
     try {

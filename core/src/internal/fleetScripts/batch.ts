@@ -215,6 +215,17 @@ export const batch = batchOf(false)
 const laneArgs = `local held = policyRefused()
 if held then return {"policy", held} end
 local mark, ttl, maxWaiting = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+-- a lane outside a priority policy: the whole batch is an error, before anything is written
+if not fair then
+  for i = 7, #ARGV, 3 do
+    if ARGV[i] == "q" or ARGV[i] == "t" then
+      local lane = string.match(ARGV[i + 2], "^%d+ %-?%d+ (.*)$")
+      if not lane or policyOf().value[lane] == nil then
+        return redis.error_reply("ERR bulkhead lanes: no lane " .. tostring(lane) .. " in the policy " .. policyText)
+      end
+    end
+  end
+end
 `
 
 // An acquire under a lane policy: its third argument is "<cost> <lane's maxWaiting> <lane>". As the

@@ -40,6 +40,10 @@ export class Impl extends Leases {
     const known = typeof name === "string" ? this.laneCache.get(name) : undefined
     if (known !== undefined) return known
     const limits = typeof name === "string" && name.length > 0 ? lanes.limitsOf(name) : undefined
+    // a lone surrogate would reach Redis as U+FFFD, another tenant's lane
+    if (typeof name === "string" && /\p{Surrogate}/u.test(name)) {
+      throw illegal(`bulkhead "${this.settings.name}": lane ${JSON.stringify(name)} is not well-formed UTF-16`)
+    }
     if (typeof name !== "string" || limits === undefined) {
       const declared = lanes.policy._tag === "priority" ? lanes.policy.lanes.map((lane) => lane.name).join(", ") : ""
       throw illegal(`bulkhead "${this.settings.name}": no lane ${OptionSchema.show(name)} (its lanes: ${declared})`)
