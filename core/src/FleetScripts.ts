@@ -55,7 +55,8 @@ import type { Policy } from "./LaneQueue.js"
 import { formatDuration } from "./OptionMessages.js"
 
 /** A lane script's first statement: a process whose policy differs from the name's changes nothing. */
-const refusal = (lanes: boolean): string => lanes ? `if policyRefused() then return {"policy", storedPolicy} end\n` : ""
+const refusal = (lanes: boolean): string =>
+  lanes ? `local held = policyRefused()\nif held then return {"policy", held} end\n` : ""
 
 /**
  * ARGV: channel, permits, then members. Extends each member's lease by its own ttl.
@@ -130,7 +131,9 @@ return out
 /**
  * ARGV: channel, permits. Reply `{permits, used, holders, waiting, wanted}`; under a lane policy
  * also `{lane, waiting, waitingPermits, granted}` per lane: a priority policy's lanes in its order,
- * a fair share's lanes seen (granted to, queued in or refused) by name.
+ * a fair share's lanes seen (granted to or queued in; a refused try leaves no trace) by name. A fair
+ * share keeps the counts of at most 1,000 lanes besides the busy ones: past that, the lanes
+ * neither busy nor counted by the script lose theirs.
  */
 const statsOf = (lanes: boolean) =>
   `${preludeOf(lanes)}
@@ -164,7 +167,8 @@ end
 /**
  * ARGV: channel, permits (the new K for the fleet). Growing grants at once; shrinking pre-empts
  * nobody. Under a lane policy it sets the policy up too: a name idle (nothing held or queued, by
- * its counters) takes the caller's, with its lanes' counters anew; a busy one refuses another.
+ * its counters) takes the caller's, with its lanes' counters anew; a busy one refuses another, and
+ * so does one busy under processes without lanes.
  */
 const resizeOf = (lanes: boolean) =>
   `${preludeOf(lanes)}
@@ -175,8 +179,9 @@ finish()
 return {permits}
 `
 
-const laneSetup = `if policyRefused() then
-  if used > 0 or wanted > 0 then return {"policy", storedPolicy} end
+const laneSetup = `local held = policyRefused()
+if held then
+  if held == "" or used > 0 or wanted > 0 then return {"policy", held} end
   redis.call("DEL", lanesKey, ticketsKey, roundKey)
   storedPolicy = false
 end
@@ -220,7 +225,8 @@ export const POLICY_REFUSED = "policy"
 
 /**
  * A lane policy as the scripts take it and compare it: canonical JSON, a fair share's weights by
- * name, so that two processes giving the same policy send the same text.
+ * name without those equal to the default, so that two processes giving the same policy send the
+ * same text.
  *
  * @since 0.4.0
  */
@@ -230,18 +236,21 @@ export const policyText = (policy: Policy): string =>
     : JSON.stringify([
       "fairShare",
       policy.defaultWeight,
-      [...policy.weights].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      [...policy.weights].filter(([, weight]) => weight !== policy.defaultWeight)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
     ])
 
 const millis = (ms: number): string => formatDuration(BigInt(Math.round(ms * 1e6)))
 
 /**
  * A policy's text for a person: `priority: interactive, batch after 30s` or
- * `fairShare: default weight 1, tenant-a 3`.
+ * `fairShare: default weight 1, tenant-a 3`; the empty text (a process or a name without lanes) is
+ * `no lanes`.
  *
  * @since 0.4.0
  */
 export const describePolicy = (text: string): string => {
+  if (text === "") return "no lanes"
   try {
     const parsed: unknown = JSON.parse(text)
     if (Array.isArray(parsed) && parsed[0] === "priority" && Array.isArray(parsed[1])) {
@@ -261,7 +270,16 @@ export const describePolicy = (text: string): string => {
 }
 
 /**
- * The defect of a process whose lanes differ from those its fleet uses under the name.
+ * The field of `p{n}:meta` that holds the policy while lane scripts keep the name busy: a process
+ * without lanes reads it at its start (`HGET`), and is refused if it is there.
+ *
+ * @since 0.4.0
+ */
+export const LANES_FIELD = "lanes"
+
+/**
+ * The defect of a process whose lanes differ from those its fleet uses under the name (`""`: no
+ * lanes, on either side).
  *
  * @since 0.4.0
  */

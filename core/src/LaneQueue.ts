@@ -13,7 +13,8 @@
  *   credit, so an idle lane's share goes to the others.
  *
  * Under both, the ticket chosen next that does not fit the free permits stops every grant behind
- * it, so no lighter ticket of any lane overtakes a heavy one. Every method runs to completion on
+ * it, so no lighter ticket of any lane overtakes a heavy one. The policy chooses only while a
+ * permit is free: with every permit held nothing is chosen, and a fair share's round stays put. Every method runs to completion on
  * JavaScript's one thread, so each is atomic.
  *
  * @since 0.1.0
@@ -112,6 +113,7 @@ export class LaneQueue<T extends LaneTicket> extends Permits<T> {
   // fairShare: the lane whose turn it is, and whether its credit was topped up for this turn
   private turn: Lane<T> | undefined = undefined
   private turnStarted = false
+  private busyLanes = 0
   private readonly fair: boolean
   private readonly weights: ReadonlyMap<string, number>
   private readonly defaultWeight: number
@@ -185,9 +187,13 @@ export class LaneQueue<T extends LaneTicket> extends Permits<T> {
     return true
   }
 
-  /** Grants in the policy's order, stopping at the first chosen ticket that does not fit. */
+  /**
+   * Grants in the policy's order, stopping at the first chosen ticket that does not fit. The
+   * policy decides only while a permit is free, as the fleet's scripts do, so both serve one order.
+   */
   override dispatch(): void {
     for (;;) {
+      if (this.inFlight >= this.permits) return
       const lane = this.fair ? this.nextFair() : this.nextDue()
       const ticket = lane?.head
       if (lane === undefined || ticket === undefined || this.inFlight + ticket.cost > this.permits) return
@@ -216,10 +222,12 @@ export class LaneQueue<T extends LaneTicket> extends Permits<T> {
 
   /**
    * `fairShare`: the head of the lane whose turn it is, once its credit covers the head; a lane
-   * whose credit does not cover its head passes the turn on, keeping its credit. Every turn adds
-   * a positive weight, so the loop ends (within cost / weight rounds: weights are validated).
+   * whose credit does not cover its head passes the turn on, keeping its credit. After a whole
+   * round without a grant the rounds in which none could come are added at once (`skipRounds`),
+   * so a grant takes a round or two of turns however small the weights.
    */
   private nextFair(): Lane<T> | undefined {
+    let passed = 0
     for (;;) {
       const lane = this.turn
       if (lane?.head === undefined) return undefined
@@ -230,10 +238,37 @@ export class LaneQueue<T extends LaneTicket> extends Permits<T> {
       if (lane.head.cost <= lane.credit) return lane
       this.turn = lane.nextBusy
       this.turnStarted = false
+      if (++passed >= this.busyLanes) {
+        this.skipRounds()
+        passed = 0
+      }
     }
   }
 
+  /**
+   * `fairShare`, after a whole round in which no lane's credit covered its head: the rounds after
+   * it that end no better, the fewest ⌈(head − credit) / weight⌉ − 1 over the busy lanes, added to
+   * every credit in one pass (the Lua of the fleet does the same sums, to the bit).
+   */
+  private skipRounds(): void {
+    const first = this.turn
+    if (first === undefined) return
+    let rounds = Infinity
+    let lane = first
+    do {
+      if (lane.head === undefined || lane.nextBusy === undefined) return
+      rounds = Math.min(rounds, Math.ceil((lane.head.cost - lane.credit) / lane.weight) - 1)
+      lane = lane.nextBusy
+    } while (lane !== first)
+    if (rounds <= 0) return
+    do {
+      lane.credit += rounds * lane.weight
+      lane = lane.nextBusy ?? first
+    } while (lane !== first)
+  }
+
   private joinRound(lane: Lane<T>): void {
+    this.busyLanes++
     lane.busy = true
     lane.credit = 0
     const current = this.turn
@@ -252,6 +287,7 @@ export class LaneQueue<T extends LaneTicket> extends Permits<T> {
   }
 
   private leaveRound(lane: Lane<T>): void {
+    this.busyLanes--
     lane.busy = false
     lane.credit = 0
     const { nextBusy: next, prevBusy: prev } = lane

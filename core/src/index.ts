@@ -126,7 +126,8 @@ export * as HttpMessages from "./HttpMessages.js"
  *   credit, so an idle lane's share goes to the others.
  *
  * Under both, the ticket chosen next that does not fit the free permits stops every grant behind
- * it, so no lighter ticket of any lane overtakes a heavy one. Every method runs to completion on
+ * it, so no lighter ticket of any lane overtakes a heavy one. The policy chooses only while a
+ * permit is free: with every permit held nothing is chosen, and a fair share's round stays put. Every method runs to completion on
  * JavaScript's one thread, so each is atomic.
  *
  * @since 0.1.0

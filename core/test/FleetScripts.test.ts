@@ -17,6 +17,13 @@ describe("FleetScripts lanes", () => {
     const b = FleetScripts.policyText({ _tag: "fairShare", defaultWeight: 1, weights: new Map([["a", 3], ["b", 0.1]]) })
     expect(a).toBe(b)
     expect(a).toBe(`["fairShare",1,[["a",3],["b",0.1]]]`)
+    // a weight equal to the default says nothing: equivalent policies send one text
+    const withDefault = FleetScripts.policyText({
+      _tag: "fairShare",
+      defaultWeight: 1,
+      weights: new Map([["c", 1], ["b", 0.1], ["a", 3]])
+    })
+    expect(withDefault).toBe(a)
     expect(FleetScripts.policyText(priority)).toBe(`["priority",[["interactive",0],["batch",30000]]]`)
   })
 

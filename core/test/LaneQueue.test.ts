@@ -144,30 +144,37 @@ describe("LaneQueue", () => {
       // b idle: a takes every permit
       for (let i = 0; i < 3; i++) queue.release(1)
       assert.deepStrictEqual(granted, ["held", "a0", "a1", "a2"])
-      // b arrives during a's turn (a3 chosen, waiting for the permit): a3 goes, then the two
-      // alternate; b's idle time bought it nothing
+      // b arrives while the permit is held: nothing is chosen then, and a's turn has spent its
+      // credit, so b0 goes first, then the two alternate; b's idle time bought it nothing
       arrive("b0", "b", 0)
       arrive("b1", "b", 0)
       for (let i = 0; i < 4; i++) queue.release(1)
-      assert.deepStrictEqual(granted.slice(4), ["a3", "b0", "a4", "b1"])
+      assert.deepStrictEqual(granted.slice(4), ["b0", "a3", "b1", "a4"])
     })
 
     it("a heavy head, once its credit covers it, is not overtaken by a lighter lane at the permits", () => {
       const { arrive, granted, queue } = make(2, fair({ a: 1, b: 1 }))
       arrive("h1", "a", 0)
       arrive("h2", "a", 0)
-      // a's turn: credit 1 does not cover 2, the turn passes (to a again), credit 2 covers it
+      // every permit held: nothing is chosen, a's credit stays 0
       const heavy = arrive("heavy", "a", 0, 2)
-      assert.strictEqual(queue.laneOf("a")!.credit, 2)
-      arrive("b0", "b", 0)
+      assert.strictEqual(queue.laneOf("a")!.credit, 0)
+      const b0 = arrive("b0", "b", 0)
       arrive("b1", "b", 0)
-      queue.release(1) // one permit free: b0 would fit, but the heavy head is chosen
-      assert.deepStrictEqual(granted, ["h1", "h2"])
+      // a permit free: a's credit 1 does not cover 2, the turn passes to b
       queue.release(1)
-      assert.deepStrictEqual(granted, ["h1", "h2", "heavy"])
+      assert.deepStrictEqual(granted, ["h1", "h2", "b0"])
+      // b's credit is spent: a's turn again, credit 2 covers the heavy head, which is chosen; b1
+      // would fit the one free permit, but it waits
+      queue.release(1)
+      assert.deepStrictEqual(granted, ["h1", "h2", "b0"])
+      assert.strictEqual(queue.laneOf("a")!.credit, 2)
+      queue.hold(b0)
+      queue.release(1)
+      assert.deepStrictEqual(granted, ["h1", "h2", "b0", "heavy"])
       queue.hold(heavy)
       queue.release(2)
-      assert.deepStrictEqual(granted, ["h1", "h2", "heavy", "b0", "b1"])
+      assert.deepStrictEqual(granted, ["h1", "h2", "b0", "heavy", "b1"])
     })
 
     it("a lane that becomes busy joins the round last", () => {
@@ -268,6 +275,8 @@ describe("LaneQueue", () => {
     }
     dispatch() {
       for (;;) {
+        // the policy chooses only while a permit is free
+        if (this.inFlight >= this.permits) return
         const t = this.next()
         if (t === undefined || this.inFlight + t.cost > this.permits) return
         if (this.policy._tag === "fairShare") this.credit.set(t.lane, this.credit.get(t.lane)! - t.cost)

@@ -1,5 +1,6 @@
 /**
- * The lane scripts against a model (`utils/laneModel.ts`), under both policies, on a real Redis:
+ * The lane scripts against `LaneQueue` (core, the in-process bulkhead's queue, through
+ * `utils/laneModel.ts`), under both policies, on a real Redis:
  * random batches of acquires (weighted, in any lane, with the lane's and the whole queue's bound,
  * allowed to queue or not, this instance's or another's), releases and leaves of live and stale
  * members, abandons by nonce; renewals, expiries of holders and waiters, resizes, claims, stats,
@@ -187,7 +188,7 @@ const check = async (
         }`
       )
     }
-    if (!t.exact) t.due = due
+    if (!t.exact) model.setDue(t, due)
   }
   if (model.fair) {
     if ((laneHash.started === "1") !== model.started) {
@@ -200,8 +201,8 @@ const check = async (
     }
     for (const lane of model.round) {
       const stored = Number(laneHash[`c:${lane}`] ?? 0)
-      if (stored !== (model.credit.get(lane) ?? 0)) {
-        fail(`after ${at}: ${lane}'s credit ${stored}, model ${model.credit.get(lane)}`)
+      if (stored !== model.creditOf(lane)) {
+        fail(`after ${at}: ${lane}'s credit ${stored}, LaneQueue ${model.creditOf(lane)}`)
       }
     }
   }
@@ -281,7 +282,6 @@ const runModel =
             const here = `${at} operation ${j}`
             if (o.kind === "acquire") {
               const lane = lanes[o.lane % lanes.length]
-              model.seen(lane)
               if (model.wanted > 0 || model.used + o.cost > model.permits) grantedAll.push(...model.grant())
               const queued = model.queue.length
               const member = String(answer[1])
@@ -332,6 +332,8 @@ const runModel =
                   if (!onArrival && (full || !o.mayQueue)) {
                     fail(`${here}: queued, the model refuses it (${JSON.stringify(answer)})`)
                   }
+                  // a lane is counted once a ticket of it waits (a refused one leaves no trace)
+                  model.seen(lane)
                   expected = [onArrival ? 1 : 0, member, model.used, model.permits, inLane, queued, 0]
                 }
               }
@@ -381,7 +383,7 @@ const runModel =
           if (model.fair || model.queue.length === 0) break
           const t = model.queue[s.pick % model.queue.length]
           await redis.hset(keys[6], t.member, `${s.due} ${t.lane}`)
-          t.due = s.due
+          model.setDue(t, s.due)
           t.exact = true
           break
         }
@@ -443,7 +445,7 @@ const runModel =
 
 describe("the Lua lane policies", () => {
   for (const policy of [PRIORITY, FAIR]) {
-    it(`match the model over random sequences of steps (${policy._tag})`, async () => {
+    it(`follow LaneQueue over random sequences of steps (${policy._tag})`, async () => {
       const redis = new Redis(url, { maxRetriesPerRequest: 1 })
       const subscriber = new Redis(url)
       const heard = new Map<string, Array<string>>()
@@ -465,6 +467,105 @@ describe("the Lua lane policies", () => {
       }
     }, 120_000)
   }
+
+  it("fair share: a grant that takes millions of turns is one pass of closed-form rounds", async () => {
+    // 3,000 tenants at weight 0.01, each head costing 10: a turn at a time, the first grant needs
+    // about 3 million turns (minutes of Lua, blocking the server); "x" at 0.013 needs the fewest rounds
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const tenants = 3000
+      const policy = policyText({ _tag: "fairShare", defaultWeight: 0.01, weights: new Map([["x", 0.013]]) })
+      const { channel, keys } = laneKeysOf("sluice:bh:", uniqueName("spin"))
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "10", policy, ...args) as Promise<Array<unknown>>
+      const batch = (...ops: Array<string>) => run(laneScripts.batch, MINE, TTL, "-1", ...ops)
+      await run(laneScripts.resize)
+      const [, , holding] = await batch("q", `${MINE}.hold`, "10 -1 hold") as Array<Array<unknown>>
+      const names = [...Array.from({ length: tenants }, (_, i) => `t${i}`), "x"]
+      for (let from = 0; from < names.length; from += 500) {
+        await batch(...names.slice(from, from + 500).flatMap((lane) => ["q", `${MINE}.${lane}`, `10 -1 ${lane}`]))
+      }
+      // x joined last and needs ⌈10 / 0.013⌉ = 770 turns, the tenants 1,000: x is granted first
+      const [first] = await batch("r", String(holding[1]), "") as Array<Array<string>>
+      assert.deepStrictEqual(first.map((m) => m.slice(m.lastIndexOf(".") + 1)), ["x"])
+      const lanes = await redis.hgetall(keys[5])
+      // every tenant had its 770 turns: one, then the 768 rounds none could end in added in one pass
+      // (x needs ⌈(10 − 0.013) / 0.013⌉ − 1 = 768 more), then one: to the bit of those sums
+      const credits = new Set(names.slice(0, tenants).map((lane) => lanes[`c:${lane}`]))
+      assert.deepStrictEqual([...credits].map(Number), [0.01 + 768 * 0.01 + 0.01])
+      // then t0, next after x in the round: the tenants tie, the first in the round goes first
+      const [second] = await batch("r", first[0], "") as Array<Array<string>>
+      assert.deepStrictEqual(second.map((m) => m.slice(m.lastIndexOf(".") + 1)), ["t0"])
+    } finally {
+      await redis.quit()
+    }
+  }, 60_000)
+
+  it("fair share: a name kept busy by ever new tenants keeps its lane state bounded", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const policy = policyText({ _tag: "fairShare", defaultWeight: 1, weights: new Map() })
+      const { channel, keys } = laneKeysOf("sluice:bh:", uniqueName("grow"))
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "1", policy, ...args) as Promise<Array<unknown>>
+      const batch = (...ops: Array<string>) => run(laneScripts.batch, MINE, TTL, "-1", ...ops)
+      await run(laneScripts.resize)
+      await batch("q", `${MINE}.hold`, "1 -1 keep")
+      // refused tries (the permit is held, no wait allowed) leave no trace
+      for (let from = 0; from < 1500; from += 500) {
+        await batch(
+          ...Array.from({ length: 500 }, (_, i) => ["t", `${MINE}.t${from + i}`, `1 -1 try${from + i}`]).flat()
+        )
+      }
+      const counts = async () => Object.keys(await redis.hgetall(keys[5])).filter((f) => f.startsWith("g:"))
+      assert.deepStrictEqual(await counts(), ["g:keep"])
+      // 4,000 tenants that queue and leave, 500 to a script: past 1,000 counts the idle lanes' go
+      for (let from = 0; from < 4000; from += 500) {
+        const ops = Array.from({ length: 500 }, (_, i) => `${from + i}`)
+        const queued = await batch(...ops.flatMap((n) => ["q", `${MINE}.q${n}`, `1 -1 tenant${n}`])) as Array<
+          Array<unknown>
+        >
+        await batch(...queued.slice(2).flatMap((reply) => ["r", String(reply[1]), ""]))
+      }
+      const left = await counts()
+      assert.isAtMost(left.length, 1000 + 500)
+      assert.include(left, "g:tenant3999")
+      const stats = await run(laneScripts.stats)
+      assert.strictEqual((stats[5] as Array<unknown>).length, left.length)
+    } finally {
+      await redis.quit()
+    }
+  })
+
+  it("priority: an acquire in a lane outside the policy fails the whole batch, before anything is written", async () => {
+    const redis = new Redis(url, { maxRetriesPerRequest: 1 })
+    try {
+      const { channel, keys } = laneKeysOf("sluice:bh:", uniqueName("nolane"))
+      const text = textOf(PRIORITY)
+      const run = (script: string, ...args: Array<string>) =>
+        redis.eval(script, keys.length, ...keys, channel, "2", text, ...args) as Promise<Array<unknown>>
+      await run(laneScripts.resize)
+      const error = await run(
+        laneScripts.batch,
+        MINE,
+        TTL,
+        "-1",
+        "q",
+        `${MINE}.1`,
+        "1 -1 hi",
+        "q",
+        `${MINE}.2`,
+        "1 -1 nope"
+      )
+        .then(() => "accepted", (e: unknown) => String(e))
+      assert.include(error, `no lane nope in the policy ${text}`)
+      // the first acquire, in a declared lane, was not run either
+      assert.deepStrictEqual(await redis.zrange(keys[4], 0, -1), [])
+      assert.strictEqual(await redis.get(keys[0]), null)
+    } finally {
+      await redis.quit()
+    }
+  })
 
   it("a process whose policy differs is refused naming the name's, and changes nothing; an idle name takes a new one", async () => {
     const redis = new Redis(url, { maxRetriesPerRequest: 1 })
@@ -492,6 +593,11 @@ describe("the Lua lane policies", () => {
       await run(laneScripts.batch, priority, MINE, TTL, "-1", "r", String(held[1]), "")
       assert.deepStrictEqual(await run(laneScripts.resize, fair), [1])
       assert.strictEqual(await redis.hget(keys[5], "policy"), fair)
+      // the lane state written anew on the idle name expires with it
+      const [metaTtl, lanesTtl] = await Promise.all([redis.pttl(keys[1]), redis.pttl(keys[5])])
+      assert.isAbove(lanesTtl, 3_500_000)
+      assert.isAtMost(lanesTtl, 3_600_000)
+      assert.isAbove(metaTtl, 3_500_000)
       assert.deepStrictEqual(await run(laneScripts.stats, priority), ["policy", fair])
     } finally {
       await redis.quit()

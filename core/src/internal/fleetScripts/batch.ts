@@ -212,8 +212,20 @@ return out
 /** @internal */
 export const batch = batchOf(false)
 
-const laneArgs = `if policyRefused() then return {"policy", storedPolicy} end
+const laneArgs = `local held = policyRefused()
+if held then return {"policy", held} end
 local mark, ttl, maxWaiting = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
+-- a lane outside a priority policy: the whole batch is an error, before anything is written
+if not fair then
+  for i = 7, #ARGV, 3 do
+    if ARGV[i] == "q" or ARGV[i] == "t" then
+      local lane = string.match(ARGV[i + 2], "^%d+ %-?%d+ (.*)$")
+      if not lane or policyOf().value[lane] == nil then
+        return redis.error_reply("ERR bulkhead lanes: no lane " .. tostring(lane) .. " in the policy " .. policyText)
+      end
+    end
+  end
+end
 `
 
 // An acquire under a lane policy: its third argument is "<cost> <lane's maxWaiting> <lane>". As the
@@ -223,7 +235,6 @@ local mark, ttl, maxWaiting = ARGV[4], tonumber(ARGV[5]), tonumber(ARGV[6])
 const laneAcquire = `local function acquire(nonce, arg, mayQueue)
   local cost, laneMaxWaiting, lane = string.match(arg, "^(%d+) (%-?%d+) (.*)$")
   cost, laneMaxWaiting = tonumber(cost), tonumber(laneMaxWaiting)
-  grantedTo[lane] = grantedTo[lane] or 0
   if unknown or wanted > 0 or used + cost > permits then
     expire()
     grant()
@@ -235,7 +246,7 @@ const laneAcquire = `local function acquire(nonce, arg, mayQueue)
     local member = redis.call("INCR", seqKey) .. tail
     redis.call("ZADD", heldKey, clock() + ttl, member)
     used = used + cost
-    grantedTo[lane] = grantedTo[lane] + cost
+    grantedTo[lane] = (grantedTo[lane] or 0) + cost
     return {1, member, used, permits, 0, 0, 0}
   end
   local inLane = 0
@@ -265,6 +276,8 @@ const laneAcquire = `local function acquire(nonce, arg, mayQueue)
     if laneFull then bound = 1 end
     return {kind, "", used, permits, inLane, queued, bound}
   end
+  -- a lane is recorded (seen, at zero) once a ticket of it waits; a refused one leaves no trace
+  grantedTo[lane] = grantedTo[lane] or 0
   return {0, member, used, permits, inLane, queued, 0}
 end
 

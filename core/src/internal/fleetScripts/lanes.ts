@@ -13,6 +13,9 @@
  *
  * ARGV[3] of every lane script is the policy (`FleetScripts.policyText`), compared with the one the
  * name holds: a script of a process that disagrees changes nothing and answers `{"policy", held}`.
+ * While the name is busy, `p{n}:meta` holds the policy in its field `lanes`: a busy name without
+ * it is used by processes without lanes (whose scripts never read the lane keys), and a lane script
+ * answers `{"policy", ""}`; a process without lanes reads the field at its start.
  *
  * @internal
  */
@@ -24,8 +27,14 @@ local policyText = ARGV[3]
 -- ["fairShare", defaultWeight, [[lane, weight]...]] or ["priority", [[lane, yieldForMillis]...]]
 local fair = string.sub(policyText, 3, 3) == "f"
 local storedPolicy = redis.call("HGET", lanesKey, "policy")
+-- meta's "lanes": the policy, set while lane scripts keep the name busy (a process without lanes
+-- reads it at its start); a busy name without it is used by processes without lanes
+local laneMark = redis.call("HGET", metaKey, "lanes")
+-- the policy the name holds when it is not this one ("": no lanes), else nil
 local function policyRefused()
-  return storedPolicy and storedPolicy ~= policyText
+  if wasBusy and not laneMark then return "" end
+  if storedPolicy and storedPolicy ~= policyText then return storedPolicy end
+  return nil
 end
 local lanePolicy
 local function policyOf()
@@ -46,17 +55,23 @@ end
 local function laneKey(lane)
   return lanesKey .. ":" .. lane
 end
+local function weightOf(lane)
+  return policyOf().value[lane] or policyOf().default
+end
 
--- the permits granted per lane by this script (a lane named by an acquire is there, at zero: seen)
+-- the permits granted per lane by this script (a lane a ticket queued in is there, at zero: seen)
 local grantedTo = {}
--- fair share: the busy lanes in round order, the turn's first; read on first need, written at the end
+-- fair share: the busy lanes in round order, read on first need (the turn's first) and written at
+-- the end from the turn's; round[turnAt] is the lane whose turn it is
 local round
+local turnAt = 1
 local turnStarted = false
 local roundDirty = false
 local credits, creditDirty = {}, {}
 local function loadRound()
   if round then return end
   round = redis.call("LRANGE", roundKey, 0, -1)
+  turnAt = 1
   turnStarted = redis.call("HGET", lanesKey, "started") == "1"
 end
 local function creditOf(lane)
@@ -74,8 +89,14 @@ end
 -- a lane that turns busy joins last in the round (just before the turn's lane), at no credit
 local function joinRound(lane)
   loadRound()
-  round[#round + 1] = lane
-  if #round == 1 then turnStarted = false end
+  if #round == 0 then
+    round[1] = lane
+    turnAt = 1
+    turnStarted = false
+  else
+    table.insert(round, turnAt, lane)
+    turnAt = turnAt + 1
+  end
   setCredit(lane, 0)
   roundDirty = true
 end
@@ -85,7 +106,12 @@ local function leaveRound(lane)
   for i, l in ipairs(round) do
     if l == lane then
       table.remove(round, i)
-      if i == 1 then turnStarted = false end
+      if i < turnAt then
+        turnAt = turnAt - 1
+      elseif i == turnAt then
+        turnStarted = false
+        if turnAt > #round then turnAt = 1 end
+      end
       break
     end
   end
@@ -131,16 +157,30 @@ local function nextDue()
   return best, bestHead
 end
 
+-- fair share: a whole round passed without a grant (each lane's head cost in costs): the rounds
+-- after it in which no lane's credit would cover its head are added to every credit at once, as
+-- LaneQueue does, so that a grant costs a round or two of turns however small the weights
+local function skipRounds(costs)
+  local rounds = math.huge
+  for _, lane in ipairs(round) do
+    local c = costs[lane]
+    if not c then return end
+    rounds = math.min(rounds, math.ceil((c - creditOf(lane)) / weightOf(lane)) - 1)
+  end
+  if rounds <= 0 then return end
+  for _, lane in ipairs(round) do setCredit(lane, creditOf(lane) + rounds * weightOf(lane)) end
+end
+
 -- fair share: the head of the lane whose turn it is, once its credit covers the head; a lane whose
--- credit does not passes the turn on, keeping it. Each turn adds a weight of at least 0.01, so this
--- ends within cost / weight rounds.
+-- credit does not passes the turn on, keeping it
 local function nextFair()
   loadRound()
+  local passed, costs = 0, {}
   while true do
-    local lane = round[1]
+    local lane = round[turnAt]
     if not lane then return nil end
     if not turnStarted then
-      setCredit(lane, creditOf(lane) + (policyOf().value[lane] or policyOf().default))
+      setCredit(lane, creditOf(lane) + weightOf(lane))
       turnStarted = true
       roundDirty = true
     end
@@ -151,11 +191,37 @@ local function nextFair()
     else
       local c = ticketOf(head)
       if not c or c <= creditOf(lane) then return lane, head end
-      table.remove(round, 1)
-      round[#round + 1] = lane
+      costs[lane] = c
+      turnAt = turnAt % #round + 1
       turnStarted = false
       roundDirty = true
+      passed = passed + 1
+      if passed >= #round then
+        skipRounds(costs)
+        passed = 0
+      end
     end
+  end
+end
+
+-- the counts of at most LANE_COUNTS lanes outside the round: past that, the counts of every lane
+-- neither busy nor granted to by this script go (a name kept busy by ever new tenants stays
+-- bounded). A look at HLEN per script that counts; the drop, at most once per LANE_COUNTS lanes
+local LANE_COUNTS = 1000
+local function trimCounts()
+  -- besides the counts: the policy, "started", a credit per busy lane
+  local busy = redis.call("LLEN", roundKey)
+  if redis.call("HLEN", lanesKey) <= LANE_COUNTS + 2 + 2 * busy then return end
+  loadRound()
+  local keep = {}
+  for _, lane in ipairs(round) do keep[lane] = true end
+  for lane in pairs(grantedTo) do keep[lane] = true end
+  local drop = {}
+  for _, f in ipairs(redis.call("HKEYS", lanesKey)) do
+    if string.sub(f, 1, 2) == "g:" and not keep[string.sub(f, 3)] then drop[#drop + 1] = f end
+  end
+  for from = 1, #drop, 1000 do
+    redis.call("HDEL", lanesKey, unpack(drop, from, math.min(from + 999, #drop)))
   end
 end
 
@@ -163,7 +229,13 @@ end
 local function finishLanes()
   if roundDirty then
     redis.call("DEL", roundKey)
-    if #round > 0 then redis.call("RPUSH", roundKey, unpack(round)) end
+    -- the turn's lane first; RPUSH in slices, within Lua's stack for unpack
+    local ordered = {}
+    for i = turnAt, #round do ordered[#ordered + 1] = round[i] end
+    for i = 1, turnAt - 1 do ordered[#ordered + 1] = round[i] end
+    for from = 1, #ordered, 1000 do
+      redis.call("RPUSH", roundKey, unpack(ordered, from, math.min(from + 999, #ordered)))
+    end
     redis.call("HSET", lanesKey, "started", turnStarted and "1" or "0")
   end
   for lane in pairs(creditDirty) do
@@ -173,7 +245,18 @@ local function finishLanes()
     else redis.call("HSET", lanesKey, "c:" .. lane, string.format("%.17g", c)) end
   end
   for lane, n in pairs(grantedTo) do redis.call("HINCRBY", lanesKey, "g:" .. lane, n) end
-  if not storedPolicy then redis.call("HSET", lanesKey, "policy", policyText) end
+  if next(grantedTo) then trimCounts() end
+  if used > 0 or wanted > 0 then
+    if laneMark ~= policyText then redis.call("HSET", metaKey, "lanes", policyText) end
+  elseif laneMark then
+    redis.call("HDEL", metaKey, "lanes")
+  end
+  if not storedPolicy then
+    redis.call("HSET", lanesKey, "policy", policyText)
+    -- written anew (a policy change, or state lost) on a name that stays idle: it expires with the
+    -- name, as finish() gives the others only when the name turns idle
+    if used <= 0 and wanted <= 0 then redis.call("PEXPIRE", lanesKey, 3600000) end
+  end
 end
 `
 

@@ -40,7 +40,9 @@ export abstract class Leases extends Queue {
       const steps: Array<Effect.Effect<number>> = []
       if (this.resizePending) {
         steps.push(Effect.as(
-          Effect.ignore(Effect.tap(this.call("resize", this.scripts.resize, []), () => (this.resizePending = false))),
+          Effect.ignore(
+            Effect.tap(this.beatCall("resize", this.scripts.resize, []), () => (this.resizePending = false))
+          ),
           this.renewEveryMillis
         ))
       }
@@ -73,7 +75,7 @@ export abstract class Leases extends Queue {
   renew(live: ReadonlyArray<T.FleetTicket>): Effect.Effect<number> {
     return Effect.gen(this, function*() {
       const asked = yield* Clock.currentTimeMillis
-      const reply = yield* this.call("renew", this.scripts.renew, live.map((t) => t.member))
+      const reply = yield* this.beatCall("renew", this.scripts.renew, live.map((t) => t.member))
       const now = yield* Clock.currentTimeMillis
       const effects: Array<Effect.Effect<void>> = []
       let waiters = false
@@ -107,7 +109,7 @@ export abstract class Leases extends Queue {
   claim(holders: ReadonlyArray<T.FleetTicket>): Effect.Effect<number> {
     return Effect.gen(this, function*() {
       const asked = yield* Clock.currentTimeMillis
-      const reply = yield* this.call("claim", this.scripts.claim, holders.map((t) => t.member))
+      const reply = yield* this.beatCall("claim", this.scripts.claim, holders.map((t) => t.member))
       const now = yield* Clock.currentTimeMillis
       const effects: Array<Effect.Effect<void>> = []
       let unclaimed = 0

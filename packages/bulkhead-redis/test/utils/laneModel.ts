@@ -1,9 +1,11 @@
 /**
- * A reference model of the lane scripts' state (RFC 0004, the fleet): every waiting ticket with its
- * lane, due time and cost, the holders, and for a fair share the round of busy lanes, whose turn
- * has had its weight, and the credits. `grant` recomputes the policy's choice from the whole queue:
- * the earliest due lane head, ties to the higher lane (priority); deficit round-robin (fair share).
+ * The lane scripts' state as the test expects it (RFC 0004, the fleet): every waiting ticket with
+ * its lane, due time and cost, the holders and the permits granted per lane; the policy's choices
+ * are `LaneQueue`'s own (core), so the Lua is checked against the in-process bulkhead's rules, its
+ * round, turn and credits included.
  */
+import type { Lane } from "@sluice/core/LaneQueue"
+import { LaneQueue, LaneTicket, type Policy } from "@sluice/core/LaneQueue"
 
 export interface Waiting {
   readonly member: string
@@ -19,14 +21,39 @@ export type ModelPolicy =
   | { readonly _tag: "priority"; readonly lanes: ReadonlyArray<readonly [string, number]> }
   | { readonly _tag: "fairShare"; readonly defaultWeight: number; readonly weights: ReadonlyMap<string, number> }
 
+class MemberTicket extends LaneTicket {
+  constructor(readonly waiting: Waiting) {
+    super(waiting.cost)
+  }
+}
+
+const policyOf = (policy: ModelPolicy): Policy =>
+  policy._tag === "priority"
+    ? { _tag: "priority", lanes: policy.lanes.map(([name, yieldForMillis]) => ({ name, yieldForMillis })) }
+    : { _tag: "fairShare", defaultWeight: policy.defaultWeight, weights: policy.weights }
+
 export class LaneModel {
   queue: Array<Waiting> = []
   held = new Map<string, number>()
-  round: Array<string> = []
-  started = false
-  credit = new Map<string, number>()
   grantedTo = new Map<string, number>()
-  constructor(public permits: number, readonly policy: ModelPolicy) {}
+  private readonly lanes: LaneQueue<MemberTicket>
+  private readonly tickets = new Map<string, MemberTicket>()
+  private grants: Array<string> = []
+
+  constructor(public permits: number, readonly policy: ModelPolicy) {
+    this.lanes = new LaneQueue<MemberTicket>(permits, policyOf(policy), {
+      granted: (ticket) => {
+        const t = ticket.waiting
+        this.queue = this.queue.filter((w) => w !== t)
+        this.tickets.delete(t.member)
+        this.held.set(t.member, t.cost)
+        this.grantedTo.set(t.lane, (this.grantedTo.get(t.lane) ?? 0) + t.cost)
+        this.grants.push(t.member)
+      },
+      inFlight: () => {},
+      waiting: () => {}
+    })
+  }
 
   get fair(): boolean {
     return this.policy._tag === "fairShare"
@@ -42,9 +69,6 @@ export class LaneModel {
   yieldOf(lane: string): number {
     return this.policy._tag === "priority" ? this.policy.lanes.find(([name]) => name === lane)?.[1] ?? 0 : 0
   }
-  weightOf(lane: string): number {
-    return this.policy._tag === "fairShare" ? this.policy.weights.get(lane) ?? this.policy.defaultWeight : 1
-  }
   /** The lane's tickets, oldest first. */
   inLane(lane: string): Array<Waiting> {
     return this.queue.filter((t) => t.lane === lane).sort((a, b) => a.ticket - b.ticket)
@@ -53,72 +77,64 @@ export class LaneModel {
     if (!this.grantedTo.has(lane)) this.grantedTo.set(lane, 0)
   }
 
+  /** The busy lanes in round order, the turn's first (`LaneQueue`'s ring). */
+  get round(): Array<string> {
+    const out: Array<string> = []
+    const first = this.lanes["turn"]
+    let lane: Lane<MemberTicket> | undefined = first
+    while (lane !== undefined) {
+      out.push(lane.name)
+      lane = lane.nextBusy === first ? undefined : lane.nextBusy
+    }
+    return out
+  }
+  get started(): boolean {
+    return this.round.length > 0 && this.lanes["turnStarted"]
+  }
+  creditOf(lane: string): number {
+    return this.lanes.lanes.get(lane)?.credit ?? 0
+  }
+
+  /** `LaneQueue` counts the permits the test holds, and K. */
+  private sync(): void {
+    this.lanes.inFlight = this.used
+    this.lanes.permits = this.permits
+  }
+
+  /** A ticket queues; its lane's due time is the ticket's (the script's clock). */
   enqueue(t: Waiting): void {
     this.queue.push(t)
-    if (this.fair && this.inLane(t.lane).length === 1) {
-      this.round.push(t.lane)
-      if (this.round.length === 1) this.started = false
-      this.credit.set(t.lane, 0)
-    }
+    const ticket = new MemberTicket(t)
+    this.tickets.set(t.member, ticket)
+    this.sync()
+    // LaneQueue grants what fits as it queues: the next `grant` returns it, as the script's does
+    this.lanes.enqueue(ticket, this.lanes.laneOf(t.lane)!, t.due - this.yieldOf(t.lane))
+  }
+
+  /** The due time the script gave (or the test set) a waiting ticket. */
+  setDue(t: Waiting, due: number): void {
+    t.due = due
+    const ticket = this.tickets.get(t.member)
+    if (ticket !== undefined) ticket.due = due
   }
 
   /** A waiting ticket leaves without a grant; false if it was not waiting. */
   dequeue(member: string): boolean {
     const t = this.queue.find((w) => w.member === member)
-    if (t === undefined) return false
+    const ticket = this.tickets.get(member)
+    if (t === undefined || ticket === undefined) return false
     this.queue = this.queue.filter((w) => w !== t)
-    this.laneEmptied(t.lane)
+    this.tickets.delete(member)
+    this.lanes.leave(ticket)
     return true
   }
 
-  private laneEmptied(lane: string): void {
-    if (!this.fair || this.inLane(lane).length > 0) return
-    const i = this.round.indexOf(lane)
-    if (i >= 0) {
-      this.round.splice(i, 1)
-      if (i === 0) this.started = false
-    }
-    this.credit.delete(lane)
-  }
-
-  private nextDue(): Waiting | undefined {
-    if (this.policy._tag !== "priority") return undefined
-    let best: Waiting | undefined
-    for (const [lane] of this.policy.lanes) {
-      const head = this.inLane(lane)[0]
-      if (head !== undefined && (best === undefined || head.due < best.due)) best = head
-    }
-    return best
-  }
-
-  private nextFair(): Waiting | undefined {
-    for (;;) {
-      const lane = this.round[0]
-      if (lane === undefined) return undefined
-      if (!this.started) {
-        this.credit.set(lane, (this.credit.get(lane) ?? 0) + this.weightOf(lane))
-        this.started = true
-      }
-      const head = this.inLane(lane)[0]
-      if (head.cost <= (this.credit.get(lane) ?? 0)) return head
-      this.round.push(this.round.shift()!)
-      this.started = false
-    }
-  }
-
-  /** The script's grant(): while something is wanted and a permit is free, the policy's next ticket if it fits. */
+  /** The script's grant(): `LaneQueue.dispatch` on the permits the test holds. */
   grant(): Array<string> {
-    const granted: Array<string> = []
-    while (this.wanted > 0 && this.used < this.permits) {
-      const head = this.fair ? this.nextFair() : this.nextDue()
-      if (head === undefined || this.used + head.cost > this.permits) break
-      if (this.fair) this.credit.set(head.lane, (this.credit.get(head.lane) ?? 0) - head.cost)
-      this.queue = this.queue.filter((w) => w !== head)
-      this.laneEmptied(head.lane)
-      this.held.set(head.member, head.cost)
-      this.grantedTo.set(head.lane, (this.grantedTo.get(head.lane) ?? 0) + head.cost)
-      granted.push(head.member)
-    }
+    this.sync()
+    this.lanes.dispatch()
+    const granted = this.grants
+    this.grants = []
     return granted
   }
 }
