@@ -189,9 +189,19 @@ export const startCluster = async (options?: {
     return { slot, nodes, master, replicas: nodes.filter((n) => !n.master && n.masterId === master?.id) }
   }
 
+  // every node sees every replica as one (no empty master left by a role change still gossiping)
+  const settled = async () => {
+    for (const port of ports) {
+      if ((await clusterNodes(port)).filter((n) => !n.master).length !== masters * replicas) return false
+    }
+    return true
+  }
+
   const failover = async (key: string) => {
-    const { master, nodes, replicas, slot } = await shardOf(key)
-    const replica = replicas[0]
+    // a previous failover's demoted master may still be listed as an empty master for a moment
+    await until("the cluster's roles did not settle before a failover", 30, settled)
+    const { master, nodes, replicas: shardReplicas, slot } = await shardOf(key)
+    const replica = shardReplicas[0]
     if (master === undefined || replica === undefined) {
       throw new Error(`Redis Cluster: no master with a replica for slot ${slot} (${JSON.stringify(nodes)})`)
     }
@@ -204,6 +214,7 @@ export const startCluster = async (options?: {
     })
     await until("cluster_state:ok not reached after the failover", 30, () => stateOk(ports))
     await until(`the old master on port ${master.port} did not sync as a replica`, 30, () => replicaInSync(master.port))
+    await until("the cluster's roles did not settle after the failover", 30, settled)
     return { from: master.port, to: replica.port }
   }
 
