@@ -59,7 +59,7 @@ export interface Options extends CircuitBreakerOptions {
 export interface Stats {
   readonly name: string
   readonly state: State
-  /** Failures in a row, while closed. */
+  /** Failures in a row, while closed (0 for a breaker made by `fromEffect`, which cannot say). */
   readonly consecutiveFailures: number
   /** With `failureRatio`: the calls in the window, and the failures among them. */
   readonly windowCalls: number
@@ -237,7 +237,9 @@ class Adapted implements FromEffect {
  * Adapts Effect 4's `CircuitBreaker` (`effect/persistence`, experimental) under `key`, for a
  * provider's `circuitBreaker` option or `withCircuitBreaker`. The provider's rule of what counts
  * holds (only the call's own failures and `CallTimeout`; `isFailure` picks among the call's
- * failures). Effect's breaker emits no metrics: `circuitState` stays silent for it.
+ * failures). Effect's breaker emits no metrics: `circuitState` stays silent for it. Its `stats`
+ * carry the state only: the counts read 0, because Effect's breaker keeps them in its store and
+ * exposes none (watch `breaker.transitions` for its openings).
  *
  * @example
  * ```ts

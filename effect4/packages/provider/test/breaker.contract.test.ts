@@ -3,7 +3,7 @@
  * runs, sluice refuses with `CircuitOpen { state: "half-open" }`, Effect 4 with `CircuitHalfOpen`;
  * a success that leaves the window over the ratio opens Effect's circuit, never sluice's.
  */
-import { describe } from "@effect/vitest"
+import { assert, describe, it } from "@effect/vitest"
 import { CircuitBreaker } from "@sluice/provider"
 import { Effect, Predicate } from "effect"
 import { CircuitBreaker as EffectCircuitBreaker } from "effect/persistence"
@@ -49,4 +49,14 @@ describe("Effect 4's circuit breaker through CircuitBreaker.fromEffect", () => {
     probing: "CircuitHalfOpen",
     afterSuccessOverRatio: "open"
   })
+
+  it.effect("its stats follow the state, and its counts read 0 (Effect's breaker exposes none)", () =>
+    Effect.gen(function*() {
+      const breaker = yield* effectBreaker(EffectCircuitBreaker.consecutive(2))
+      const failing = Effect.fail("down").pipe(CircuitBreaker.withCircuitBreaker(breaker), Effect.ignore)
+      yield* failing
+      assert.deepInclude(yield* breaker.stats, { state: "closed", consecutiveFailures: 0, windowCalls: 0 })
+      yield* failing
+      assert.deepInclude(yield* breaker.stats, { state: "open", consecutiveFailures: 0, windowFailures: 0 })
+    }))
 })
