@@ -36,6 +36,46 @@ if grep -lE "^[\"']?@sluice/core[\"']?[[:space:]]*:" effect4/.changeset/*.md 2>/
   echo "the changesets above are under effect4/.changeset/ and name @sluice/core: version it from the root's .changeset/" >&2
   exit 1
 fi
+# while the 2.x packages are at 2.0.0-beta.N (RFC 0003 step 13): pre mode with tag beta, so that
+# `changeset version` gives 2.0.0-beta.N+1, and a changeset naming each package (one without is
+# left out of the beta); no network
+node --input-type=module - <<'NODE'
+import { existsSync, readdirSync, readFileSync } from "node:fs"
+const dir = "effect4/.changeset"
+const packages = readdirSync("effect4/packages")
+  .filter((name) => existsSync(`effect4/packages/${name}/package.json`))
+  .map((name) => JSON.parse(readFileSync(`effect4/packages/${name}/package.json`, "utf8")))
+  .filter((pkg) => !pkg.private)
+const beta = packages.filter((pkg) => /^2\.0\.0-beta\.\d+$/.test(pkg.version))
+if (beta.length === 0) {
+  console.log(`  effect4/.changeset: no 2.x package is at 2.0.0-beta.N, no pre mode needed`)
+  process.exit(0)
+}
+const problems = []
+if (beta.length !== packages.length) {
+  const others = packages.filter((pkg) => !beta.includes(pkg)).map((pkg) => `${pkg.name}@${pkg.version}`)
+  problems.push(`${beta.length} of ${packages.length} 2.x packages are at 2.0.0-beta.N, not ${others.join(", ")}`)
+}
+const pre = existsSync(`${dir}/pre.json`) ? JSON.parse(readFileSync(`${dir}/pre.json`, "utf8")) : undefined
+if (pre === undefined) {
+  problems.push(`${dir}/pre.json is missing: run \`changeset pre enter beta\` in effect4/`)
+} else if (pre.mode !== "pre" || pre.tag !== "beta") {
+  problems.push(`${dir}/pre.json has mode ${pre.mode} and tag ${pre.tag}, the beta needs mode pre and tag beta`)
+}
+const named = new Set()
+for (const file of readdirSync(dir).filter((file) => file.endsWith(".md") && file !== "README.md")) {
+  const front = readFileSync(`${dir}/${file}`, "utf8").split(/^---[ \t]*$/m)[1] ?? ""
+  for (const match of front.matchAll(/^[ \t]*["']?([^"':\s]+)["']?[ \t]*:/gm)) named.add(match[1])
+}
+for (const pkg of packages) {
+  if (!named.has(pkg.name)) problems.push(`${pkg.name} (${pkg.version}) is named by no changeset in ${dir}/`)
+}
+if (problems.length > 0) {
+  for (const problem of problems) console.error(problem)
+  process.exit(1)
+}
+console.log(`  effect4/.changeset: pre mode, tag beta; a changeset names each of the ${packages.length} 2.x packages`)
+NODE
 
 # The Redis store's tests start their own redis-server on a free loopback port (see
 # packages/rate-limiter-redis/vitest.config.ts); a missing server is a failure, never a skip.

@@ -60,7 +60,8 @@ export interface Options {
   readonly baseUrl: string
   /**
    * Sent with every request. Third-party APIs expect to know who calls them (Nominatim's usage
-   * policy requires it): set it to your application and a contact. Default `sluice-http/0.1.0`.
+   * policy requires it): set it to your application and a contact. Default `sluice-http/` and
+   * this package's version.
    */
   readonly userAgent?: string | undefined
   /** Headers sent with every request (an API key header, say). */

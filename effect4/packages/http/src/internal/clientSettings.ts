@@ -8,7 +8,7 @@ import { checkPhase } from "./checkPhase.js"
 import { ClientOptions, retryAfterDefaults } from "./options.js"
 
 /** @internal */
-export const DEFAULT_USER_AGENT = "sluice-http/0.1.0"
+export const DEFAULT_USER_AGENT = "sluice-http/2.0.0-beta.0"
 const KiB = 1024
 /** Large enough for any geocoding or JSON API answer; a body past it is a bug or an attack. */
 const DEFAULT_MAX_BODY = 8 * 1024 * KiB
