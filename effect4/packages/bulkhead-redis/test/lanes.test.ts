@@ -124,6 +124,17 @@ describe("lanes across the fleet", () => {
       assert.isUndefined(laneOf?.("bulk"))
       const plain = yield* bulkheadOn(url, { name: uniqueName("plain"), permits: 1 })
       assert.isUndefined(plain.bulkhead.laneOf)
+      // a tenant's name that is not well-formed UTF-16 is a defect naming it
+      const fair = yield* bulkheadOn(url, {
+        name: uniqueName("lanes-utf16"),
+        permits: 1,
+        lanes: BulkheadLanes.fairShare({})
+      })
+      const lone = yield* Effect.exit(fair.run(Effect.void, { lane: "t\uD800" }))
+      assert.isTrue(Exit.isFailure(lone) && Cause.hasDies(lone.cause))
+      if (Exit.isFailure(lone)) {
+        assert.include(String(Cause.squash(lone.cause)), `lane "t\\ud800" is not well-formed UTF-16`)
+      }
     }))
 
   it.live("a process whose policy differs is refused at its start, naming both", () =>
