@@ -1,14 +1,23 @@
 /**
  * Lanes on the fleet bulkhead, two instances on connections of their own (two processes, for
  * Redis): the policy's order across them, per-lane bounds and errors naming the lane, `stats.lanes`,
- * `laneOf`, a policy that differs refused naming both, hand-overs off, and a provider's
- * `withLane` reaching the fleet.
+ * `laneOf`, a policy that differs refused naming both (at the start, and by the renewal beat),
+ * hand-overs off. A provider's `withLane` reaching the fleet: `provider.test.ts`.
  */
 import { assert, describe, it } from "@effect/vitest"
 import { BulkheadLanes } from "@sluice/bulkhead"
 import { Cause, Deferred, Duration, Effect, Exit, Fiber } from "effect"
 import { inject } from "vitest"
-import { bulkheadOn, eventually, expectClean, hold, inspector, stateOf, uniqueName } from "./utils/helpers.js"
+import {
+  bulkheadOn,
+  capturingLogs,
+  eventually,
+  expectClean,
+  hold,
+  inspector,
+  stateOf,
+  uniqueName
+} from "./utils/helpers.js"
 
 const url = inject("redisUrl")
 
@@ -115,6 +124,17 @@ describe("lanes across the fleet", () => {
       assert.isUndefined(laneOf?.("bulk"))
       const plain = yield* bulkheadOn(url, { name: uniqueName("plain"), permits: 1 })
       assert.isUndefined(plain.bulkhead.laneOf)
+      // a tenant's name that is not well-formed UTF-16 is a defect naming it
+      const fair = yield* bulkheadOn(url, {
+        name: uniqueName("lanes-utf16"),
+        permits: 1,
+        lanes: BulkheadLanes.fairShare({})
+      })
+      const lone = yield* Effect.exit(fair.run(Effect.void, { lane: "t\uD800" }))
+      assert.isTrue(Exit.isFailure(lone) && Cause.hasDies(lone.cause))
+      if (Exit.isFailure(lone)) {
+        assert.include(String(Cause.squash(lone.cause)), `lane "t\\ud800" is not well-formed UTF-16`)
+      }
     }))
 
   it.live("a process whose policy differs is refused at its start, naming both", () =>
@@ -136,6 +156,78 @@ describe("lanes across the fleet", () => {
             `takes the lanes of the next process to start)`
         )
       }
+      yield* Deferred.succeed(gate.finish, undefined)
+      yield* Fiber.join(gate.fiber)
+    }))
+
+  it.live("a process without lanes and one with lanes on one name: the later is refused, either order", () =>
+    Effect.gen(function*() {
+      const refusal = (exit: Exit.Exit<unknown>) =>
+        Exit.isFailure(exit) && Cause.hasDies(exit.cause) ? String(Cause.squash(exit.cause)) : "not refused"
+      const hint = `every process of a name must give the same lanes (to change them, stop the fleet's calls: ` +
+        `an idle name takes the lanes of the next process to start)`
+      // lanes first: a process without lanes is refused at its start, naming the name's policy
+      const first = uniqueName("lanes-mix-a")
+      const laned = yield* bulkheadOn(url, { name: first, permits: 2, lanes: priority })
+      const gate = yield* hold(laned, { lane: "interactive" })
+      yield* Deferred.await(gate.started)
+      const plainLate = yield* Effect.exit(Effect.scoped(bulkheadOn(url, { name: first, permits: 2 })))
+      assert.strictEqual(
+        refusal(plainLate),
+        `IllegalArgumentError: bulkhead "${first}": this process's lanes (no lanes) differ from the lanes the ` +
+          `fleet uses under this name (priority: interactive, batch after 1h); ${hint}`
+      )
+      yield* Deferred.succeed(gate.finish, undefined)
+      yield* Fiber.join(gate.fiber)
+      // quiet: the name takes a process without lanes
+      const plainNow = yield* bulkheadOn(url, { name: first, permits: 2 })
+      yield* plainNow.run(Effect.void)
+      // no lanes first: a lane process is refused at its start, naming "no lanes"
+      const second = uniqueName("lanes-mix-b")
+      const plain = yield* bulkheadOn(url, { name: second, permits: 2 })
+      const plainGate = yield* hold(plain)
+      yield* Deferred.await(plainGate.started)
+      const lanedLate = yield* Effect.exit(
+        Effect.scoped(bulkheadOn(url, { name: second, permits: 2, lanes: priority }))
+      )
+      assert.strictEqual(
+        refusal(lanedLate),
+        `IllegalArgumentError: bulkhead "${second}": this process's lanes (priority: interactive, batch after ` +
+          `1h) differ from the lanes the fleet uses under this name (no lanes); ${hint}`
+      )
+      // nothing was counted for the refused process: the holder's permit is the only one in use
+      assert.strictEqual((yield* plain.stats).inFlight, 1)
+      yield* Deferred.succeed(plainGate.finish, undefined)
+      yield* Fiber.join(plainGate.fiber)
+      const lanedNow = yield* bulkheadOn(url, { name: second, permits: 2, lanes: priority })
+      yield* lanedNow.run(Effect.void, { lane: "interactive" })
+      yield* expectClean(yield* inspector(url), second)
+    }))
+
+  it.live("a refusal met by the renewal beat is logged once, and the beat goes on", () =>
+    Effect.gen(function*() {
+      const name = uniqueName("lanes-beat")
+      const redis = yield* inspector(url)
+      const lines: Array<string> = []
+      const a = yield* bulkheadOn(url, { name, permits: 1, lanes: priority, leaseTtl: "600 millis" }).pipe(
+        Effect.provide(capturingLogs(lines))
+      )
+      const gate = yield* hold(a, { lane: "interactive" })
+      yield* Deferred.await(gate.started)
+      const drop = Effect.promise(async () => {
+        const keys = await redis.keys(`sluice:bh:{${name}}*`)
+        if (keys.length > 0) await redis.del(...keys)
+      })
+      // Redis lost the name; another policy sets it up: a's renewals are refused
+      yield* drop
+      yield* bulkheadOn(url, { name, permits: 1, lanes: BulkheadLanes.fairShare({}) })
+      const refusal = (line: string) => line.includes("the renewal beat goes on, refused")
+      yield* eventually(Effect.sync(() => lines.some(refusal)), "the refusal logged")
+      // the beat still runs: with the name gone again, it finds a's lease lost
+      yield* drop
+      yield* eventually(Effect.sync(() => lines.some((l) => l.includes("was lost"))), "the lost lease logged")
+      assert.strictEqual(lines.filter(refusal).length, 1)
+      assert.include(lines.find(refusal) ?? "", `ERROR bulkhead "${name}": this process's lanes (priority: `)
       yield* Deferred.succeed(gate.finish, undefined)
       yield* Fiber.join(gate.fiber)
     }))

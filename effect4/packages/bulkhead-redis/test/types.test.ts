@@ -1,12 +1,13 @@
 /**
  * The store error in the types: `BulkheadStoreError` in every error channel of a fail-closed
- * bulkhead, through `Bulkhead.Bulkhead<E>`; none with a fallback policy; the local bulkhead's
- * types unchanged. (The 0.x file also checks a `Provider`'s union: the 2.x provider is not here yet.)
+ * bulkhead, through `Bulkhead.Bulkhead<E>` and a `Provider`; none with a fallback policy; the
+ * local bulkhead's types unchanged.
  */
 import { describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
+import { Provider } from "@sluice/provider"
 import type { RedisConnection } from "@sluice/redis"
-import type { Layer } from "effect"
+import type { Layer, Scope } from "effect"
 import { Config, Effect } from "effect"
 import { expectTypeOf } from "vitest"
 import { RedisBulkhead } from "../src/index.js"
@@ -54,12 +55,25 @@ describe("types", () => {
     })
   })
 
-  it("the Bulkhead view carries the store error", () => {
+  it("the Bulkhead view carries the store error, and a Provider given it has it in its union", () => {
     typesOnly(() => {
       expectTypeOf(closed.bulkhead).toEqualTypeOf<Bulkhead.Bulkhead<RedisBulkhead.BulkheadStoreError>>()
       expectTypeOf(Bulkhead.withBulkhead(work, closed.bulkhead)).toEqualTypeOf<
         Effect.Effect<number, Boom | Bulkhead.BulkheadError | RedisBulkhead.BulkheadStoreError>
       >()
+      const viaClosed = Effect.flatMap(
+        Provider.make({ name: "p", bulkhead: closed.bulkhead }),
+        (provider) => provider.call(work)
+      )
+      expectTypeOf(viaClosed).toEqualTypeOf<
+        Effect.Effect<
+          number,
+          Boom | Provider.ProviderClosed | Bulkhead.BulkheadError | RedisBulkhead.BulkheadStoreError,
+          Scope.Scope
+        >
+      >()
+      const _viaLocal = Effect.flatMap(Provider.make({ name: "p", bulkhead: local.bulkhead }), (p) => p.call(work))
+      expectTypeOf<ErrorOf<typeof _viaLocal>>().toEqualTypeOf<Boom | Provider.ProviderClosed | Bulkhead.BulkheadError>()
     })
   })
 

@@ -25,6 +25,9 @@ export interface Lane {
 /** @internal */
 export { loadScripts } from "./transport.js"
 
+/** The most lanes `laneFor` keeps decoded: a fair share's tenants are unbounded. */
+const LANE_CACHE = 1000
+
 /** @internal */
 export class Impl extends Leases {
   private readonly laneCache = new Map<string, Lane>()
@@ -37,11 +40,17 @@ export class Impl extends Leases {
     const known = typeof name === "string" ? this.laneCache.get(name) : undefined
     if (known !== undefined) return known
     const limits = typeof name === "string" && name.length > 0 ? lanes.limitsOf(name) : undefined
+    // a lone surrogate would reach Redis as U+FFFD, another tenant's lane
+    if (typeof name === "string" && /\p{Surrogate}/u.test(name)) {
+      throw illegal(`bulkhead "${this.settings.name}": lane ${JSON.stringify(name)} is not well-formed UTF-16`)
+    }
     if (typeof name !== "string" || limits === undefined) {
       const declared = lanes.policy._tag === "priority" ? lanes.policy.lanes.map((lane) => lane.name) : []
       throw illegal(M.noLane(this.settings.name, name, declared))
     }
     const lane = { name, limits, maxWaitingArg: Ticket.maxWaitingArg(limits.maxWaiting) }
+    // full: begun anew (a lane dropped is decoded again on its next call)
+    if (this.laneCache.size >= LANE_CACHE) this.laneCache.clear()
     this.laneCache.set(name, lane)
     return lane
   }

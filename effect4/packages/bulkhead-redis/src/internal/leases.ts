@@ -41,7 +41,7 @@ export abstract class Leases extends Queue {
         steps.push(Effect.as(
           Effect.ignore(
             Effect.tap(
-              this.call("resize", this.scripts.resize, []),
+              this.beatCall("resize", this.scripts.resize, []),
               () => Effect.sync(() => (this.resizePending = false))
             )
           ),
@@ -77,7 +77,7 @@ export abstract class Leases extends Queue {
   renew(live: ReadonlyArray<T.FleetTicket>): Effect.Effect<number> {
     return Effect.gen({ self: this }, function*() {
       const asked = yield* Clock.currentTimeMillis
-      const reply = yield* this.call("renew", this.scripts.renew, live.map((t) => t.member))
+      const reply = yield* this.beatCall("renew", this.scripts.renew, live.map((t) => t.member))
       const now = yield* Clock.currentTimeMillis
       const effects: Array<Effect.Effect<void>> = []
       let waiters = false
@@ -111,7 +111,7 @@ export abstract class Leases extends Queue {
   claim(holders: ReadonlyArray<T.FleetTicket>): Effect.Effect<number> {
     return Effect.gen({ self: this }, function*() {
       const asked = yield* Clock.currentTimeMillis
-      const reply = yield* this.call("claim", this.scripts.claim, holders.map((t) => t.member))
+      const reply = yield* this.beatCall("claim", this.scripts.claim, holders.map((t) => t.member))
       const now = yield* Clock.currentTimeMillis
       const effects: Array<Effect.Effect<void>> = []
       let unclaimed = 0

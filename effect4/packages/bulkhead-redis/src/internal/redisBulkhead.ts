@@ -2,12 +2,14 @@
 import { Bulkhead } from "@sluice/bulkhead"
 import * as S from "@sluice/core/FleetScripts"
 import * as Connection from "@sluice/redis/RedisConnection"
+import * as Cause from "effect/Cause"
 import type * as Config from "effect/Config"
 import * as Context from "effect/Context"
 import * as Duration from "effect/Duration"
 import * as Effect from "effect/Effect"
 import * as Layer from "effect/Layer"
 import * as Metric from "effect/Metric"
+import * as Option from "effect/Option"
 import type * as Scope from "effect/Scope"
 import type * as Api from "../RedisBulkhead.js"
 import * as Acquire from "./acquire.js"
@@ -67,6 +69,16 @@ export const make = <const O extends Api.Options>(
     // leases, waiting leases, claims and the safety-net check, one script each per beat
     yield* Effect.forkScoped(renewal(impl))
     impl.series.degraded.updateUnsafe(0, impl.context)
+    // a process without lanes on a name that lane processes keep busy is refused: its scripts never
+    // read the lane keys (Redis down: it starts degraded, unchecked)
+    if (resolved.lanes === undefined) {
+      const held = yield* Effect.option(
+        Effect.tryPromise(() => connection.client.hget(impl.keys[1], S.LANES_FIELD))
+      )
+      if (Option.isSome(held) && typeof held.value === "string") {
+        return yield* Effect.die(new Cause.IllegalArgumentError(S.policyMismatch(resolved.name, "", held.value)))
+      }
+    }
     // this process's K becomes the fleet's (the last to start sets it), and its lane policy the name's
     // if it has none or is idle (another is refused: a defect); Redis down: it starts degraded
     yield* Effect.ignore(impl.resize(resolved.permits))

@@ -108,6 +108,8 @@ export abstract class Transport {
   resizePending = false
   /** Whether the fallback holders Redis could not count yet were logged since the last recovery. */
   unclaimedLogged = false
+  /** Whether a refusal of this process's lane policy met by the renewal beat was logged. */
+  refusalLogged = false
   lastStats: Bulkhead.Stats
 
   constructor(
@@ -164,6 +166,13 @@ export abstract class Transport {
   answer(operation: string, reply: unknown): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
     const refused = this.refusedPolicy(reply)
     if (refused !== undefined) return Effect.die(new Cause.IllegalArgumentError(refused))
+    return this.answerReply(operation, reply)
+  }
+
+  private answerReply(
+    operation: string,
+    reply: unknown
+  ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError> {
     return !isArray(reply)
       ? this.failed(operation, new Error(M.unexpectedReply(reply)))
       : this.degraded
@@ -181,6 +190,30 @@ export abstract class Transport {
     return Effect.callback((resume) => {
       this.connection.unsafeRunScript(script, this.keys.length, this.args(extra)).then(
         (reply) => resume(this.answer(operation, reply)),
+        (cause) => resume(this.failed(operation, cause))
+      )
+    })
+  }
+
+  /**
+   * A script of the renewal beat: a refusal of this process's lane policy (the name took another
+   * while Redis had lost its state) is a failure, logged once, so that the beat goes on.
+   */
+  beatCall(
+    operation: string,
+    script: Connection.Script,
+    extra: ReadonlyArray<string>
+  ): Effect.Effect<ReadonlyArray<unknown>, Api.BulkheadStoreError | Cause.IllegalArgumentError> {
+    return Effect.callback((resume) => {
+      this.connection.unsafeRunScript(script, this.keys.length, this.args(extra)).then(
+        (reply) => {
+          const refused = this.refusedPolicy(reply)
+          if (refused === undefined) return resume(this.answerReply(operation, reply))
+          const failure = Effect.fail(new Cause.IllegalArgumentError(refused))
+          if (this.refusalLogged) return resume(failure)
+          this.refusalLogged = true
+          resume(Effect.andThen(Effect.logError(`${refused}; the renewal beat goes on, refused`), failure))
+        },
         (cause) => resume(this.failed(operation, cause))
       )
     })
