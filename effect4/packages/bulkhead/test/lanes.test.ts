@@ -325,6 +325,12 @@ describe("lanes", () => {
       )
       assert.include(refused(BulkheadLanes.priority({ interactive: {}, batch: {} })), `lane "batch" needs yieldFor`)
       assert.include(refused(BulkheadLanes.priority({ "1": {}, batch: { yieldFor: 0 } })), `must not be integers`)
+      assert.include(
+        refused(BulkheadLanes.priority({ ok: {}, ["b\uD800"]: { yieldFor: 0 } })),
+        `bulkhead "opts": lane "b\\ud800" is not well-formed UTF-16 (a lone surrogate)`
+      )
+      assert.include(refused(BulkheadLanes.fairShare({ weights: { ["\uDC00t"]: 2 } })), `lane "\\udc00t" is not`)
+      assert.strictEqual(refused(BulkheadLanes.fairShare({ weights: { "t\u{1F600}": 2 } })), "accepted")
       assert.include(refused(BulkheadLanes.priority({ a: {}, b: { yieldFor: -1 } })), `bulkhead "opts" lane "b"`)
       assert.include(refused(BulkheadLanes.fairShare({ weights: { a: 0 } })), `bulkhead "opts" lanes (fairShare)`)
       assert.include(refused(BulkheadLanes.fairShare({ defaultWeight: Number.NaN })), `defaultWeight`)

@@ -63,6 +63,16 @@ const limitsFor = (
   }
 }
 
+/** A lone surrogate (a string that is not well-formed UTF-16): Redis and metrics would see U+FFFD. */
+const loneSurrogate = /\p{Surrogate}/u
+
+/** A lane name that is not well-formed UTF-16 is a defect naming it (escaped). */
+const wellFormed = (name: string, lane: string): void => {
+  if (loneSurrogate.test(lane)) {
+    throw illegal(`bulkhead "${name}": lane ${JSON.stringify(lane)} is not well-formed UTF-16 (a lone surrogate)`)
+  }
+}
+
 /** Decodes `lanes` for the bulkhead `name`: a bad value is a defect naming the bulkhead and the lane. */
 export const decode = (name: string, lanes: Lanes.Lanes): Setup => {
   if (typeof lanes !== "object" || lanes === null || (lanes._tag !== "Priority" && lanes._tag !== "FairShare")) {
@@ -73,6 +83,7 @@ export const decode = (name: string, lanes: Lanes.Lanes): Setup => {
   if (lanes._tag === "FairShare") {
     const options = OptionSchema.decodeSync(FairShare, `bulkhead "${name}" lanes (fairShare)`)(lanes.options)
     const weights = new Map(Object.entries(options.weights ?? {}))
+    for (const lane of weights.keys()) wellFormed(name, lane)
     const made = new Map<string, LaneLimits>()
     return {
       policy: { _tag: "fairShare", weights, defaultWeight: options.defaultWeight ?? 1 },
@@ -90,6 +101,7 @@ export const decode = (name: string, lanes: Lanes.Lanes): Setup => {
   if (lanes.lanes.length === 0) throw illegal(`bulkhead "${name}": lanes (priority) needs at least one lane`)
   const declared = new Map<string, LaneLimits>()
   const policyLanes = lanes.lanes.map(([lane, settings], rank) => {
+    wellFormed(name, lane)
     // JavaScript lists array-index keys ("0", "7", "42", not "07") first, in numeric order: such a
     // name would reorder the lanes
     if (/^(?:0|[1-9]\d*)$/.test(lane) && Number(lane) < 2 ** 32 - 1) {
