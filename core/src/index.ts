@@ -192,6 +192,18 @@ export * as LimiterInput from "./LimiterInput.js"
 export * as LimiterMessages from "./LimiterMessages.js"
 
 /**
+ * The Redis limiter store's operations on plain values: for each request, the script it runs with
+ * its keys and arguments (`LimiterCommands`), or the answer decided in this process; and what the
+ * limiter's store-down policy answers when Redis fails: a fail-closed error's sentence, an
+ * unlimited start, or the local store's decision (`MemoryStore`, at the share the policy names).
+ * Both Effect lines' Redis stores run these steps, each keeping only its effects: the round trip,
+ * the clock, the error class and the log.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterOperations from "./LimiterOperations.js"
+
+/**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.
  *
  * They transcribe `Algorithm`, `Ledger` and `Settlement` (as `@sluice/rate-limiter`'s memory store runs them)
