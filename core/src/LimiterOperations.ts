@@ -191,16 +191,15 @@ export const make = (settings: Settings, ttlPad: string, now: () => number): Ope
     }
     return found
   }
-  /** A request's encoded limits and its Redis keys, both kept on the limits' encoding. */
-  const encodedFor = (request: { readonly key: string; readonly limits: ReadonlyArray<LimitSpec> }) => {
-    const encoding = encoded(request.limits)
+  /** A request's Redis keys, kept on its limits' encoding (a limiter always uses one key). */
+  const keysFor = (encoding: Encoded, key: string, limits: number) => {
     let keys = encoding.keys
-    if (keys === undefined || keys.key !== request.key) {
-      const all = keysOf(prefix, request.key, request.limits.length)
-      keys = { key: request.key, state: all[0], all }
+    if (keys === undefined || keys.key !== key) {
+      const all = keysOf(prefix, key, limits)
+      keys = { key, state: all[0], all }
       encoding.keys = keys
     }
-    return { encoding, keys }
+    return keys
   }
 
   const policyOf = (key: string): Policy => settings.policies.get(key) ?? settings.defaultPolicy
@@ -264,7 +263,8 @@ export const make = (settings: Settings, ttlPad: string, now: () => number): Ope
   }
 
   const reserve = (request: ReserveRequest): Step<ReserveResult> => {
-    const { encoding, keys } = encodedFor(request)
+    const encoding = encoded(request.limits)
+    const keys = keysFor(encoding, request.key, request.limits.length)
     const maxWait = maxWaitArgument(request.maxWaitMillis)
     const down = reserveDown(request)
     const gcra = encoding.gcra
@@ -300,7 +300,8 @@ export const make = (settings: Settings, ttlPad: string, now: () => number): Ope
     }
     // admitted without a quota (failing open): there is nothing to give back
     if (request.reservation === 0) return local(() => false)
-    const { encoding, keys } = encodedFor(request)
+    const encoding = encoded(request.limits)
+    const keys = keysFor(encoding, request.key, request.limits.length)
     return call(
       "refund",
       request.key,
@@ -328,7 +329,8 @@ export const make = (settings: Settings, ttlPad: string, now: () => number): Ope
     }
     // admitted without a quota (failing open): there is nothing to correct
     if (request.reservation === 0) return local(() => undefined)
-    const { encoding, keys } = encodedFor(request)
+    const encoding = encoded(request.limits)
+    const keys = keysFor(encoding, request.key, request.limits.length)
     return call(
       "settle",
       request.key,
@@ -352,7 +354,8 @@ export const make = (settings: Settings, ttlPad: string, now: () => number): Ope
   const tighten: Operations["tighten"] = (request, { ignored, usable }) => {
     const warning = ignored === undefined ? undefined : LimiterStoreMessages.ignoredObservations(prefix, ignored)
     if (usable.length === 0) return local(() => undefined, warning)
-    const { encoding, keys } = encodedFor(request)
+    const encoding = encoded(request.limits)
+    const keys = keysFor(encoding, request.key, request.limits.length)
     return call(
       "tighten",
       request.key,
