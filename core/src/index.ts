@@ -112,6 +112,30 @@ export * as FleetTicket from "./FleetTicket.js"
 export * as HttpMessages from "./HttpMessages.js"
 
 /**
+ * The HTTP pool's ledger on plain values: the limits per origin the user set, the connections each
+ * provider reserved on an origin, the size each origin's pool was created with, and what that
+ * allows (a reservation refused as too large, the connections a preconnect may open, the counters
+ * of the pools). Both Effect lines' `HttpPool` keep only their effects around it: the undici
+ * agent, the scope a reservation lasts for, the connections opened ahead.
+ *
+ * @since 0.1.0
+ */
+export * as HttpPoolLedger from "./HttpPoolLedger.js"
+
+/**
+ * Connections an HTTP pool opened ahead of its pool, per origin, oldest first, on plain values.
+ * Each is read while it waits, so that a close from the server (an idle timeout, a restart) is
+ * seen and the connection forgotten rather than handed to a request; anything else arriving
+ * unasked closes it too. One not taken within `keepAliveTimeout` is closed, as undici closes an
+ * idle connection: the binding's timer expires each waiting connection at its deadline (on the
+ * clock `now` reads), in the order they were put. Both Effect lines' `HttpPool` own the timer,
+ * the connector and the scope; sockets are Node's, seen through the part read here.
+ *
+ * @since 0.1.0
+ */
+export * as HttpPreconnected from "./HttpPreconnected.js"
+
+/**
  * The permits and the waiters of a bulkhead with lanes (RFC 0004), as plain synchronous code: no
  * Effect, no fibers, no clock (the caller passes `now` when a ticket queues). It decides who is
  * next; the caller wakes fibers, runs timers and records metrics, as with `PermitQueue`.
@@ -190,6 +214,18 @@ export * as LimiterInput from "./LimiterInput.js"
  * @since 0.1.0
  */
 export * as LimiterMessages from "./LimiterMessages.js"
+
+/**
+ * The Redis limiter store's operations on plain values: for each request, the script it runs with
+ * its keys and arguments (`LimiterCommands`), or the answer decided in this process; and what the
+ * limiter's store-down policy answers when Redis fails: a fail-closed error's sentence, an
+ * unlimited start, or the local store's decision (`MemoryStore`, at the share the policy names).
+ * Both Effect lines' Redis stores run these steps, each keeping only its effects: the round trip,
+ * the clock, the error class and the log.
+ *
+ * @since 0.1.0
+ */
+export * as LimiterOperations from "./LimiterOperations.js"
 
 /**
  * The Lua scripts of the Redis store: one script per operation, each one round trip and atomic.

@@ -12,6 +12,7 @@
  */
 import type * as Undici from "@effect/platform-node/Undici"
 import type * as HttpClient from "@effect/platform/HttpClient"
+import type * as HttpPoolLedger from "@sluice/core/HttpPoolLedger"
 import type * as Context from "effect/Context"
 import type * as Duration from "effect/Duration"
 import type * as Effect from "effect/Effect"
@@ -44,17 +45,7 @@ export interface Options {
  * @since 0.1.0
  * @category models
  */
-export interface OriginReservations {
-  readonly origin: string
-  /** Connections reserved, by provider. */
-  readonly providers: Readonly<Record<string, number>>
-  /** Their sum. */
-  readonly reserved: number
-  /** The user's limit for this origin, `undefined` when the pool is sized from the reservations. */
-  readonly limit: number | undefined
-  /** The pool's size once created (on the first request to the origin). */
-  readonly poolSize: number | undefined
-}
+export interface OriginReservations extends HttpPoolLedger.OriginReservations {}
 
 /**
  * undici's counters for one origin's pool.
@@ -62,21 +53,7 @@ export interface OriginReservations {
  * @since 0.1.0
  * @category models
  */
-export interface PoolStats {
-  /** Open connections. */
-  readonly connected: number
-  /** Open connections with no request on them. */
-  readonly free: number
-  /** Requests being sent or answered. */
-  readonly running: number
-  /** Requests waiting inside the pool for a connection: the invisible queue, 0 when sized right. */
-  readonly pending: number
-  /** Requests queued on connections (pipelining is off, so 0 in practice). */
-  readonly queued: number
-  readonly size: number
-  /** Connections `preconnect` opened that the pool has not taken yet. */
-  readonly preconnected: number
-}
+export interface PoolStats extends HttpPoolLedger.PoolStats {}
 
 /**
  * What `preconnect` opened on an origin.

@@ -1,5 +1,6 @@
 /** @internal */
 import { invalid, nowArgument as fromMillis, writeBatcher } from "@sluice/core/LimiterCommands"
+import * as LimiterOperations from "@sluice/core/LimiterOperations"
 import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
 import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
@@ -14,11 +15,13 @@ import * as Result from "effect/Result"
 import type * as Scope from "effect/Scope"
 import { type Cluster, Redis } from "ioredis"
 import type * as RedisRateLimiterStore from "../RedisRateLimiterStore.js"
-import { operations, type RunScript, type Script } from "./operations.js"
 import { clientClockTtlPadMillis, resolve, type Resolved, resolveStore } from "./settings.js"
 
+/** The clock's reading in epoch milliseconds, fractional. */
+const nowMillis = (clock: Clock.Clock): number => Number(clock.currentTimeNanosUnsafe()) / 1_000_000
+
 /** The caller's clock as the scripts take it (a client clock; `clock: "server"` sends none). */
-const nowArgument = (clock: Clock.Clock): string => fromMillis(Number(clock.currentTimeNanosUnsafe()) / 1_000_000)
+const nowArgument = (clock: Clock.Clock): string => fromMillis(nowMillis(clock))
 
 /** @internal */
 export { keysOf } from "@sluice/core/LimiterCommands"
@@ -45,8 +48,8 @@ export const errorsTotal = Metric.counter("sluice_limiter_store_errors_total", {
 // the store
 // -----------------------------------------------------------------------------
 
-const loadScripts = (): { readonly [Name in ScriptName]: Script } => {
-  const make = (name: ScriptName): Script => RedisConnection.script(name, scripts[name])
+const loadScripts = (): { readonly [Name in ScriptName]: RedisConnection.Script } => {
+  const make = (name: ScriptName): RedisConnection.Script => RedisConnection.script(name, scripts[name])
   return {
     reserveGcra: make("reserveGcra"),
     reserve: make("reserve"),
@@ -104,7 +107,8 @@ const makeWith = (
     const degradedSeries = Metric.withAttributes(degradedGauge, { prefix })
     const errorsSeries = Metric.withAttributes(errorsTotal, { prefix })
     const ttlPad = String(settings.clock === "client" ? clientClockTtlPadMillis : 0)
-    const local = yield* RateLimiterStore.makeMemory
+    // the clock the limiters whose policy is `local` decide on while Redis is down
+    const storeClock = yield* Clock.Clock
     const redis = connection.client
     const loaded = loadScripts()
 
@@ -141,6 +145,18 @@ const makeWith = (
 
     const batchWrites = batcherOf(redis)
 
+    /** What the key's store-down policy answers for `call` when Redis failed with `error`. */
+    const fallback = <A>(
+      call: LimiterOperations.Call<A>,
+      error: RateLimiterStore.RateLimiterStoreError
+    ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> =>
+      Effect.suspend(() => {
+        const down = call.down(error.message)
+        return down._tag === "Answer"
+          ? Effect.succeed(down.value)
+          : Effect.fail(new RateLimiterStore.RateLimiterStoreError({ message: down.message, cause: error.cause }))
+      })
+
     /**
      * Runs one script in one round trip and answers its decoded reply, or `fallback`'s answer when
      * Redis fails (the store then reports itself degraded). While degraded and disconnected, Redis
@@ -152,34 +168,54 @@ const makeWith = (
      * the retry and the fallback are decided in the promise's callbacks, where layering
      * `tryPromise`, `catchIf` and `matchEffect` cost several effects per take.
      */
-    const runScript: RunScript = (operation, key, script, keyCount, args, decode, fallback) =>
+    const runScript = <A>(
+      call: LimiterOperations.Call<A>,
+      now: string
+    ): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> =>
       Effect.callback((resume) => {
+        call.first?.()
         if (degraded && !connection.isReady()) {
           errorsSeries.updateUnsafe(1, metrics)
-          resume(fallback(storeError(operation, key, lastError?.cause ?? new Error(`connection ${redis.status}`))))
+          const cause = lastError?.cause ?? new Error(`connection ${redis.status}`)
+          resume(fallback(call, storeError(call.operation, call.key, cause)))
           return
         }
         const fail = (cause: unknown) => {
-          const error = storeError(operation, key, cause)
-          resume(Effect.andThen(wentDown(error), fallback(error)))
+          const error = storeError(call.operation, call.key, cause)
+          resume(Effect.andThen(wentDown(error), fallback(call, error)))
         }
         const succeed = (reply: unknown) => {
-          const decoded = decode(reply)
+          const decoded = call.decode(reply)
           if (decoded === invalid) fail(new Error(`unexpected reply ${JSON.stringify(reply)}`))
           else resume(degraded ? Effect.as(cameBack, decoded) : Effect.succeed(decoded))
         }
         batchWrites()
-        connection.runScriptUnsafe(script, keyCount, args).then(succeed, fail)
+        connection.runScriptUnsafe(loaded[call.script], call.keyCount, call.args(now)).then(succeed, fail)
       })
 
     /**
-     * The script's ARGV head: the deciding instant (empty: the server's `TIME`). On the server's
-     * clock the command is built at once; only the client clock needs the fiber's `Clock`.
+     * Runs a step of `@sluice/core/LimiterOperations`. A script's ARGV head is the deciding
+     * instant (empty: the server's `TIME`): on the server's clock the command is built at once;
+     * only the client clock needs the fiber's `Clock`.
      */
-    const withNow = <A, E>(f: (now: string) => Effect.Effect<A, E>): Effect.Effect<A, E> =>
-      settings.clock === "server" ? f("") : Clock.clockWith((clock) => f(nowArgument(clock)))
+    const run = <A>(step: LimiterOperations.Step<A>): Effect.Effect<A, RateLimiterStore.RateLimiterStoreError> => {
+      const effect = step._tag === "Local"
+        ? Effect.sync(step.run)
+        : settings.clock === "server"
+        ? runScript(step, "")
+        : Clock.clockWith((clock) => runScript(step, nowArgument(clock)))
+      return step.warning === undefined ? effect : Effect.andThen(Effect.logWarning(step.warning), effect)
+    }
 
-    const service = operations({ prefix, settings, ttlPad, local, scripts: loaded, runScript, withNow })
+    const operations = LimiterOperations.make(settings, ttlPad, () => nowMillis(storeClock))
+    const service: RateLimiterStore.Service = {
+      reserve: (request) => run(operations.reserve(request)),
+      refund: (request) => run(operations.refund(request)),
+      settle: (request) => run(operations.settle(request)),
+      tighten: (request) => run(operations.tighten(request, RateLimiterStore.usableObservations(request))),
+      pause: (key, millis) => run(operations.pause(key, millis)),
+      readPause: (key) => run(operations.readPause(key))
+    }
 
     degradedSeries.updateUnsafe(0, metrics)
     // the connection waited (up to its connectTimeout) for Redis when it was opened
