@@ -2,10 +2,14 @@ import { assert, describe, it } from "@effect/vitest"
 import { Bulkhead } from "@sluice/bulkhead"
 import { Provider } from "@sluice/provider"
 import { RateLimiterStore } from "@sluice/rate-limiter"
-import { Deferred, Duration, Effect, Fiber, TestClock } from "effect"
+import { Data, Deferred, Duration, Effect, Fiber, TestClock } from "effect"
 import { expectIdle, metricOf, now, uniqueName, yieldTurns } from "./utils.js"
 
 const memory = Effect.provide(RateLimiterStore.layerMemory)
+
+/** An upstream's "slow down", with the pause it asks for (as `@sluice/http`'s 429 carries). */
+class Pushback extends Data.TaggedError("Pushback")<{ readonly retryAfter: Duration.Duration }> {}
+
 
 describe("budgets: each fires with its own tag and no other", () => {
   it.scoped("a saturated bulkhead with a fast call gives PermitWaitTimeout, never CallTimeout", () =>
@@ -281,6 +285,39 @@ describe("budgets: each fires with its own tag and no other", () => {
       assert.strictEqual(error._tag, "TotalTimeout")
       if (error._tag === "TotalTimeout") assert.strictEqual(error.phase, "call")
       yield* expectIdle(provider.bulkhead)
+    }))
+
+  it.scoped("without a limiter, a retry waits out the pause the upstream asked for (retryAfter)", () =>
+    Effect.gen(function*() {
+      const options = (name: string, totalTimeout: string) => ({
+        name,
+        bulkhead: { permits: 1 },
+        totalTimeout,
+        retry: {
+          maxAttempts: 3,
+          backoff: { initial: "100 millis", jitter: 0 },
+          isRetryable: (error: unknown) => error instanceof Pushback
+        }
+      })
+      const attempts: Array<number> = []
+      const work = Effect.flatMap(now, (at) => {
+        attempts.push(at)
+        return attempts.length === 1 ? Effect.fail(new Pushback({ retryAfter: Duration.seconds(2) })) : Effect.succeed("ok")
+      })
+      const provider = yield* Provider.make(options(uniqueName("pushback"), "1 minute"))
+      const call = yield* Effect.fork(provider.call(work))
+      yield* yieldTurns()
+      yield* TestClock.adjust("1999 millis")
+      assert.deepStrictEqual(attempts, [0])
+      yield* TestClock.adjust("1 millis")
+      assert.strictEqual(yield* Fiber.join(call), "ok")
+      assert.deepStrictEqual(attempts, [0, 2000])
+      // a pause longer than what is left of the total budget ends the call now, as a backoff would
+      const short = yield* Provider.make(options(uniqueName("pushback-short"), "1 second"))
+      attempts.length = 0
+      const error = yield* Effect.flip(short.call(work))
+      assert.strictEqual(error._tag, "TotalTimeout")
+      assert.deepStrictEqual(attempts, [2000])
     }))
 
   it.effect("invalid options are a defect naming the provider and the value", () =>

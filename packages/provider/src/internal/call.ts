@@ -147,6 +147,9 @@ const backoff = (
   const jittered = jitter === 0 ? capped : Schedule.jitteredWith(capped, { min: 1 - jitter, max: 1 })
   return jittered.pipe(
     Schedule.intersect(Schedule.recurs(maxAttempts - 1)),
+    // the failed attempt's error rides along, for a pause it asked for
+    Schedule.intersect(Schedule.identity<unknown>()),
+    Schedule.modifyDelay(([, error], delay) => retryDelay(provider, error, delay)),
     Schedule.delays,
     Schedule.check((error: unknown, delay: Duration.Duration) => {
       if (!isRetried(provider, error)) return false
@@ -224,6 +227,17 @@ const failed = (provider: ProviderState, progress: Progress, error: unknown, clo
       provider.recorder.failed(clock.unsafeCurrentTimeMillis(), upstream, pauseOf(progress.lastError))
     }
   })
+
+/**
+ * The wait before a retry: the backoff's, or longer when the upstream asked for a pause
+ * (`retryAfter`) and no limiter holds every caller for it. A limiter's pause makes the retry wait
+ * in the limiter instead, which the backoff must not repeat.
+ */
+const retryDelay = (provider: ProviderState, error: unknown, backoff: Duration.Duration): Duration.Duration => {
+  if (provider.limiter !== undefined) return backoff
+  const pause = pauseOf(unwrap(error))
+  return pause === undefined ? backoff : Duration.max(backoff, Duration.millis(pause))
+}
 
 /** The limiter's pause an upstream error asked for: a `retryAfter` duration on it (as `@sluice/http`'s 429 carries). */
 const pauseOf = (error: unknown): number | undefined =>

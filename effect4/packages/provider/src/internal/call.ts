@@ -125,7 +125,8 @@ const retried = <A, E, R>(
         return Effect.matchEffect(step(now, error), {
           // the schedule is done: the attempts are used up, and the last error stands
           onFailure: () => Effect.fail(error),
-          onSuccess: ([, delay]) => {
+          onSuccess: ([, backoffDelay]) => {
+            const delay = retryDelay(provider, error, backoffDelay)
             // the attempt and the total ended at the same instant: the attempt's error stands
             if (now >= progress.deadline) return Effect.fail(error)
             if (now + Duration.toMillis(delay) >= progress.deadline) {
@@ -216,6 +217,17 @@ const failed = (provider: ProviderState, progress: Progress, error: unknown, clo
       provider.recorder.failed(clock.currentTimeMillisUnsafe(), upstream, pauseOf(progress.lastError))
     }
   })
+
+/**
+ * The wait before a retry: the backoff's, or longer when the upstream asked for a pause
+ * (`retryAfter`) and no limiter holds every caller for it. A limiter's pause makes the retry wait
+ * in the limiter instead, which the backoff must not repeat.
+ */
+const retryDelay = (provider: ProviderState, error: unknown, backoff: Duration.Duration): Duration.Duration => {
+  if (provider.limiter !== undefined) return backoff
+  const pause = pauseOf(unwrap(error))
+  return pause === undefined ? backoff : Duration.max(backoff, Duration.millis(pause))
+}
 
 /** The limiter's pause an upstream error asked for: a `retryAfter` duration on it (as `@sluice/http`'s 429 carries). */
 const pauseOf = (error: unknown): number | undefined =>
