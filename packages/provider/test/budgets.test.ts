@@ -10,7 +10,6 @@ const memory = Effect.provide(RateLimiterStore.layerMemory)
 /** An upstream's "slow down", with the pause it asks for (as `@sluice/http`'s 429 carries). */
 class Pushback extends Data.TaggedError("Pushback")<{ readonly retryAfter: Duration.Duration }> {}
 
-
 describe("budgets: each fires with its own tag and no other", () => {
   it.scoped("a saturated bulkhead with a fast call gives PermitWaitTimeout, never CallTimeout", () =>
     Effect.gen(function*() {
@@ -302,7 +301,9 @@ describe("budgets: each fires with its own tag and no other", () => {
       const attempts: Array<number> = []
       const work = Effect.flatMap(now, (at) => {
         attempts.push(at)
-        return attempts.length === 1 ? Effect.fail(new Pushback({ retryAfter: Duration.seconds(2) })) : Effect.succeed("ok")
+        return attempts.length === 1
+          ? Effect.fail(new Pushback({ retryAfter: Duration.seconds(2) }))
+          : Effect.succeed("ok")
       })
       const provider = yield* Provider.make(options(uniqueName("pushback"), "1 minute"))
       const call = yield* Effect.fork(provider.call(work))
