@@ -126,7 +126,9 @@ export const retryBudgetExhausted = (f: {
 }): string => {
   const error = f.lastError
   const last = (typeof error === "object" || typeof error === "function") && error !== null && "_tag" in error
-    ? ` (the last error: ${String(error._tag)})`
+    ? ` (the last error: ${String(error._tag)}${
+      "status" in error && typeof error.status === "number" ? ` ${error.status}` : ""
+    })`
     : ""
   return `${owner(f.provider, "retry budget", f.budget)}: attempt ${f.attempt} refused by the retry budget: ${
     plural(f.retries, "retry", "retries")

@@ -48,6 +48,15 @@ describe("ProviderMessages", () => {
         `(1 allowed) (the last error: CallTimeout)`
     )
     assert.strictEqual(
+      ProviderMessages.retryBudgetExhausted({
+        ...budget,
+        windowMillis: 10_000,
+        lastError: { _tag: "UpstreamStatus", status: 500 }
+      }),
+      `retry budget "b": attempt 2 refused by the retry budget: 1 retry against 10 first attempts in the last 10s ` +
+        `(1 allowed) (the last error: UpstreamStatus 500)`
+    )
+    assert.strictEqual(
       ProviderMessages.retryBudgetExhausted({ ...budget, windowMillis: 10_000, lastError: "boom" }),
       `retry budget "b": attempt 2 refused by the retry budget: 1 retry against 10 first attempts in the last 10s ` +
         `(1 allowed)`
