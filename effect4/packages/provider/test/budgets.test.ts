@@ -313,16 +313,11 @@ describe("budgets: each fires with its own tag and no other", () => {
 
   it.effect("without a limiter, a retry waits out the pause the upstream asked for (retryAfter)", () =>
     Effect.gen(function*() {
-      const options = (name: string, totalTimeout: string) => ({
-        name,
-        bulkhead: { permits: 1 },
-        totalTimeout,
-        retry: {
-          maxAttempts: 3,
-          backoff: { initial: "100 millis", jitter: 0 },
-          isRetryable: (error: unknown) => error instanceof Pushback
-        }
-      })
+      const retry = {
+        maxAttempts: 3,
+        backoff: { initial: "100 millis", jitter: 0 },
+        isRetryable: (error: unknown) => error instanceof Pushback
+      } as const
       const attempts: Array<number> = []
       const work = Effect.flatMap(now, (at) => {
         attempts.push(at)
@@ -330,7 +325,12 @@ describe("budgets: each fires with its own tag and no other", () => {
           ? Effect.fail(new Pushback({ retryAfter: Duration.seconds(2) }))
           : Effect.succeed("ok")
       })
-      const provider = yield* Provider.make(options(uniqueName("pushback"), "1 minute"))
+      const provider = yield* Provider.make({
+        name: uniqueName("pushback"),
+        bulkhead: { permits: 1 },
+        totalTimeout: "1 minute",
+        retry
+      })
       const call = yield* Effect.forkChild(provider.call(work))
       yield* yieldTurns()
       yield* TestClock.adjust("1999 millis")
@@ -339,7 +339,12 @@ describe("budgets: each fires with its own tag and no other", () => {
       assert.strictEqual(yield* Fiber.join(call), "ok")
       assert.deepStrictEqual(attempts, [0, 2000])
       // a pause longer than what is left of the total budget ends the call now, as a backoff would
-      const short = yield* Provider.make(options(uniqueName("pushback-short"), "1 second"))
+      const short = yield* Provider.make({
+        name: uniqueName("pushback-short"),
+        bulkhead: { permits: 1 },
+        totalTimeout: "1 second",
+        retry
+      })
       attempts.length = 0
       const error = yield* Effect.flip(short.call(work))
       assert.strictEqual(error._tag, "TotalTimeout")
