@@ -242,14 +242,40 @@ export const address = (
 
 /**
  * Whether a command failed because the client has no connection: ioredis refuses a command at once
- * (no offline queue), or sluice did not send it (`noConnection` without an address yet).
+ * (no offline queue, a `Redis` or a `Cluster`), or sluice did not send it (`noConnection` without an address yet).
  *
  * @since 0.1.0
  * @category messages
  */
 export const isNoConnection = (cause: unknown): boolean => {
   const text = errorText(cause)
-  return text.startsWith("Stream isn't writeable") || text.startsWith("no connection to Redis (")
+  return text.startsWith("Stream isn't writeable") || text.startsWith("Cluster isn't ready") ||
+    text.startsWith("no connection to Redis (")
+}
+
+/**
+ * The connection error to keep after `next`: `next`, unless it only says that a connection closed
+ * (`Connection is closed.`, a command on a node that failed to connect) and an earlier one said why.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const keptError = (previous: unknown, next: unknown): unknown =>
+  previous !== undefined && errorText(next) === "Connection is closed." ? previous : next
+
+/**
+ * The last connection error as a message shows it: the client's, with the last node's when a
+ * Cluster reported one (`Failed to refresh slots cache.` alone says nothing of why); `undefined`
+ * before any.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const connectionErrorText = (error: unknown, nodeError?: unknown): string | undefined => {
+  if (error === undefined) return nodeError === undefined ? undefined : errorText(nodeError)
+  const node = nodeError ??
+    (typeof error === "object" && error !== null ? (error as { lastNodeError?: unknown }).lastNodeError : undefined)
+  return node === undefined ? errorText(error) : `${errorText(error)} (last node error: ${errorText(node)})`
 }
 
 /**

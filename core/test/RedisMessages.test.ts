@@ -124,7 +124,29 @@ describe("RedisMessages", () => {
       RedisMessages.isNoConnection(new Error("Stream isn't writeable and enableOfflineQueue options is false"))
     )
     assert.isTrue(RedisMessages.isNoConnection(new Error(RedisMessages.noConnection("connecting"))))
+    assert.isTrue(
+      RedisMessages.isNoConnection(new Error("Cluster isn't ready and enableOfflineQueue options is false"))
+    )
     assert.isFalse(RedisMessages.isNoConnection(new Error("WRONGPASS invalid username-password pair")))
+    const allFailed = Object.assign(new Error("Failed to refresh slots cache."), {
+      lastNodeError: new Error("connect ECONNREFUSED 127.0.0.1:7002")
+    })
+    assert.strictEqual(
+      RedisMessages.connectionErrorText(allFailed),
+      "Failed to refresh slots cache. (last node error: connect ECONNREFUSED 127.0.0.1:7002)"
+    )
+    assert.strictEqual(
+      RedisMessages.connectionErrorText(allFailed, new Error("connect ECONNREFUSED 127.0.0.1:7001")),
+      "Failed to refresh slots cache. (last node error: connect ECONNREFUSED 127.0.0.1:7001)"
+    )
+    assert.strictEqual(RedisMessages.connectionErrorText(undefined, new Error("x")), "x")
+    assert.strictEqual(RedisMessages.connectionErrorText(undefined), undefined)
+    const refused = new Error("connect ECONNREFUSED 127.0.0.1:7001")
+    const closed = new Error("Connection is closed.")
+    assert.strictEqual(RedisMessages.keptError(refused, closed), refused)
+    assert.strictEqual(RedisMessages.keptError(undefined, closed), closed)
+    assert.strictEqual(RedisMessages.keptError(closed, refused), refused)
+    assert.strictEqual(RedisMessages.connectionErrorText(new Error("connect ETIMEDOUT")), "connect ETIMEDOUT")
     assert.isFalse(RedisMessages.isNoConnection(new Error("Command timed out")))
     assert.strictEqual(RedisMessages.noConnection("reconnecting"), "no connection to Redis (reconnecting)")
     assert.strictEqual(

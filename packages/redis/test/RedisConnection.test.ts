@@ -33,7 +33,7 @@ const ownServer = Effect.acquireRelease(
 )
 
 describe("RedisConnection", () => {
-  it.scopedLive("a command refused for want of a connection names the address and the refused connect", () =>
+  it.scopedLive("a command refused for want of a connection names the address (a Cluster: its first nodes) and the refused connect", () =>
     Effect.gen(function*() {
       // a port nothing listens on: the connection never becomes ready
       const connection = yield* RedisConnection.make({ url: "redis://127.0.0.1:1", connectTimeout: "300 millis" })
@@ -46,6 +46,16 @@ describe("RedisConnection", () => {
       assert.match(String((error.cause as Error).cause), /Stream isn't writeable/)
       const loading = yield* Effect.flip(connection.loadScripts([incr]))
       assert.include(loading.message, "no connection to Redis at 127.0.0.1:1 (last error: connect ECONNREFUSED")
+      // a Cluster: its first startup nodes, and ioredis' "Cluster isn't ready" explained alike
+      const cluster = yield* RedisConnection.make({
+        cluster: [1, 2, 3].map((port) => ({ host: "127.0.0.1", port })),
+        connectTimeout: "300 millis"
+      })
+      const clusterError = yield* Effect.flip(cluster.runScript(incr, [uniqueKey("refused")], ["1"]))
+      assert.match(
+        clusterError.message,
+        /^Redis script incr failed: no connection to Redis at Cluster 127\.0\.0\.1:1, 127\.0\.0\.1:2 \(\+1 more\) \(last error: Failed to refresh slots cache\./
+      )
     }))
 
   it.scopedLive("a refused password is the last error a command names, and the password is never shown", () =>

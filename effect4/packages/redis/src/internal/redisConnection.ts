@@ -196,23 +196,34 @@ const followErrors = (
   Effect.acquireRelease(
     Effect.sync(() => {
       const at = addressOf(client, options)
-      let lastError: string | undefined
+      let lastError: unknown
+      let lastNodeError: unknown
       const remember = (error: unknown) => {
-        lastError = LimiterCommands.errorText(error)
+        lastError = RedisMessages.keptError(lastError, error)
+      }
+      // a Cluster reports a node's connection errors apart from its own
+      const rememberNode = (error: unknown) => {
+        lastNodeError = RedisMessages.keptError(lastNodeError, error)
       }
       client.on("error", remember)
-      // a Cluster reports a node's connection errors apart from its own
-      client.on("node error", remember)
+      client.on("node error", rememberNode)
       const explain = (cause: unknown): unknown =>
         client.status !== "ready" && RedisMessages.isNoConnection(cause)
-          ? new Error(RedisMessages.noConnection(client.status, at(), lastError), { cause })
+          ? new Error(
+            RedisMessages.noConnection(
+              client.status,
+              at(),
+              RedisMessages.connectionErrorText(lastError, lastNodeError)
+            ),
+            { cause }
+          )
           : cause
-      return { explain, remember }
+      return { explain, remember, rememberNode }
     }),
-    ({ remember }) =>
+    ({ remember, rememberNode }) =>
       Effect.sync(() => {
         client.off("error", remember)
-        client.off("node error", remember)
+        client.off("node error", rememberNode)
       })
   )
 
