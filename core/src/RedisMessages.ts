@@ -17,6 +17,7 @@ import { isNegativeInput } from "./OptionMessages.js"
 declare const URL: new(input: string) => {
   readonly protocol: string
   readonly hostname: string
+  readonly port: string
   readonly href: string
   password: string
 }
@@ -193,3 +194,100 @@ export const clientRefusal = (client: unknown): string | undefined =>
   typeof client === "object" && client !== null && "evalsha" in client
     ? undefined
     : `client must be an ioredis Redis or Cluster, got ${String(client)}`
+
+/** Where one node listens, from a URL or `host:port` text, a port, or `{ host, port }`; never a password. */
+const nodeAddress = (node: unknown): string => {
+  if (typeof node === "number") return `127.0.0.1:${node}`
+  if (typeof node === "string") {
+    if (node.includes("://")) {
+      try {
+        const parsed = new URL(node)
+        return `${parsed.hostname}:${parsed.port === "" ? "6379" : parsed.port}`
+      } catch {
+        return "(an unreadable URL)"
+      }
+    }
+    return /^\d+$/.test(node) ? `127.0.0.1:${node}` : node.includes(":") ? node : `${node}:6379`
+  }
+  if (typeof node === "object" && node !== null) {
+    const { host, path, port } = node as { readonly host?: unknown; readonly port?: unknown; readonly path?: unknown }
+    if (typeof path === "string" && path !== "") return path
+    return `${typeof host === "string" && host !== "" ? host : "127.0.0.1"}:${port ?? 6379}`
+  }
+  return String(node)
+}
+
+/** How many of a Cluster's startup nodes an address names: enough to find it, short enough to read. */
+const nodesShown = 2
+
+/**
+ * The address a connection's errors name: `host:port` of a URL (unwrapped by the binding) or of a
+ * client's options, or the first Cluster nodes (`Cluster 127.0.0.1:7000, 127.0.0.1:7001 (+4 more)`).
+ * A password is never part of it.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const address = (
+  target:
+    | { readonly _tag: "Node"; readonly node: unknown }
+    | { readonly _tag: "Cluster"; readonly nodes: ReadonlyArray<unknown> }
+): string => {
+  if (target._tag === "Node") return nodeAddress(target.node)
+  if (target.nodes.length === 0) return "a Cluster (no node known yet)"
+  const shown = target.nodes.slice(0, nodesShown).map(nodeAddress).join(", ")
+  const more = target.nodes.length - nodesShown
+  return `Cluster ${shown}${more > 0 ? ` (+${more} more)` : ""}`
+}
+
+/**
+ * Whether a command failed because the client has no connection: ioredis refuses a command at once
+ * (no offline queue, a `Redis` or a `Cluster`), or sluice did not send it (`noConnection` without an address yet).
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const isNoConnection = (cause: unknown): boolean => {
+  const text = errorText(cause)
+  return text.startsWith("Stream isn't writeable") || text.startsWith("Cluster isn't ready") ||
+    text.startsWith("no connection to Redis (")
+}
+
+/**
+ * The connection error to keep after `next`: `next`, unless it only says that a connection closed
+ * (`Connection is closed.`, a command on a node that failed to connect) and an earlier one said why.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const keptError = (previous: unknown, next: unknown): unknown =>
+  previous !== undefined && errorText(next) === "Connection is closed." ? previous : next
+
+/**
+ * The last connection error as a message shows it: the client's, with the last node's when a
+ * Cluster reported one (`Failed to refresh slots cache.` alone says nothing of why); `undefined`
+ * before any.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const connectionErrorText = (error: unknown, nodeError?: unknown): string | undefined => {
+  if (error === undefined) return nodeError === undefined ? undefined : errorText(nodeError)
+  const node = nodeError ??
+    (typeof error === "object" && error !== null ? (error as { lastNodeError?: unknown }).lastNodeError : undefined)
+  return node === undefined ? errorText(error) : `${errorText(error)} (last node error: ${errorText(node)})`
+}
+
+/**
+ * The text of a command failed for want of a connection: where, the last connection error when
+ * there was one, and the client's status, e.g. `no connection to Redis at 127.0.0.1:1 (last error:
+ * connect ECONNREFUSED 127.0.0.1:1; reconnecting)`. Without an address: `no connection to Redis
+ * (reconnecting)`.
+ *
+ * @since 0.1.0
+ * @category messages
+ */
+export const noConnection = (status: string, at?: string, lastError?: string): string =>
+  `no connection to Redis${at === undefined ? "" : ` at ${at}`} (${
+    lastError === undefined ? "" : `last error: ${lastError}; `
+  }${status})`

@@ -101,4 +101,61 @@ describe("RedisMessages", () => {
   it("the reconnection backoff grows by 100 ms per attempt up to 1 s", () => {
     assert.deepStrictEqual([1, 2, 5, 10, 11, 50].map(RedisMessages.retryStrategy), [100, 200, 500, 1000, 1000, 1000])
   })
+
+  it("an address names host:port or the first Cluster nodes, never a password", () => {
+    const node = (n: unknown) => RedisMessages.address({ _tag: "Node", node: n })
+    assert.strictEqual(node("redis://user:hunter2@cache.internal:6380/2"), "cache.internal:6380")
+    assert.strictEqual(node("rediss://:hunter2@cache.internal"), "cache.internal:6379")
+    assert.strictEqual(node({ host: "10.0.0.5", port: 7000, password: "hunter2" }), "10.0.0.5:7000")
+    assert.strictEqual(node({ path: "/run/redis.sock" }), "/run/redis.sock")
+    assert.strictEqual(node(7001), "127.0.0.1:7001")
+    assert.strictEqual(
+      RedisMessages.address({
+        _tag: "Cluster",
+        nodes: ["a:7000", { host: "b", port: 7001 }, 7002, "redis://:hunter2@d"]
+      }),
+      "Cluster a:7000, b:7001 (+2 more)"
+    )
+    assert.strictEqual(RedisMessages.address({ _tag: "Cluster", nodes: ["a"] }), "Cluster a:6379")
+  })
+
+  it("a failure for want of a connection names where and the last connection error", () => {
+    assert.isTrue(
+      RedisMessages.isNoConnection(new Error("Stream isn't writeable and enableOfflineQueue options is false"))
+    )
+    assert.isTrue(RedisMessages.isNoConnection(new Error(RedisMessages.noConnection("connecting"))))
+    assert.isTrue(
+      RedisMessages.isNoConnection(new Error("Cluster isn't ready and enableOfflineQueue options is false"))
+    )
+    assert.isFalse(RedisMessages.isNoConnection(new Error("WRONGPASS invalid username-password pair")))
+    const allFailed = Object.assign(new Error("Failed to refresh slots cache."), {
+      lastNodeError: new Error("connect ECONNREFUSED 127.0.0.1:7002")
+    })
+    assert.strictEqual(
+      RedisMessages.connectionErrorText(allFailed),
+      "Failed to refresh slots cache. (last node error: connect ECONNREFUSED 127.0.0.1:7002)"
+    )
+    assert.strictEqual(
+      RedisMessages.connectionErrorText(allFailed, new Error("connect ECONNREFUSED 127.0.0.1:7001")),
+      "Failed to refresh slots cache. (last node error: connect ECONNREFUSED 127.0.0.1:7001)"
+    )
+    assert.strictEqual(RedisMessages.connectionErrorText(undefined, new Error("x")), "x")
+    assert.strictEqual(RedisMessages.connectionErrorText(undefined), undefined)
+    const refused = new Error("connect ECONNREFUSED 127.0.0.1:7001")
+    const closed = new Error("Connection is closed.")
+    assert.strictEqual(RedisMessages.keptError(refused, closed), refused)
+    assert.strictEqual(RedisMessages.keptError(undefined, closed), closed)
+    assert.strictEqual(RedisMessages.keptError(closed, refused), refused)
+    assert.strictEqual(RedisMessages.connectionErrorText(new Error("connect ETIMEDOUT")), "connect ETIMEDOUT")
+    assert.isFalse(RedisMessages.isNoConnection(new Error("Command timed out")))
+    assert.strictEqual(RedisMessages.noConnection("reconnecting"), "no connection to Redis (reconnecting)")
+    assert.strictEqual(
+      RedisMessages.noConnection("reconnecting", "127.0.0.1:1", "connect ECONNREFUSED 127.0.0.1:1"),
+      "no connection to Redis at 127.0.0.1:1 (last error: connect ECONNREFUSED 127.0.0.1:1; reconnecting)"
+    )
+    assert.strictEqual(
+      RedisMessages.noConnection("connecting", "h:6379"),
+      "no connection to Redis at h:6379 (connecting)"
+    )
+  })
 })

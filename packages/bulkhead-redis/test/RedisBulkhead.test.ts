@@ -299,6 +299,12 @@ describe("RedisBulkhead", () => {
       assert.isTrue(RedisBulkhead.isBulkheadStoreError(error))
       assert.include(error.message, `bulkhead "${name}"`)
       assert.include(error.message, "fails closed")
+      // it says which Redis and why it is unreachable, not ioredis' "Stream isn't writeable"
+      assert.match(
+        String(error),
+        /^BulkheadStoreError: .*no connection to Redis at 127\.0\.0\.1:1 \(last error: connect ECONNREFUSED 127\.0\.0\.1:1; (re)?connecting\)/
+      )
+      assert.notInclude(error.message, "Stream isn't writeable")
       const viewed = yield* Effect.flip(a.bulkhead.run(Effect.succeed(1)))
       assert.isTrue(RedisBulkhead.isBulkheadStoreError(viewed))
       // stats of the view answer the last snapshot instead of failing

@@ -2,6 +2,7 @@
  * Redis stopped and started again in the middle of a run, once per store-down policy: takes never
  * hang, each policy answers as specified while Redis is away, the store reports itself degraded
  * (gauge and log line), and takes are decided by Redis again once it is back, without a restart.
+ * A store that never reached Redis names the address and the refused connect.
  */
 import { assert, describe, expect, it } from "@effect/vitest"
 import { RateLimiter } from "@sluice/rate-limiter"
@@ -123,4 +124,24 @@ describe("Redis restarted in the middle of a run", () => {
         const paused = yield* Effect.flip(noHang(limiter.take({ maxWait: 0 })))
         assert(paused._tag === "RateLimitExceeded" && paused.reason === "paused")
       })))
+})
+
+describe("Redis never reached", () => {
+  it.live("a take fails naming the Redis address and the refused connect", () =>
+    Effect.gen(function*() {
+      const lines: Array<string> = []
+      const prefix = uniquePrefix("refused")
+      const error = yield* Effect.gen(function*() {
+        // a port nothing listens on: the store is degraded from the start
+        const s = yield* store({ url: "redis://127.0.0.1:1", prefix, connectTimeout: "300 millis" })
+        const limiter = yield* RateLimiter.make({ name: "refused", limit: 10, window: "1 second", store: s })
+        return yield* Effect.flip(noHang(limiter.take({ maxWait: 0 })))
+      }).pipe(Effect.scoped, Effect.provide(capturingLogs(lines)))
+      assert.strictEqual(error._tag, "RateLimiterStoreError")
+      expect(String(error)).toMatch(
+        /^RateLimiterStoreError: Redis rate limiter store ".*": .*no connection to Redis at 127\.0\.0\.1:1 \(last error: connect ECONNREFUSED 127\.0\.0\.1:1; (re)?connecting\)/
+      )
+      expect(error.message).toContain(`limiter "refused" fails closed while Redis is unreachable`)
+      expect(lines.find((l) => l.startsWith("WARN"))).toContain("no connection to Redis at 127.0.0.1:1 (last error:")
+    }))
 })

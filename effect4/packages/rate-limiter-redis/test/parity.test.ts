@@ -78,6 +78,11 @@ describe("the Effect 3 and Effect 4 Redis rate limiter stores refuse and fail al
     for (const { message, string } of ours.failures) {
       assert.match(string, /^RateLimiterStoreError: Redis rate limiter store "parity:": /)
       assert.include(message, `(limiter "geo" fails closed while Redis is unreachable)`)
+      // which Redis, and why it is unreachable (both lines: the JSON above is equal)
+      assert.match(
+        message,
+        /no connection to Redis at 127\.0\.0\.1:1 \(last error: connect ECONNREFUSED 127\.0\.0\.1:1; /
+      )
     }
   }, 60_000)
 })

@@ -149,6 +149,13 @@ export interface Service {
   readonly subscribe: (channel: string, handler: (message: string) => void) => Effect.Effect<void, never, Scope.Scope>
   /** Whether the client is connected and ready right now. */
   readonly isReady: () => boolean
+  /**
+   * A command's failure as its error should show it: one refused for want of a connection (while
+   * the client is not ready) becomes `no connection to Redis at <address> (last error: <the last
+   * connection error>; <status>)`, the original as its `cause`; any other is returned as it is.
+   * Never shows a password.
+   */
+  readonly explain: (cause: unknown) => unknown
 }
 
 /**

@@ -45,6 +45,54 @@ const ownServer = Effect.acquireRelease(
 )
 
 describe("RedisConnection", () => {
+  it.live("a command refused for want of a connection names the address (a Cluster: its first nodes) and the refused connect", () =>
+    Effect.gen(function*() {
+      // a port nothing listens on: the connection never becomes ready
+      const connection = yield* RedisConnection.make({ url: "redis://127.0.0.1:1", connectTimeout: "300 millis" })
+      const error = yield* Effect.flip(connection.runScript(incr, [uniqueKey("refused")], ["1"]))
+      assert.match(
+        String(error),
+        /^RedisCommandError: Redis script incr failed: no connection to Redis at 127\.0\.0\.1:1 \(last error: connect ECONNREFUSED 127\.0\.0\.1:1; (re)?connecting\)$/
+      )
+      // ioredis' own error stays the cause
+      assert.match(String((error.cause as Error).cause), /Stream isn't writeable/)
+      const loading = yield* Effect.flip(connection.loadScripts([incr]))
+      assert.include(loading.message, "no connection to Redis at 127.0.0.1:1 (last error: connect ECONNREFUSED")
+      // a Cluster: its first startup nodes, and ioredis' "Cluster isn't ready" explained alike
+      const cluster = yield* RedisConnection.make({
+        cluster: [1, 2, 3].map((port) => ({ host: "127.0.0.1", port })),
+        connectTimeout: "300 millis"
+      })
+      const clusterError = yield* Effect.flip(cluster.runScript(incr, [uniqueKey("refused")], ["1"]))
+      assert.match(
+        clusterError.message,
+        /^Redis script incr failed: no connection to Redis at Cluster 127\.0\.0\.1:1, 127\.0\.0\.1:2 \(\+1 more\) \(last error: Failed to refresh slots cache\./
+      )
+    }))
+
+  it.live("a refused password is the last error a command names, and the password is never shown", () =>
+    Effect.gen(function*() {
+      const server = yield* ownServer
+      const admin = yield* inspector(server.url)
+      yield* Effect.promise(() => admin.config("SET", "requirepass", "right-secret"))
+      const at = `127.0.0.1:${server.port}`
+      const wrong = `redis://:wrong-secret@${at}`
+      const messages: Array<string> = []
+      for (const url of [wrong, Redacted.make(wrong)]) {
+        const connection = yield* RedisConnection.make({ url, connectTimeout: "300 millis" })
+        const error = yield* Effect.flip(connection.runScript(incr, [uniqueKey("auth")], ["1"]))
+        assert.include(
+          error.message,
+          `no connection to Redis at ${at} (last error: WRONGPASS invalid username-password pair`
+        )
+        messages.push(String(error), error.message, String(error.cause))
+      }
+      for (const message of messages) {
+        assert.notInclude(message, "wrong-secret")
+        assert.notInclude(message, "right-secret")
+      }
+    }))
+
   it.live("NOSCRIPT (a restarted or failed-over node) is answered by EVAL, once, and cached again", () =>
     Effect.gen(function*() {
       const server = yield* ownServer

@@ -304,7 +304,7 @@ export abstract class Transport {
     const storeError = new Api.BulkheadStoreError({
       bulkhead: this.settings.name,
       operation,
-      cause,
+      cause: this.connection.explain(cause),
       policy: this.settings.storeDown
     })
     return Effect.zipRight(this.wentDown(storeError), Effect.fail(storeError))

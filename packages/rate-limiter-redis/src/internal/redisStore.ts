@@ -3,6 +3,7 @@ import { invalid, writeBatcher } from "@sluice/core/LimiterCommands"
 import * as LimiterOperations from "@sluice/core/LimiterOperations"
 import { type ScriptName, scripts } from "@sluice/core/LimiterScripts"
 import * as LimiterStoreMessages from "@sluice/core/LimiterStoreMessages"
+import * as RedisMessages from "@sluice/core/RedisMessages"
 import * as RateLimiterStore from "@sluice/rate-limiter/RateLimiterStore"
 import * as RedisConnection from "@sluice/redis/RedisConnection"
 import * as Cause from "effect/Cause"
@@ -105,11 +106,13 @@ const makeWith = (
     const redis = connection.client
     const loaded = loadScripts()
 
-    const storeError = (operation: string, key: string, cause: unknown) =>
-      new RateLimiterStore.RateLimiterStoreError({
+    const storeError = (operation: string, key: string, failure: unknown) => {
+      const cause = connection.explain(failure)
+      return new RateLimiterStore.RateLimiterStoreError({
         message: LimiterStoreMessages.commandFailed(prefix, operation, key, cause),
         cause
       })
+    }
 
     // -------------------------------------------------------------------------
     // degraded mode
@@ -215,7 +218,7 @@ const makeWith = (
     if (connection.isReady()) {
       yield* Effect.ignore(connection.loadScripts(Object.values(loaded)))
     } else {
-      yield* wentDown(storeError("connect", "*", new Error(`no connection to Redis (${redis.status})`)))
+      yield* wentDown(storeError("connect", "*", new Error(RedisMessages.noConnection(redis.status))))
     }
     return service
   })

@@ -302,7 +302,7 @@ export abstract class Transport {
     const storeError = new Api.BulkheadStoreError({
       bulkhead: this.settings.name,
       operation,
-      cause,
+      cause: this.connection.explain(cause),
       policy: this.settings.storeDown
     })
     return Effect.andThen(this.wentDown(storeError), Effect.fail(storeError))

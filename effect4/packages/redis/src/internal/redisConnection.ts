@@ -171,10 +171,67 @@ const awaitReady = (client: Redis | Cluster, millis: number): Effect.Effect<bool
     millis
   )
 
+/** Where the connection goes, for its errors: a client's resolved options, or the Cluster nodes. */
+const addressOf = (client: Redis | Cluster, options: Api.Options): () => string => {
+  if (client instanceof Redis) {
+    const at = RedisMessages.address({ _tag: "Node", node: client.options })
+    return () => at
+  }
+  if ("cluster" in options) {
+    const at = RedisMessages.address({ _tag: "Cluster", nodes: options.cluster })
+    return () => at
+  }
+  // an application's Cluster: the nodes it knows now (its startup nodes are private to ioredis)
+  return () => RedisMessages.address({ _tag: "Cluster", nodes: client.nodes("all").map((node) => node.options) })
+}
+
+/**
+ * Keeps the client's last connection error (a refused or timed-out connect, a failed DNS lookup, a
+ * refused password), so that a command refused for want of a connection says where and why.
+ */
+const followErrors = (
+  client: Redis | Cluster,
+  options: Api.Options
+): Effect.Effect<{ readonly explain: (cause: unknown) => unknown }, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => {
+      const at = addressOf(client, options)
+      let lastError: unknown
+      let lastNodeError: unknown
+      const remember = (error: unknown) => {
+        lastError = RedisMessages.keptError(lastError, error)
+      }
+      // a Cluster reports a node's connection errors apart from its own
+      const rememberNode = (error: unknown) => {
+        lastNodeError = RedisMessages.keptError(lastNodeError, error)
+      }
+      client.on("error", remember)
+      client.on("node error", rememberNode)
+      const explain = (cause: unknown): unknown =>
+        client.status !== "ready" && RedisMessages.isNoConnection(cause)
+          ? new Error(
+            RedisMessages.noConnection(
+              client.status,
+              at(),
+              RedisMessages.connectionErrorText(lastError, lastNodeError)
+            ),
+            { cause }
+          )
+          : cause
+      return { explain, remember, rememberNode }
+    }),
+    ({ remember, rememberNode }) =>
+      Effect.sync(() => {
+        client.off("error", remember)
+        client.off("node error", rememberNode)
+      })
+  )
+
 /** @internal */
 export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Scope.Scope> =>
   Effect.gen(function*() {
     const { client, connectTimeoutMillis } = yield* clientOf(options)
+    const { explain } = yield* followErrors(client, options)
 
     // One subscriber connection for every shard channel of this connection, opened on first use:
     // pub/sub takes a connection of its own. On a Cluster, ioredis keeps one per master.
@@ -271,7 +328,8 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
       Effect.callback<unknown, Api.RedisCommandError>((resume) => {
         runScriptUnsafe(s, keys.length, [...keys, ...args]).then(
           (reply) => resume(Effect.succeed(reply)),
-          (cause) => resume(Effect.fail(new Api.RedisCommandError({ command: `script ${s.name}`, cause })))
+          (cause) =>
+            resume(Effect.fail(new Api.RedisCommandError({ command: `script ${s.name}`, cause: explain(cause) })))
         )
       })
 
@@ -282,7 +340,7 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
           Effect.forEach(scripts, (s) =>
             Effect.tryPromise({
               try: () => node.script("LOAD", s.lua),
-              catch: (cause) => new Api.RedisCommandError({ command: `SCRIPT LOAD ${s.name}`, cause })
+              catch: (cause) => new Api.RedisCommandError({ command: `SCRIPT LOAD ${s.name}`, cause: explain(cause) })
             }), { discard: true }),
         { discard: true }
       )
@@ -295,7 +353,8 @@ export const make = (options: Api.Options): Effect.Effect<Api.Service, never, Sc
       unsafeRunScript: runScriptUnsafe,
       loadScripts,
       subscribe,
-      isReady: () => client.status === "ready"
+      isReady: () => client.status === "ready",
+      explain
     }
   })
 

@@ -1,6 +1,8 @@
 /**
  * The parity table of the Redis connection: options each line checks (accepted, or refused with a
- * reason) and command errors built from their fields, run by both lines (`parity.test.ts` here,
+ * reason), command errors built from their fields, and a script sent on connections that cannot
+ * reach Redis (a port nothing listens on; a wrong password, the server's port given at run time),
+ * run by both lines (`parity.test.ts` here,
  * `effect3.mjs` for the 0.x line). `{ redacted }` stands for a `Redacted` of the text, `{ millis }`
  * for a `Duration` of the milliseconds, each built by the line that runs the case.
  */
@@ -43,4 +45,10 @@ const errors: ReadonlyArray<{ readonly command: string; readonly cause: string; 
   { command: "script settle", cause: "ERR unknown command", asError: false }
 ]
 
-export const table = { options, errors }
+/** Each refused for want of a connection: the error names the address and the last connection error. */
+const offline = (port: number): ReadonlyArray<Record<string, Value>> => [
+  { url: "redis://127.0.0.1:1", connectTimeout: { millis: 300 } },
+  { url: { redacted: `redis://:wrong-secret@127.0.0.1:${port}` }, connectTimeout: { millis: 300 } }
+]
+
+export const table = { options, errors, offline }

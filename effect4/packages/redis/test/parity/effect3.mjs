@@ -7,11 +7,12 @@ import { table } from "./cases.ts"
 
 const redisDir = join(dirname(fileURLToPath(import.meta.url)), "../../../../../packages/redis")
 const effect = dirname(createRequire(join(redisDir, "package.json")).resolve("effect/package.json"))
-const [{ RedisConnection }, Duration, Redacted, Either] = await Promise.all([
+const [{ RedisConnection }, Duration, Redacted, Either, Effect] = await Promise.all([
   import(pathToFileURL(join(redisDir, "src/index.ts")).href),
   import(pathToFileURL(join(effect, "dist/esm/Duration.js")).href),
   import(pathToFileURL(join(effect, "dist/esm/Redacted.js")).href),
-  import(pathToFileURL(join(effect, "dist/esm/Either.js")).href)
+  import(pathToFileURL(join(effect, "dist/esm/Either.js")).href),
+  import(pathToFileURL(join(effect, "dist/esm/Effect.js")).href)
 ])
 
 const value = (v) =>
@@ -27,7 +28,17 @@ const checked = (options) => {
 }
 const shown = (error) => ({ message: error.message, string: String(error) })
 
+// the port of the server with a password, given by parity.test.ts
+const offline = (options) =>
+  Effect.runPromise(Effect.scoped(Effect.flatMap(
+    RedisConnection.make(built(options)),
+    (connection) => Effect.flip(connection.runScript(RedisConnection.script("one", "return 1"), ["k"], []))
+  ))).then(shown)
+const offlineErrors = []
+for (const options of table.offline(Number(process.argv[2]))) offlineErrors.push(await offline(options))
+
 process.stdout.write(JSON.stringify({
+  offline: offlineErrors,
   options: table.options.map(checked),
   errors: table.errors.map(({ asError, cause, command }) =>
     shown(new RedisConnection.RedisCommandError({ command, cause: asError ? new Error(cause) : cause }))
