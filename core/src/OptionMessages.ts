@@ -288,3 +288,91 @@ export const withKeys = (message: string, paths: ReadonlyArray<ReadonlyArray<str
  * @category config text
  */
 export const notAnOption = (key: string): string => `${key}: a Config key needs an OptionSchema schema`
+
+/** Edit distance (insertions, deletions, substitutions, adjacent swaps) between two keys. */
+const distance = (a: string, b: string): number => {
+  const rows: Array<Array<number>> = Array.from({ length: a.length + 1 }, (_, i) => [i])
+  for (let j = 1; j <= b.length; j++) rows[0][j] = j
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1
+      rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost)
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1)
+      }
+    }
+  }
+  return rows[a.length][b.length]
+}
+
+/**
+ * The one known key within an edit distance of 2 of `key` and closer than any other, if any: a
+ * guess between two equally close keys would mislead.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const closestKey = (key: string, known: ReadonlyArray<string>): string | undefined => {
+  const scored = known.map((candidate) => [candidate, distance(key, candidate)] as const)
+    .filter(([, d]) => d <= 2)
+  if (scored.length === 0) return undefined
+  const best = Math.min(...scored.map(([, d]) => d))
+  const closest = scored.filter(([, d]) => d === best)
+  return closest.length === 1 ? closest[0][0] : undefined
+}
+
+/**
+ * The refusal of a key the options do not have, at `path` (`circuitBreaker.consecutiveFailure`),
+ * with the known key it is likely a misspelling of: a misspelled option silently ignored would
+ * drop the bound it meant to set.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const unknownOption = (path: ReadonlyArray<PropertyKey>, known: ReadonlyArray<string>): string => {
+  const key = path[path.length - 1]
+  const guess = typeof key === "string" ? closestKey(key, known) : undefined
+  const suggestion = guess === undefined ? "" : ` (did you mean ${formatPath([...path.slice(0, -1), guess])}?)`
+  return `unknown option ${formatPath(path)}${suggestion}`
+}
+
+const isPlainRecord = (u: unknown): u is Record<string, unknown> =>
+  typeof u === "object" && u !== null && !Array.isArray(u) && Object.getPrototypeOf(u) === Object.prototype
+
+/**
+ * The options without the keys at `given` (`"name"`, `"retry.isRetryable"`): keys the caller
+ * takes as given or another decoder checks, so that a strict decode refuses only the unknown.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const withoutGiven = (input: unknown, given: ReadonlyArray<string>): unknown => {
+  if (given.length === 0 || !isPlainRecord(input)) return input
+  const out: Record<string, unknown> = { ...input }
+  const nested = new Map<string, Array<string>>()
+  for (const path of given) {
+    const dot = path.indexOf(".")
+    if (dot === -1) delete out[path]
+    else nested.set(path.slice(0, dot), [...(nested.get(path.slice(0, dot)) ?? []), path.slice(dot + 1)])
+  }
+  for (const [head, rest] of nested) {
+    if (head in out) out[head] = withoutGiven(out[head], rest)
+  }
+  return out
+}
+
+/**
+ * The given keys (as `withoutGiven` takes them) of the record at `path`: known keys too, for
+ * the guess of a misspelling.
+ *
+ * @since 0.1.0
+ * @category formatting
+ */
+export const givenAt = (given: ReadonlyArray<string>, path: ReadonlyArray<PropertyKey>): ReadonlyArray<string> => {
+  const prefix = path.map(String).join(".")
+  return given.flatMap((key) => {
+    const dot = key.lastIndexOf(".")
+    const parent = dot === -1 ? "" : key.slice(0, dot)
+    return parent === prefix ? [key.slice(dot + 1)] : []
+  })
+}

@@ -140,13 +140,16 @@ export const string: Schema.Schema<string> = internal.string
 
 /**
  * A decoder of options: the first refusal as a sentence, `<who>: <path> must be <rule>, got <value>`.
+ * A key the schema does not have is refused (`<who>: unknown option <path> (did you mean <key>?)`),
+ * but for the `given` ones (`"name"`, `"retry.isRetryable"`), which the caller checks itself.
  *
  * @since 0.1.0
  * @category decoding
  */
 export const decodeEither: <A, I>(
   schema: Schema.Schema<A, I>,
-  who: string
+  who: string,
+  given?: ReadonlyArray<string>
 ) => (input: unknown) => Either.Either<A, string> = internal.decodeEither
 
 /**
@@ -181,7 +184,11 @@ export const decodeOption: <A, I>(
  * @since 0.1.0
  * @category decoding
  */
-export const decodeSync: <A, I>(schema: Schema.Schema<A, I>, who: string) => (input: unknown) => A = internal.decodeSync
+export const decodeSync: <A, I>(
+  schema: Schema.Schema<A, I>,
+  who: string,
+  given?: ReadonlyArray<string>
+) => (input: unknown) => A = internal.decodeSync
 
 /**
  * One Config key decoded through an option schema: read as text, strictly ("12abc" is not 12),

@@ -140,14 +140,17 @@ export const string: Schema.Codec<string> = internal.string
 
 /**
  * A decoder of options: the first refusal as a sentence, `<who>: <path> must be <rule>, got <value>`
- * (the Effect 3 line's `decodeEither`).
+ * (the Effect 3 line's `decodeEither`). A key the schema does not have is refused
+ * (`<who>: unknown option <path> (did you mean <key>?)`), but for the `given` ones (`"name"`,
+ * `"retry.isRetryable"`), which the caller checks itself.
  *
  * @since 2.0.0
  * @category decoding
  */
 export const decodeResult: <A, I>(
   schema: Schema.Codec<A, I>,
-  who: string
+  who: string,
+  given?: ReadonlyArray<string>
 ) => (input: unknown) => Result.Result<A, string> = internal.decodeResult
 
 /**
@@ -182,7 +185,11 @@ export const decodeOption: <A, I>(
  * @since 2.0.0
  * @category decoding
  */
-export const decodeSync: <A, I>(schema: Schema.Codec<A, I>, who: string) => (input: unknown) => A = internal.decodeSync
+export const decodeSync: <A, I>(
+  schema: Schema.Codec<A, I>,
+  who: string,
+  given?: ReadonlyArray<string>
+) => (input: unknown) => A = internal.decodeSync
 
 /**
  * One Config key decoded through an option schema (a `Config.schema` of the key's text): read

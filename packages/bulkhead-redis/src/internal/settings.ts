@@ -108,7 +108,7 @@ export const resolve = (options: Api.Options): Settings => {
   if (typeof name !== "string" || name.length === 0 || !M.hasNoBraces(name)) {
     throw illegal(M.badName(name))
   }
-  const decoded = OptionSchema.decodeEither(Options, OptionSchema.owner("bulkhead", name))(options)
+  const decoded = OptionSchema.decodeEither(Options, OptionSchema.owner("bulkhead", name), ["name", "lanes"])(options)
   if (Either.isLeft(decoded)) throw illegal(decoded.left)
   const valid = decoded.right
   const storeDown = valid.storeDown ?? "fail-closed"

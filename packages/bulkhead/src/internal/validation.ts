@@ -49,8 +49,15 @@ export const Settings = Schema.extend(
   Schema.Struct({ order: Schema.optional(OptionSchema.literal("fifo", "lifo")) })
 )
 
+/** Keys a bulkhead takes as given or checks on its own: the name, the lanes, the deprecated `cost`. */
+const settingsGiven = ["name", "lanes", "cost"]
+
 /** @internal */
-export const decodeSettings = (name: string) => OptionSchema.decodeSync(Settings, OptionSchema.owner("bulkhead", name))
+export const decodeSettings = (name: string) =>
+  OptionSchema.decodeSync(Settings, OptionSchema.owner("bulkhead", name), settingsGiven)
+
+/** A call's keys checked on the hot path (`permits`, `cost`) or by its lane. */
+const runGiven = ["permits", "cost", "lane"]
 
 const RunOptions = Schema.Struct({
   maxWait: Schema.optional(MaxWait),
@@ -64,4 +71,4 @@ const RunOptions = Schema.Struct({
  * @internal
  */
 export const decodeRunOptions = (name: string) =>
-  OptionSchema.decodeSync(RunOptions, OptionSchema.owner("bulkhead", name))
+  OptionSchema.decodeSync(RunOptions, OptionSchema.owner("bulkhead", name), runGiven)

@@ -26,6 +26,9 @@ export interface Settings {
   readonly scheduler: Scheduler.Scheduler | undefined
 }
 
+/** Keys a client takes as given: the headers and the functions it calls. */
+const clientGiven = ["headers", "estimate", "usage", "rateLimitHeaders", "idempotent", "streamed"]
+
 /**
  * The options checked, defaults filled in: `Left` says what is wrong, naming the provider, the
  * option and the value.
@@ -34,7 +37,11 @@ export interface Settings {
  */
 export const check = (provider: string, options: Api.Options): Either.Either<Settings, string> =>
   Either.map(
-    OptionSchema.decodeEither(ClientOptions, `http client of provider ${OptionSchema.show(provider)}`)(options),
+    OptionSchema.decodeEither(
+      ClientOptions,
+      `http client of provider ${OptionSchema.show(provider)}`,
+      clientGiven
+    )(options),
     (checked) => {
       const millis = (d: Duration.Duration | undefined, fallback: number) =>
         d === undefined ? fallback : Duration.toMillis(d)

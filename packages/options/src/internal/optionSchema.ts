@@ -105,16 +105,69 @@ const formatPath = OptionMessages.formatPath
 const firstIssue = (error: ParseResult.ParseError): ParseResult.ArrayFormatterIssue =>
   ParseResult.ArrayFormatter.formatErrorSync(error)[0]
 
+/** A key the options do not have is refused: a misspelled option ignored would drop its bound. */
+const strict: AST.ParseOptions = { onExcessProperty: "error" }
+
+interface Unknown {
+  readonly path: ReadonlyArray<PropertyKey>
+  readonly known: ReadonlyArray<string>
+}
+
+/** The first key refused as excess, with the keys its record has, walking the issues in order. */
+const firstUnknown = (
+  issue: ParseResult.ParseIssue,
+  path: ReadonlyArray<PropertyKey>,
+  known: ReadonlyArray<string>
+): Unknown | undefined => {
+  switch (issue._tag) {
+    case "Unexpected":
+      return { path, known }
+    case "Pointer":
+      return firstUnknown(issue.issue, [...path, ...(Array.isArray(issue.path) ? issue.path : [issue.path])], known)
+    case "Composite": {
+      const keys = AST.isTypeLiteral(issue.ast)
+        ? issue.ast.propertySignatures.map((property) => String(property.name))
+        : known
+      const issues = Array.isArray(issue.issues) ? issue.issues : [issue.issues as ParseResult.ParseIssue]
+      for (const inner of issues) {
+        const found = firstUnknown(inner, path, keys)
+        if (found !== undefined) return found
+      }
+      return undefined
+    }
+    case "Refinement":
+    case "Transformation":
+      return firstUnknown(issue.issue, path, known)
+    default:
+      return undefined
+  }
+}
+
+/** The first refusal, at its path; a key the options do not have is named with its likely spelling. */
+const refusalOf = (
+  error: ParseResult.ParseError,
+  given: ReadonlyArray<string>
+): { readonly path: string; readonly message: string } => {
+  const issue = firstIssue(error)
+  const unknown = issue._tag === "Unexpected" ? firstUnknown(error.issue, [], []) : undefined
+  if (unknown !== undefined) {
+    const known = [...unknown.known, ...OptionMessages.givenAt(given, unknown.path.slice(0, -1))]
+    return { path: "", message: OptionMessages.unknownOption(unknown.path, known) }
+  }
+  return { path: issue.path.length === 0 ? "" : `${formatPath(issue.path)} `, message: issue.message }
+}
+
 /** @internal */
 export const decodeEither = <A, I>(
   schema: Schema.Schema<A, I>,
-  who: string
+  who: string,
+  given: ReadonlyArray<string> = []
 ): (input: unknown) => Either.Either<A, string> => {
-  const decode = Schema.decodeUnknownEither(schema)
+  const decode = Schema.decodeUnknownEither(schema, strict)
   return (input) =>
-    Either.mapLeft(decode(input), (error) => {
-      const issue = firstIssue(error)
-      return `${who}: ${issue.path.length === 0 ? "" : `${formatPath(issue.path)} `}${issue.message}`
+    Either.mapLeft(decode(OptionMessages.withoutGiven(input, given)), (error) => {
+      const refused = refusalOf(error, given)
+      return `${who}: ${refused.path}${refused.message}`
     })
 }
 
@@ -123,13 +176,17 @@ export const decodeOption = <A, I>(
   schema: Schema.Schema<A, I>,
   option: string
 ): (input: unknown) => Either.Either<A, string> => {
-  const decode = Schema.decodeUnknownEither(schema)
-  return (input) => Either.mapLeft(decode(input), (error) => `${option} ${firstIssue(error).message}`)
+  const decode = Schema.decodeUnknownEither(schema, strict)
+  return (input) => Either.mapLeft(decode(input), (error) => `${option} ${refusalOf(error, []).message}`)
 }
 
 /** @internal */
-export const decodeSync = <A, I>(schema: Schema.Schema<A, I>, who: string): (input: unknown) => A => {
-  const decode = decodeEither(schema, who)
+export const decodeSync = <A, I>(
+  schema: Schema.Schema<A, I>,
+  who: string,
+  given: ReadonlyArray<string> = []
+): (input: unknown) => A => {
+  const decode = decodeEither(schema, who, given)
   return (input) => Either.getOrThrowWith(decode(input), (message) => new Cause.IllegalArgumentException(message))
 }
 

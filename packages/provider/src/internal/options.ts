@@ -83,6 +83,19 @@ const Checked = Schema.Struct({
   ))
 })
 
+/** Keys a provider takes as given: functions, and the bulkhead and limiter, which check their own. */
+const providerGiven = [
+  "name",
+  "bulkhead",
+  "rateLimiter",
+  "isUpstreamError",
+  "retry.isRetryable",
+  "circuitBreaker.isFailure"
+]
+
+/** A call's keys read as given: its usage, whether it retries, its lane. */
+const callGiven = ["usage", "retry", "lane"]
+
 /** A call's own options, decoded only when it sets one. */
 const CallChecked = Schema.Struct({
   permits: Schema.optional(Count),
@@ -136,7 +149,10 @@ const checkName = (kind: string, name: unknown): string => {
  */
 export const resolveBreaker = (options: { readonly name: string }): BreakerSettings => {
   const name = checkName("circuit breaker", options.name)
-  const checked = OptionSchema.decodeSync(BreakerChecked, OptionSchema.owner("circuit breaker", name))(options)
+  const checked = OptionSchema.decodeSync(BreakerChecked, OptionSchema.owner("circuit breaker", name), [
+    "name",
+    "isFailure"
+  ])(options)
   return breakerSettings(checked, "circuit breaker", name, "")
 }
 
@@ -147,7 +163,9 @@ export const resolveBreaker = (options: { readonly name: string }): BreakerSetti
  */
 export const resolveBudget = (options: { readonly name: string }): RetryBudgetSettings => {
   const name = checkName("retry budget", options.name)
-  return budgetSettings(OptionSchema.decodeSync(BudgetChecked, OptionSchema.owner("retry budget", name))(options))
+  return budgetSettings(
+    OptionSchema.decodeSync(BudgetChecked, OptionSchema.owner("retry budget", name), ["name"])(options)
+  )
 }
 
 export interface BackoffPolicy {
@@ -178,6 +196,21 @@ export interface Resolved {
 const yes = (): boolean => true
 const no = (): boolean => false
 
+const isPlain = (u: unknown): boolean =>
+  typeof u === "object" && u !== null && Object.getPrototypeOf(u) === Object.prototype
+
+/** A breaker or a budget given made is the provider's to share, not options to check. */
+const checkable = (options: Api.Options): unknown => {
+  const retry = options.retry
+  return {
+    ...options,
+    circuitBreaker: isPlain(options.circuitBreaker) ? options.circuitBreaker : undefined,
+    retry: isPlain(retry) && retry !== undefined && retry.budget !== false && !isPlain(retry.budget)
+      ? { ...retry, budget: undefined }
+      : retry
+  }
+}
+
 export const resolve = (options: Api.Options): Resolved => {
   const name: unknown = options.name
   if (typeof name !== "string" || name.length === 0) {
@@ -186,7 +219,9 @@ export const resolve = (options: Api.Options): Resolved => {
   if (options.bulkhead === undefined || options.bulkhead === null) {
     throw illegal(name, "bulkhead is required: a bulkhead or its settings ({ permits, maxWait?, maxWaiting? })")
   }
-  const checked = OptionSchema.decodeSync(Checked, OptionSchema.owner("provider", name))(options)
+  const checked = OptionSchema.decodeSync(Checked, OptionSchema.owner("provider", name), providerGiven)(
+    checkable(options)
+  )
   const retry = checked.retry
   const backoff = retry?.backoff
   const initialMillis = millis(backoff?.initial, 100)
@@ -215,7 +250,7 @@ export const resolve = (options: Api.Options): Resolved => {
       bucketMillis: checked.recording === true ? 1000 : millis(checked.recording.bucket, 1000),
       maxBuckets: checked.recording === true ? 512 : checked.recording.maxBuckets ?? 512
     },
-    decodeCall: OptionSchema.decodeSync(CallChecked, OptionSchema.owner("provider", name))
+    decodeCall: OptionSchema.decodeSync(CallChecked, OptionSchema.owner("provider", name), callGiven)
   }
 }
 

@@ -78,6 +78,9 @@ const policyOf = (policy: Schema.Schema.Type<typeof Policy>): Policy => ({
   localShare: policy.localShare ?? 1
 })
 
+/** The connection's keys, checked by `RedisConnection`. */
+const connectionKeys = ["url", "redis", "commandTimeout", "connectTimeout", "cluster", "clusterOptions", "client"]
+
 /**
  * The store's own options (the connection's are `RedisConnection`'s to check); the error names
  * the store.
@@ -85,7 +88,7 @@ const policyOf = (policy: Schema.Schema.Type<typeof Policy>): Policy => ({
  * @internal
  */
 export const resolveStore = (options: RedisRateLimiterStore.StoreOptions): Either.Either<Resolved, string> =>
-  Either.map(OptionSchema.decodeEither(StoreOptions, who)(options), (valid) => ({
+  Either.map(OptionSchema.decodeEither(StoreOptions, who, connectionKeys)(options), (valid) => ({
     prefix: valid.prefix ?? defaultPrefix,
     defaultPolicy: policyOf(valid),
     policies: new Map(Object.entries(valid.limiters ?? {}).map(([name, policy]) => [name, policyOf(policy)])),

@@ -65,6 +65,9 @@ const Multi = Schema.Struct({
  */
 export const DEFAULT_MAX_RESET_AFTER_MILLIS = LimiterInput.DEFAULT_MAX_RESET_AFTER_MILLIS
 
+/** Keys a limiter takes as given: its name, and the store it is handed. */
+const limiterGiven = ["name", "store"]
+
 /** @internal */
 export const who = (name: unknown): string => OptionSchema.owner("rate limiter", name)
 
@@ -116,12 +119,12 @@ export const resolve = (settings: RateLimiter.Settings, who: string): Either.Eit
     return Either.left(LimiterMessages.noLimits(who))
   }
   const decoded = settings.limits === undefined
-    ? Either.map(OptionSchema.decodeEither(Single, who)(settings), (single) => ({
+    ? Either.map(OptionSchema.decodeEither(Single, who, limiterGiven)(settings), (single) => ({
       limits: [single],
       maxWait: single.maxWait,
       maxResetAfter: single.maxResetAfter
     }))
-    : OptionSchema.decodeEither(Multi, who)(settings)
+    : OptionSchema.decodeEither(Multi, who, limiterGiven)(settings)
   return Either.flatMap(decoded, (valid) => {
     const limits = Arr.map(valid.limits, resolveLimit)
     if (!Arr.isNonEmptyReadonlyArray(limits)) return Either.left(LimiterMessages.noLimits(who))

@@ -111,7 +111,7 @@ export const resolve = (options: Api.Options): Settings => {
   const name: unknown = options.name
   if (typeof name !== "string" || name.length === 0 || !M.hasNoBraces(name)) throw illegal(M.badName(name))
   const { lanes: _lanes, name: _, ...limits } = options
-  const decoded = OptionSchema.decodeResult(Options, OptionSchema.owner("bulkhead", name))(limits)
+  const decoded = OptionSchema.decodeResult(Options, OptionSchema.owner("bulkhead", name), ["name", "lanes"])(limits)
   if (Result.isFailure(decoded)) throw illegal(decoded.failure)
   const valid = decoded.success
   const storeDown = valid.storeDown ?? "fail-closed"

@@ -131,33 +131,51 @@ const standard = SchemaIssue.makeFormatterStandardSchemaV1()
 const firstRefusal = (
   issue: SchemaIssue.Issue,
   path: ReadonlyArray<PropertyKey>,
+  given: ReadonlyArray<string>,
   rule?: Api.Rule
 ): Refused => {
-  if (issue._tag === "Pointer") return firstRefusal(issue.issue, [...path, ...issue.path])
+  if (issue._tag === "Pointer") return firstRefusal(issue.issue, [...path, ...issue.path], given)
   if (issue._tag === "MissingKey") return { path, message: "is missing" }
+  if (issue._tag === "UnexpectedKey") {
+    // the sentence names the key at its path, so the refusal has no path of its own
+    const known = [
+      ...(AST.isObjects(issue.ast) ? issue.ast.propertySignatures.map((property) => String(property.name)) : []),
+      ...OptionMessages.givenAt(given, path.slice(0, -1))
+    ]
+    return { path: [], message: OptionMessages.unknownOption(path, known) }
+  }
   const own = rule ?? ("ast" in issue ? ruleOf(issue.ast) : undefined)
   if (own !== undefined && SchemaIssue.hasInput(issue)) return { path, message: refusal(own, issue.input) }
-  if (issue._tag === "Filter" || issue._tag === "Encoding") return firstRefusal(issue.issue, path, own)
+  if (issue._tag === "Filter" || issue._tag === "Encoding") return firstRefusal(issue.issue, path, given, own)
   if ((issue._tag === "Composite" || issue._tag === "AnyOf") && issue.issues.length > 0) {
-    return firstRefusal(issue.issues[0], path, own)
+    return firstRefusal(issue.issues[0], path, given, own)
   }
   const [first] = standard(issue).issues
   const at = (first?.path ?? []).map((key): PropertyKey => typeof key === "object" ? key.key : key)
   return { path: [...path, ...at], message: first?.message ?? "is invalid" }
 }
 
-const decodeFirst = <A, I>(schema: Schema.Codec<A, I>) => {
+const decodeFirst = <A, I>(schema: Schema.Codec<A, I>, given: ReadonlyArray<string> = []) => {
   const decode = Schema.decodeUnknownResult(schema)
   return (input: unknown): Result.Result<A, Refused> =>
-    Result.mapError(decode(input, { reportInput: true, errors: "first" }), (error) => firstRefusal(error.issue, []))
+    Result.mapError(
+      // a key the options do not have is refused: a misspelled option ignored would drop its bound
+      decode(OptionMessages.withoutGiven(input, given), {
+        reportInput: true,
+        errors: "first",
+        onExcessProperty: "error"
+      }),
+      (error) => firstRefusal(error.issue, [], given)
+    )
 }
 
 /** @internal */
 export const decodeResult = <A, I>(
   schema: Schema.Codec<A, I>,
-  who: string
+  who: string,
+  given: ReadonlyArray<string> = []
 ): (input: unknown) => Result.Result<A, string> => {
-  const decode = decodeFirst(schema)
+  const decode = decodeFirst(schema, given)
   return (input) =>
     Result.mapError(
       decode(input),
@@ -176,8 +194,12 @@ export const decodeOption = <A, I>(
 }
 
 /** @internal */
-export const decodeSync = <A, I>(schema: Schema.Codec<A, I>, who: string): (input: unknown) => A => {
-  const decode = decodeResult(schema, who)
+export const decodeSync = <A, I>(
+  schema: Schema.Codec<A, I>,
+  who: string,
+  given: ReadonlyArray<string> = []
+): (input: unknown) => A => {
+  const decode = decodeResult(schema, who, given)
   return (input) => Result.getOrThrowWith(decode(input), (message) => new Cause.IllegalArgumentError(message))
 }
 

@@ -85,7 +85,10 @@ const policyOf = (policy: {
   localShare: policy.localShare ?? 1
 })
 
-const decodeStore = OptionSchema.decodeResult(StoreOptions, who)
+/** The connection's keys, checked by `RedisConnection`. */
+const connectionKeys = ["url", "redis", "commandTimeout", "connectTimeout", "cluster", "clusterOptions", "client"]
+
+const decodeStore = OptionSchema.decodeResult(StoreOptions, who, connectionKeys)
 
 /**
  * The store's own options (the connection's are `RedisConnection`'s to check); the error names

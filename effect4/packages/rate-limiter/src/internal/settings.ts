@@ -63,6 +63,9 @@ const Multi = Schema.Struct({
   maxResetAfter: Schema.optional(Pause)
 })
 
+/** Keys a limiter takes as given: its name, and the store it is handed. */
+const limiterGiven = ["name", "store"]
+
 /** @internal */
 export const who = (name: unknown): string => OptionSchema.owner("rate limiter", name)
 
@@ -111,12 +114,12 @@ export const resolve = (settings: RateLimiter.Settings, who: string): Result.Res
     return Result.fail(LimiterMessages.noLimits(who))
   }
   const decoded = settings.limits === undefined
-    ? Result.map(OptionSchema.decodeResult(Single, who)(settings), (single) => ({
+    ? Result.map(OptionSchema.decodeResult(Single, who, limiterGiven)(settings), (single) => ({
       limits: [single],
       maxWait: single.maxWait,
       maxResetAfter: single.maxResetAfter
     }))
-    : OptionSchema.decodeResult(Multi, who)(settings)
+    : OptionSchema.decodeResult(Multi, who, limiterGiven)(settings)
   return Result.flatMap(decoded, (valid) => {
     const limits = Arr.map(valid.limits, resolveLimit)
     if (!Arr.isReadonlyArrayNonEmpty(limits)) return Result.fail(LimiterMessages.noLimits(who))
